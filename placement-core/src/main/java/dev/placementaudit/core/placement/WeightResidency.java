@@ -1,0 +1,6 @@
+package dev.placementaudit.core.placement;
+
+public enum WeightResidency {
+    HEAP,
+    MAPPED
+}
