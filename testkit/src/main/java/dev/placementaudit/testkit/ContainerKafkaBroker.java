@@ -1,0 +1,35 @@
+package dev.placementaudit.testkit;
+
+import org.testcontainers.kafka.KafkaContainer;
+
+/**
+ * Kafka in a Docker container via Testcontainers, for machines that have an engine. Kept in its own class so
+ * that Testcontainers is never loaded (nor its Docker probing logged) unless this fixture is chosen.
+ */
+final class ContainerKafkaBroker implements KafkaBroker {
+    static final String DEFAULT_IMAGE = "apache/kafka:4.1.0";
+
+    private final KafkaContainer container;
+
+    ContainerKafkaBroker(String image) {
+        container = new KafkaContainer(image)
+                .withEnv("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", "1")
+                .withEnv("KAFKA_TRANSACTION_STATE_LOG_MIN_ISR", "1")
+                .withEnv("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "false");
+        container.start();
+    }
+
+    static boolean dockerAvailable() {
+        return org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
+    }
+
+    @Override
+    public String bootstrapServers() {
+        return container.getBootstrapServers();
+    }
+
+    @Override
+    public void close() {
+        container.stop();
+    }
+}

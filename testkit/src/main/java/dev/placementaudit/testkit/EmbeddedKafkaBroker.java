@@ -1,0 +1,213 @@
+package dev.placementaudit.testkit;
+
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import kafka.tools.StorageTool;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A real single-node KRaft broker (combined broker + controller) inside this JVM, built from Maven Central's
+ * Kafka jars: no Docker, no scripts. Uses three stable entry points only (StorageTool.execute, KafkaConfig,
+ * KafkaRaftServer), the same path {@code bin/kafka-server-start.sh} takes.
+ *
+ * <p>Transactions, idempotence and consumer groups all work on it: the internal topics are configured for a
+ * single replica. Restartable on the same directory and ports, so crash and restart tests see the same log.
+ */
+public final class EmbeddedKafkaBroker implements KafkaBroker {
+    private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafkaBroker.class);
+    private static final int START_ATTEMPTS = 3;
+
+    private final Path dataDir;
+    private final boolean deleteOnClose;
+    private final int brokerPort;
+    private final int controllerPort;
+    private KafkaRaftServer server;
+
+    private EmbeddedKafkaBroker(Path dataDir, boolean deleteOnClose, int brokerPort, int controllerPort) {
+        this.dataDir = dataDir;
+        this.deleteOnClose = deleteOnClose;
+        this.brokerPort = brokerPort;
+        this.controllerPort = controllerPort;
+    }
+
+    /** A throwaway broker on free ports in a temporary directory, deleted on close. */
+    public static EmbeddedKafkaBroker startEphemeral() {
+        RuntimeException last = null;
+        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+            Path dir = createTempDir();
+            // Free ports are picked, released, then bound by the broker: another process can take one in between.
+            EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dir, true, freePort(), freePort());
+            try {
+                broker.start();
+                return broker;
+            } catch (RuntimeException e) {
+                last = e;
+                broker.close();
+                LOG.warn("embedded broker start attempt {} failed: {}", attempt, e.toString());
+            }
+        }
+        throw new IllegalStateException("embedded Kafka broker did not start after " + START_ATTEMPTS + " attempts", last);
+    }
+
+    /** A broker that keeps its log in {@code dataDir} across runs (the demo), on fixed ports. */
+    public static EmbeddedKafkaBroker startPersistent(Path dataDir, int brokerPort, int controllerPort) {
+        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dataDir, false, brokerPort, controllerPort);
+        broker.start();
+        return broker;
+    }
+
+    @Override
+    public String bootstrapServers() {
+        return "localhost:" + brokerPort;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** Stops the broker without deleting its log, as a crash followed by a restart would find it. */
+    public synchronized void stop() {
+        if (server != null) {
+            server.shutdown();
+            server.awaitShutdown();
+            server = null;
+        }
+    }
+
+    /** Starts again on the same directory and ports. */
+    public synchronized void restart() {
+        stop();
+        start();
+    }
+
+    @Override
+    public synchronized void close() {
+        try {
+            stop();
+        } finally {
+            if (deleteOnClose) {
+                deleteRecursively(dataDir);
+            }
+        }
+    }
+
+    private synchronized void start() {
+        long began = System.nanoTime();
+        Path logDir = dataDir.resolve("log");
+        Properties props = brokerProperties(logDir);
+        if (!Files.exists(logDir.resolve("meta.properties"))) {
+            format(props);
+        }
+        server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
+        server.startup();
+        awaitReady();
+        LOG.info("embedded Kafka broker ready at {} in {} ms", bootstrapServers(),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
+    }
+
+    private Properties brokerProperties(Path logDir) {
+        Properties props = new Properties();
+        props.putAll(Map.ofEntries(
+                Map.entry("process.roles", "broker,controller"),
+                Map.entry("node.id", "1"),
+                Map.entry("controller.quorum.voters", "1@localhost:" + controllerPort),
+                Map.entry("listeners", "PLAINTEXT://localhost:" + brokerPort + ",CONTROLLER://localhost:" + controllerPort),
+                Map.entry("advertised.listeners", "PLAINTEXT://localhost:" + brokerPort),
+                Map.entry("controller.listener.names", "CONTROLLER"),
+                Map.entry("inter.broker.listener.name", "PLAINTEXT"),
+                Map.entry("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"),
+                Map.entry("log.dirs", logDir.toString()),
+                Map.entry("num.partitions", "1"),
+                Map.entry("offsets.topic.replication.factor", "1"),
+                Map.entry("offsets.topic.num.partitions", "1"),
+                Map.entry("transaction.state.log.replication.factor", "1"),
+                Map.entry("transaction.state.log.min.isr", "1"),
+                Map.entry("transaction.state.log.num.partitions", "1"),
+                Map.entry("share.coordinator.state.topic.replication.factor", "1"),
+                Map.entry("share.coordinator.state.topic.min.isr", "1"),
+                Map.entry("min.insync.replicas", "1"),
+                Map.entry("group.initial.rebalance.delay.ms", "0"),
+                // Services create their topics; a typo in a topic name must fail, not silently create one.
+                Map.entry("auto.create.topics.enable", "false"),
+                // The default allocates a 128 MiB on-heap dedupe buffer, most of a small test JVM.
+                Map.entry("log.cleaner.dedupe.buffer.size", "2097152")));
+        return props;
+    }
+
+    private void format(Properties props) {
+        Path config = dataDir.resolve("server.properties");
+        try {
+            Files.createDirectories(dataDir);
+            try (Writer out = Files.newBufferedWriter(config)) {
+                props.store(out, "embedded placement-audit broker");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + config, e);
+        }
+        ByteArrayOutputStream output = new ByteArrayOutputStream();
+        int rc = StorageTool.execute(new String[]{"format", "-t", Uuid.randomUuid().toString(), "-c", config.toString(),
+                "--ignore-formatted"}, new PrintStream(output, true, StandardCharsets.UTF_8));
+        if (rc != 0) {
+            throw new IllegalStateException("formatting Kafka storage in " + dataDir + " failed (exit " + rc + "): "
+                    + output.toString(StandardCharsets.UTF_8));
+        }
+    }
+
+    private void awaitReady() {
+        Map<String, Object> config = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
+        try (Admin admin = Admin.create(config)) {
+            admin.describeCluster().nodes().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("embedded broker at " + bootstrapServers() + " did not become ready", e);
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no free local port", e);
+        }
+    }
+
+    private static Path createTempDir() {
+        try {
+            return Files.createTempDirectory("pa-kafka-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a temporary directory", e);
+        }
+    }
+
+    static void deleteRecursively(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        } catch (IOException e) {
+            LOG.warn("could not delete {}: {}", dir, e.toString());
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.placementaudit.testkit;
+
+import org.h2.jdbcx.JdbcDataSource;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * H2 in file mode, the embedded store's default, in PostgreSQL compatibility mode; one file per test in a
+ * temporary directory that is deleted on close.
+ */
+public final class H2FileDatabase implements TestDatabase {
+    /** What the audit store uses for H2 too: lower-case identifiers and PostgreSQL null ordering. */
+    public static final String MODE = ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH";
+
+    private final Path dir;
+    private final String url;
+    private final JdbcDataSource dataSource;
+
+    private H2FileDatabase(Path dir) {
+        this.dir = dir;
+        this.url = "jdbc:h2:file:" + dir.resolve("audit").toAbsolutePath() + MODE;
+        this.dataSource = new JdbcDataSource();
+        dataSource.setURL(url);
+        dataSource.setUser("sa");
+        dataSource.setPassword("");
+    }
+
+    public static H2FileDatabase create() {
+        try {
+            return new H2FileDatabase(Files.createTempDirectory("pa-h2-"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a temporary directory for H2", e);
+        }
+    }
+
+    @Override
+    public Kind kind() {
+        return Kind.H2;
+    }
+
+    @Override
+    public String jdbcUrl() {
+        return url;
+    }
+
+    @Override
+    public String user() {
+        return "sa";
+    }
+
+    @Override
+    public String password() {
+        return "";
+    }
+
+    @Override
+    public String schema() {
+        return "public";
+    }
+
+    @Override
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    @Override
+    public void close() {
+        try (var connection = dataSource.getConnection(); var statement = connection.createStatement()) {
+            statement.execute("SHUTDOWN");
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("could not shut H2 down in " + dir, e);
+        } finally {
+            EmbeddedKafkaBroker.deleteRecursively(dir);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "h2 " + dir;
+    }
+}
