@@ -22,23 +22,26 @@ public final class PostgresServer {
     private final String user;
     private final String password;
     private final String database;
+    private final boolean required;
 
-    private PostgresServer(String host, int port, String user, String password, String database) {
+    private PostgresServer(String host, int port, String user, String password, String database, boolean required) {
         this.host = host;
         this.port = port;
         this.user = user;
         this.password = password;
         this.database = database;
+        this.required = required;
     }
 
     public static PostgresServer fromEnvironment() {
+        boolean required = "true".equalsIgnoreCase(System.getenv("CI")) || Boolean.getBoolean("pa.require.postgres");
         return new PostgresServer(env("PGHOST", "127.0.0.1"), Integer.parseInt(env("PGPORT", "5432")),
-                env("PGUSER", "postgres"), env("PGPASSWORD", ""), env("PGDATABASE", "test"));
+                env("PGUSER", "postgres"), env("PGPASSWORD", ""), env("PGDATABASE", "test"), required);
     }
 
     /** An explicit server, for tests of the fixture itself. */
-    public static PostgresServer at(String host, int port, String user, String password, String database) {
-        return new PostgresServer(host, port, user, password, database);
+    public static PostgresServer at(String host, int port, String user, String password, String database, boolean required) {
+        return new PostgresServer(host, port, user, password, database, required);
     }
 
     public String jdbcUrl() {
@@ -83,15 +86,11 @@ public final class PostgresServer {
 
     private void unreachable(SQLException e) {
         String where = "PostgreSQL at " + host + ":" + port + "/" + database + " as " + user;
-        if (required()) {
+        if (required) {
             throw new IllegalStateException(where + " is required (CI=true) but not usable: " + e.getMessage()
                     + ". Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start", e);
         }
         Assumptions.abort(where + " not reachable (" + e.getMessage() + "); set CI=true to make this a failure");
-    }
-
-    private static boolean required() {
-        return "true".equalsIgnoreCase(System.getenv("CI")) || Boolean.getBoolean("pa.require.postgres");
     }
 
     private static String module() {

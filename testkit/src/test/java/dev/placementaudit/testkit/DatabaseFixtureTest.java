@@ -1,6 +1,5 @@
 package dev.placementaudit.testkit;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.opentest4j.TestAbortedException;
 
@@ -17,11 +16,6 @@ class DatabaseFixtureTest {
     /** The portable idempotent insert the audit store relies on (FEASIBILITY.md 5). */
     private static final String MERGE = "MERGE INTO decision AS t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS BIGINT))) "
             + "AS s(id, bytes) ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, bytes) VALUES (s.id, s.bytes)";
-
-    @AfterEach
-    void clearRequirement() {
-        System.clearProperty("pa.require.postgres");
-    }
 
     @DatabaseTest
     void portableMergeInsertsOnceAndIgnoresTheReplay(TestDatabase db) throws SQLException {
@@ -58,8 +52,7 @@ class DatabaseFixtureTest {
 
     @Test
     void anUnreachablePostgresFailsTheRunWhenRequired() {
-        System.setProperty("pa.require.postgres", "true");
-        PostgresServer nowhere = PostgresServer.at("127.0.0.1", 1, "postgres", "", "test");
+        PostgresServer nowhere = PostgresServer.at("127.0.0.1", 1, "postgres", "", "test", true);
 
         assertThatThrownBy(nowhere::createIsolatedSchema)
                 .isInstanceOf(IllegalStateException.class)
@@ -68,8 +61,7 @@ class DatabaseFixtureTest {
 
     @Test
     void anUnreachablePostgresAbortsWithTheReasonWhenNotRequired() {
-        org.junit.jupiter.api.Assumptions.assumeFalse("true".equalsIgnoreCase(System.getenv("CI")), "CI=true always requires PostgreSQL");
-        PostgresServer nowhere = PostgresServer.at("127.0.0.1", 1, "postgres", "", "test");
+        PostgresServer nowhere = PostgresServer.at("127.0.0.1", 1, "postgres", "", "test", false);
 
         assertThatThrownBy(nowhere::createIsolatedSchema)
                 .isInstanceOf(TestAbortedException.class).hasMessageContaining("CI=true");
