@@ -1,0 +1,227 @@
+package dev.placementaudit.service;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+
+/**
+ * A service's configuration, layered like Debezium Server's: defaults, then a properties file, then
+ * environment variables, then system properties, then command-line overrides; later wins.
+ *
+ * <p>Environment variables use one prefix: {@code PA_WORKER_INPUT_TOPIC} is {@code worker.input.topic},
+ * {@code PA_KAFKA_SASL_JAAS_CONFIG} is {@code kafka.sasl.jaas.config}. The usual {@code KAFKA_BOOTSTRAP_SERVERS}
+ * is honoured too. Every {@code kafka.*} key passes through to the Kafka clients unchanged (prefix stripped), so
+ * SASL and TLS are configuration, never code.
+ */
+public final class Settings {
+    public static final String ENV_PREFIX = "PA_";
+    public static final String KAFKA_PREFIX = "kafka.";
+
+    private final Map<String, String> values;
+    private final Map<String, String> sources;
+
+    private Settings(Map<String, String> values, Map<String, String> sources) {
+        this.values = values;
+        this.sources = sources;
+    }
+
+    public static Settings of(Map<String, String> values) {
+        Builder builder = new Builder();
+        builder.layer(values, "given");
+        return builder.build();
+    }
+
+    /** The usual layering for a service started from its command line. */
+    public static Settings load(Path file, Map<String, String> overrides) {
+        Builder builder = new Builder();
+        if (file != null) {
+            builder.layer(readProperties(file), file.toString());
+        }
+        builder.layer(fromEnvironment(System.getenv()), "environment");
+        Map<String, String> system = new HashMap<>();
+        System.getProperties().forEach((k, v) -> {
+            String key = k.toString();
+            if (key.startsWith(KAFKA_PREFIX) || key.startsWith("worker.") || key.startsWith("store.") || key.startsWith("producer.")) {
+                system.put(key, v.toString());
+            }
+        });
+        builder.layer(system, "system properties");
+        builder.layer(overrides, "command line");
+        return builder.build();
+    }
+
+    static Map<String, String> fromEnvironment(Map<String, String> env) {
+        Map<String, String> mapped = new HashMap<>();
+        String bootstrap = env.get("KAFKA_BOOTSTRAP_SERVERS");
+        if (bootstrap != null && !bootstrap.isBlank()) {
+            mapped.put("kafka.bootstrap.servers", bootstrap.trim());
+        }
+        env.forEach((name, value) -> {
+            if (name.startsWith(ENV_PREFIX) && name.length() > ENV_PREFIX.length()) {
+                mapped.put(name.substring(ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '.'), value);
+            }
+        });
+        return mapped;
+    }
+
+    private static Map<String, String> readProperties(Path file) {
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(file)) {
+            properties.load(reader);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read configuration file " + file, e);
+        }
+        Map<String, String> map = new HashMap<>();
+        properties.forEach((k, v) -> map.put(k.toString(), v.toString().trim()));
+        return map;
+    }
+
+    public String string(String key, String fallback) {
+        String value = values.get(key);
+        return value == null || value.isBlank() ? fallback : value;
+    }
+
+    public String requiredString(String key) {
+        String value = values.get(key);
+        if (value == null || value.isBlank()) {
+            throw new ConfigException(key, null, "is required");
+        }
+        return value;
+    }
+
+    public int integer(String key, int fallback, int min, int max) {
+        String text = values.get(key);
+        if (text == null || text.isBlank()) {
+            return fallback;
+        }
+        try {
+            int value = Integer.parseInt(text.trim());
+            if (value < min || value > max) {
+                throw fail(key, text, "must be between " + min + " and " + max);
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw fail(key, text, "is not a whole number");
+        }
+    }
+
+    public long longValue(String key, long fallback, long min) {
+        String text = values.get(key);
+        if (text == null || text.isBlank()) {
+            return fallback;
+        }
+        try {
+            long value = Long.parseLong(text.trim());
+            if (value < min) {
+                throw fail(key, text, "must be at least " + min);
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw fail(key, text, "is not a whole number");
+        }
+    }
+
+    public boolean bool(String key, boolean fallback) {
+        String text = values.get(key);
+        if (text == null || text.isBlank()) {
+            return fallback;
+        }
+        return switch (text.trim().toLowerCase(Locale.ROOT)) {
+            case "true", "yes", "1" -> true;
+            case "false", "no", "0" -> false;
+            default -> throw fail(key, text, "must be true or false");
+        };
+    }
+
+    /** ISO-8601 ({@code PT5S}) or a number with a unit: {@code 500ms}, {@code 5s}, {@code 2m}. */
+    public Duration duration(String key, Duration fallback) {
+        String text = values.get(key);
+        if (text == null || text.isBlank()) {
+            return fallback;
+        }
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        try {
+            if (t.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+            }
+            if (t.endsWith("s")) {
+                return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+            if (t.endsWith("m")) {
+                return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+            return Duration.parse(text.trim());
+        } catch (NumberFormatException | DateTimeParseException e) {
+            throw fail(key, text, "is not a duration such as 500ms, 5s, 2m or PT5S");
+        }
+    }
+
+    /** Comma-separated; empty when absent. */
+    public List<String> list(String key) {
+        String text = values.get(key);
+        if (text == null || text.isBlank()) {
+            return List.of();
+        }
+        return Arrays.stream(text.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    }
+
+    public boolean has(String key) {
+        String value = values.get(key);
+        return value != null && !value.isBlank();
+    }
+
+    /** Every {@code kafka.*} key with the prefix removed, for the Kafka client constructors. */
+    public Map<String, Object> kafkaClientConfig() {
+        Map<String, Object> config = new LinkedHashMap<>();
+        values.forEach((key, value) -> {
+            if (key.startsWith(KAFKA_PREFIX)) {
+                config.put(key.substring(KAFKA_PREFIX.length()), value);
+            }
+        });
+        return config;
+    }
+
+    /** The effective settings with secrets masked, for a start-up log line. */
+    public Map<String, String> describe() {
+        Map<String, String> shown = new TreeMap<>();
+        values.forEach((key, value) -> {
+            boolean secret = key.contains("password") || key.contains("jaas") || key.contains("secret") || key.contains("token");
+            shown.put(key, (secret ? "****" : value) + " (" + sources.get(key) + ")");
+        });
+        return shown;
+    }
+
+    private ConfigException fail(String key, String value, String why) {
+        return new ConfigException(key, value, why + " (from " + sources.getOrDefault(key, "default") + ")");
+    }
+
+    /** Collects layers; later layers win. */
+    public static final class Builder {
+        private final Map<String, String> values = new HashMap<>();
+        private final Map<String, String> sources = new HashMap<>();
+
+        public Builder layer(Map<String, String> layer, String source) {
+            layer.forEach((key, value) -> {
+                values.put(key, value);
+                sources.put(key, source);
+            });
+            return this;
+        }
+
+        public Settings build() {
+            return new Settings(Map.copyOf(values), Map.copyOf(sources));
+        }
+    }
+}
