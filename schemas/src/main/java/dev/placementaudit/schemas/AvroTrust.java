@@ -4,10 +4,12 @@ import org.apache.avro.util.ClassSecurityValidator;
 
 /**
  * Avro 1.12.2 refuses to instantiate generated classes outside a trusted list (AVRO-4189 follow-up) and fails
- * every decode with "Forbidden ... not trusted". The system property it also reads is consulted once in a static
- * initializer, too early for code to set; so we extend the global validator instead, once, before any decode.
+ * every decode - and every builder copy - with "Forbidden ... not trusted". The system property it also reads
+ * ({@code org.apache.avro.SERIALIZABLE_PACKAGES}) is consulted once in a static initializer, too early for code to
+ * set; so we extend the global validator instead. {@link EventSerde} installs it; every {@code main} calls
+ * {@link #install()} first, since copying a record with {@code newBuilder(other)} needs it too.
  */
-final class AvroTrust {
+public final class AvroTrust {
     private static final String EVENTS_PACKAGE = "dev.placementaudit.events.";
 
     static {
@@ -19,8 +21,8 @@ final class AvroTrust {
     private AvroTrust() {
     }
 
-    /** Loading this class is what installs the trust; calling this forces the load. */
-    static void ensureInstalled() {
-        // intentionally empty
+    /** Idempotent: loading this class installs the trust, once; calling this makes sure it is loaded. */
+    public static void install() {
+        // the static initializer did the work
     }
 }

@@ -29,7 +29,7 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
     private static final SchemaStore.Cache ALL_VERSIONS;
 
     static {
-        AvroTrust.ensureInstalled();
+        AvroTrust.install();
         ALL_VERSIONS = SchemaHistory.storeOfAllVersions();
     }
 

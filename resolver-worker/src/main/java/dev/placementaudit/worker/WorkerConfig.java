@@ -1,0 +1,86 @@
+package dev.placementaudit.worker;
+
+import dev.placementaudit.service.ConfigException;
+import dev.placementaudit.service.Settings;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Everything the resolver-worker reads, from {@code worker.*} keys (env {@code PA_WORKER_*}); every
+ * {@code kafka.*} key passes through to both Kafka clients.
+ *
+ * @param instanceId        stable per worker instance: it names the transactional id, so a restarted instance
+ *                          fences its dead predecessor and aborts the transaction it left open, instead of leaving
+ *                          read_committed consumers waiting for the transaction timeout
+ * @param maxTensorsPerLoad loads with more tensors are dead-lettered as TOO_MANY_TENSORS rather than risk the heap
+ * @param httpPort          ops endpoint (/health, /metrics); 0 picks a free port, -1 disables it
+ */
+public record WorkerConfig(
+        Map<String, Object> kafka,
+        String inputTopic,
+        String decisionsTopic,
+        String resolvedTopic,
+        String deadLetterTopic,
+        String groupId,
+        String instanceId,
+        String transactionalIdPrefix,
+        Duration pollTimeout,
+        int maxPollRecords,
+        Duration transactionTimeout,
+        int maxTensorsPerLoad,
+        boolean createTopics,
+        int topicPartitions,
+        short topicReplication,
+        int httpPort) {
+
+    public WorkerConfig {
+        kafka = Map.copyOf(kafka);
+        if (!kafka.containsKey("bootstrap.servers")) {
+            throw new ConfigException("kafka.bootstrap.servers", null, "is required (or set KAFKA_BOOTSTRAP_SERVERS)");
+        }
+    }
+
+    public static WorkerConfig from(Settings settings) {
+        String input = settings.string("worker.input.topic", "model-loads");
+        return new WorkerConfig(
+                settings.kafkaClientConfig(),
+                input,
+                settings.string("worker.decisions.topic", "allocation-decided"),
+                settings.string("worker.resolved.topic", "load-resolved"),
+                settings.string("worker.dlq.topic", input + ".dlq"),
+                settings.string("worker.group.id", "placement-resolver"),
+                settings.string("worker.instance.id", hostname()),
+                settings.string("worker.transactional.id.prefix", "placement-resolver"),
+                settings.duration("worker.poll.timeout", Duration.ofMillis(500)),
+                settings.integer("worker.max.poll.records", 100, 1, 10_000),
+                settings.duration("worker.transaction.timeout", Duration.ofSeconds(30)),
+                settings.integer("worker.max.tensors.per.load", 100_000, 1, 10_000_000),
+                settings.bool("worker.topics.create", true),
+                settings.integer("worker.topics.partitions", 3, 1, 10_000),
+                (short) settings.integer("worker.topics.replication", 1, 1, 32),
+                settings.integer("worker.http.port", 8081, -1, 65_535));
+    }
+
+    public String transactionalId() {
+        return transactionalIdPrefix + "-" + instanceId;
+    }
+
+    public String bootstrapServers() {
+        return String.valueOf(kafka.get("bootstrap.servers"));
+    }
+
+    private static String hostname() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            return "worker";
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package dev.placementaudit.worker.pipeline;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+
+/**
+ * A poison record on its way to {@code <topic>.dlq}: the original key and value bytes untouched, the original
+ * headers kept, and {@code pa.dlq.*} headers that say what was wrong and where the record came from.
+ */
+public final class DeadLetter {
+    public static final String REASON = "pa.dlq.reason";
+    public static final String DETAIL = "pa.dlq.detail";
+    public static final String ERROR = "pa.dlq.error";
+    public static final String FIELD = "pa.dlq.field";
+    public static final String SOURCE_TOPIC = "pa.dlq.source.topic";
+    public static final String SOURCE_PARTITION = "pa.dlq.source.partition";
+    public static final String SOURCE_OFFSET = "pa.dlq.source.offset";
+    public static final String SOURCE_TIMESTAMP = "pa.dlq.source.timestamp";
+    public static final String RESOLVER_VERSION = "pa.dlq.resolver.version";
+    public static final String FAILED_AT = "pa.dlq.failed.at";
+
+    /** Why a record could not be resolved; stable, as it is matched on by whoever drains the DLQ. */
+    public enum Reason {
+        /** The bytes are no ModelLoaded (detail: the decoder's cause). */
+        UNDECODABLE,
+        /** Decodes, but the content is invalid (detail: the validator's code; field header names the field). */
+        INVALID_CONTENT,
+        /** Its outputs could not be produced even alone in a transaction (e.g. too large for the broker). */
+        PRODUCE_FAILED
+    }
+
+    private DeadLetter() {
+    }
+
+    public static ProducerRecord<byte[], byte[]> of(String dlqTopic, ConsumerRecord<byte[], byte[]> source, Reason reason,
+                                                    String detail, String field, String error, String resolverVersion, Instant at) {
+        Headers headers = new RecordHeaders(source.headers().toArray());
+        put(headers, REASON, reason.name());
+        put(headers, DETAIL, detail);
+        if (field != null) {
+            put(headers, FIELD, field);
+        }
+        put(headers, ERROR, error.length() > 2_000 ? error.substring(0, 2_000) + "..." : error);
+        put(headers, SOURCE_TOPIC, source.topic());
+        put(headers, SOURCE_PARTITION, Integer.toString(source.partition()));
+        put(headers, SOURCE_OFFSET, Long.toString(source.offset()));
+        put(headers, SOURCE_TIMESTAMP, Long.toString(source.timestamp()));
+        put(headers, RESOLVER_VERSION, resolverVersion);
+        put(headers, FAILED_AT, at.toString());
+        return new ProducerRecord<>(dlqTopic, null, source.key(), source.value(), headers);
+    }
+
+    private static void put(Headers headers, String key, String value) {
+        headers.remove(key);
+        headers.add(key, value.getBytes(StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,382 @@
+package dev.placementaudit.worker.pipeline;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.UndecodableEventException;
+import dev.placementaudit.worker.WorkerConfig;
+import dev.placementaudit.worker.resolve.InvalidLoadException;
+import dev.placementaudit.worker.resolve.LoadResolution;
+import dev.placementaudit.worker.resolve.LoadValidator;
+import dev.placementaudit.worker.resolve.Provenance;
+import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.worker.resolve.ValidLoad;
+import io.micrometer.core.instrument.Timer;
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.IllegalGenerationException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.UnknownMemberIdException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * consume → resolve → produce, exactly once (Kafka EOS v2): each poll's records become one transaction holding
+ * every AllocationDecided, every LoadResolved, every dead letter and the consumer offsets, committed with the
+ * group's metadata so a zombie from an older generation is fenced. A crash at any point leaves either all of a
+ * batch visible to read_committed consumers or none of it; the batch is then redone from the committed offsets,
+ * with the same decision ids.
+ *
+ * <p>Nothing stalls a partition: undecodable and invalid loads go to the dead-letter topic inside the same
+ * transaction; if a whole batch keeps failing to commit for a reason that is not a rebalance, the next attempt
+ * runs one record per transaction and dead-letters the one record whose outputs cannot be produced.
+ */
+public final class ResolverLoop implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(ResolverLoop.class);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+
+    public enum State { STARTING, RUNNING, STOPPED, FAILED }
+
+    private final WorkerConfig config;
+    private final Consumer<byte[], byte[]> consumer;
+    private final Producer<byte[], byte[]> producer;
+    private final WorkerMetrics metrics;
+    private final Clock clock;
+    private final LoadValidator validator;
+    private final LoadResolution resolution;
+    private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
+    private final EventSerde<AllocationDecided> decisionSerde = EventSerde.of(AllocationDecided.class);
+    private final EventSerde<LoadResolved> resolvedSerde = EventSerde.of(LoadResolved.class);
+
+    private volatile boolean running = true;
+    private volatile State state = State.STARTING;
+    private volatile long lastPollNanos = System.nanoTime();
+    private volatile Throwable failure;
+    private volatile Set<TopicPartition> assignment = Set.of();
+    private boolean isolateNextBatch;
+    private int consecutiveFailures;
+
+    public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> producer,
+                        WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
+        this.config = config;
+        this.consumer = consumer;
+        this.producer = producer;
+        this.metrics = metrics;
+        this.clock = clock;
+        this.validator = new LoadValidator(config.maxTensorsPerLoad());
+        this.resolution = resolution;
+    }
+
+    @Override
+    public void run() {
+        try {
+            producer.initTransactions();
+            consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
+            state = State.RUNNING;
+            while (running) {
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(config.pollTimeout());
+                lastPollNanos = System.nanoTime();
+                assignment = Set.copyOf(consumer.assignment());
+                metrics.lag(currentLag());
+                if (records.isEmpty()) {
+                    continue;
+                }
+                boolean committed = isolateNextBatch ? processOneByOne(records) : processBatch(records);
+                isolateNextBatch = !committed && isolateNextBatch;
+                backOffAfter(committed);
+            }
+        } catch (WakeupException e) {
+            if (running) {
+                failure = e;
+            }
+        } catch (ProducerFencedException | InvalidProducerEpochException | FencedInstanceIdException e) {
+            failure = e;
+            LOG.error("fenced: another worker now owns transactional id {}; stopping this one", config.transactionalId(), e);
+        } catch (Throwable e) {
+            failure = e;
+            LOG.error("resolver loop failed; stopping", e);
+        } finally {
+            closeClients();
+            state = failure == null ? State.STOPPED : State.FAILED;
+        }
+    }
+
+    /** Asks the loop to stop after the batch in hand; safe from any thread (a SIGTERM hook). */
+    public void shutdown() {
+        running = false;
+        consumer.wakeup();
+    }
+
+    public State state() {
+        return state;
+    }
+
+    public Throwable failure() {
+        return failure;
+    }
+
+    public Set<TopicPartition> assignment() {
+        return assignment;
+    }
+
+    public Duration sinceLastPoll() {
+        return Duration.ofNanos(System.nanoTime() - lastPollNanos);
+    }
+
+    private boolean processBatch(ConsumerRecords<byte[], byte[]> records) {
+        Timer.Sample sample = Timer.start();
+        Outcome outcome = new Outcome();
+        try {
+            producer.beginTransaction();
+            for (ConsumerRecord<byte[], byte[]> record : records) {
+                handle(record, outcome);
+            }
+            commit(nextOffsets(records), outcome);
+            sample.stop(metrics.batchTimer());
+            return true;
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
+            throw e;
+        } catch (KafkaException e) {
+            abortAndRewind(e);
+            // A rebalance is not the batch's fault; anything else might be one record's, so isolate it next time.
+            isolateNextBatch = !isGroupChange(e);
+            return false;
+        }
+    }
+
+    /** One transaction per record; the record whose outputs cannot be produced is dead-lettered on its own. */
+    private boolean processOneByOne(ConsumerRecords<byte[], byte[]> records) {
+        LOG.warn("isolating {} records after a failed transaction", records.count());
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            KafkaException failed = tryAlone(record);
+            if (failed == null) {
+                continue;
+            }
+            if (isGroupChange(failed) || tryAlone(record) == null) {
+                return false;
+            }
+            try {
+                Outcome outcome = new Outcome();
+                producer.beginTransaction();
+                deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, rootName(failed), null, String.valueOf(failed), outcome);
+                commit(Map.of(partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
+                LOG.warn("dead-lettered {}-{}@{}: its outputs cannot be produced: {}", record.topic(), record.partition(), record.offset(), failed.toString());
+            } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
+                throw e;
+            } catch (KafkaException e) {
+                abortAndRewind(e);
+                return false;
+            }
+        }
+        isolateNextBatch = false;
+        return true;
+    }
+
+    private KafkaException tryAlone(ConsumerRecord<byte[], byte[]> record) {
+        Outcome outcome = new Outcome();
+        try {
+            producer.beginTransaction();
+            handle(record, outcome);
+            commit(Map.of(partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
+            return null;
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
+            throw e;
+        } catch (KafkaException e) {
+            abortQuietly();
+            metrics.aborted();
+            return e;
+        }
+    }
+
+    private void handle(ConsumerRecord<byte[], byte[]> record, Outcome outcome) {
+        ModelLoaded load;
+        try {
+            load = loads.decode(record.value());
+        } catch (UndecodableEventException e) {
+            deadLetter(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), null, e.getMessage(), outcome);
+            return;
+        }
+        ValidLoad valid;
+        try {
+            valid = validator.validate(load);
+        } catch (InvalidLoadException e) {
+            deadLetter(record, DeadLetter.Reason.INVALID_CONTENT, e.code().name(), e.field(), e.getMessage(), outcome);
+            return;
+        }
+        ResolvedLoad resolved = resolution.resolve(valid, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
+        byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
+        for (AllocationDecided decision : resolved.decisions()) {
+            producer.send(new ProducerRecord<>(config.decisionsTopic(), key, decisionSerde.encode(decision)));
+        }
+        producer.send(new ProducerRecord<>(config.resolvedTopic(), key, resolvedSerde.encode(resolved.summary())));
+        outcome.resolved(resolved);
+    }
+
+    private void deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field,
+                            String error, Outcome outcome) {
+        producer.send(DeadLetter.of(config.deadLetterTopic(), record, reason, detail, field, error, resolution.resolverVersion(), clock.instant()));
+        outcome.deadLettered(reason);
+        LOG.warn("dead-lettered {}-{}@{} as {}/{}: {}", record.topic(), record.partition(), record.offset(), reason, detail, error);
+    }
+
+    private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
+        producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+        producer.commitTransaction();
+        metrics.committed(outcome.decisions, outcome.loads, outcome.deadLetters);
+    }
+
+    private void abortAndRewind(KafkaException cause) {
+        LOG.warn("transaction aborted; redoing from the committed offsets: {}", cause.toString());
+        abortQuietly();
+        metrics.aborted();
+        rewind();
+    }
+
+    private void abortQuietly() {
+        try {
+            producer.abortTransaction();
+        } catch (ProducerFencedException | InvalidProducerEpochException e) {
+            throw e;
+        } catch (KafkaException | IllegalStateException e) {
+            LOG.debug("abort after failure also failed: {}", e.toString());
+        }
+    }
+
+    /** Seeks every assigned partition back to its committed offset: what the aborted transaction did is undone. */
+    private void rewind() {
+        Set<TopicPartition> assigned = consumer.assignment();
+        if (assigned.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(assigned);
+        for (TopicPartition partition : assigned) {
+            OffsetAndMetadata offset = committed.get(partition);
+            if (offset == null) {
+                consumer.seekToBeginning(List.of(partition));
+            } else {
+                consumer.seek(partition, offset.offset());
+            }
+        }
+    }
+
+    private void backOffAfter(boolean committed) {
+        if (committed) {
+            consecutiveFailures = 0;
+            return;
+        }
+        consecutiveFailures++;
+        long millis = Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(consecutiveFailures, 6));
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running = false;
+        }
+    }
+
+    private long currentLag() {
+        long lag = 0;
+        for (TopicPartition partition : assignment) {
+            lag += consumer.currentLag(partition).orElse(0);
+        }
+        return lag;
+    }
+
+    private void closeClients() {
+        try {
+            producer.close(Duration.ofSeconds(10));
+        } catch (RuntimeException e) {
+            LOG.warn("closing the producer failed: {}", e.toString());
+        }
+        try {
+            consumer.close();
+        } catch (RuntimeException e) {
+            LOG.warn("closing the consumer failed: {}", e.toString());
+        }
+    }
+
+    private static Map<TopicPartition, OffsetAndMetadata> nextOffsets(ConsumerRecords<byte[], byte[]> records) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (TopicPartition partition : records.partitions()) {
+            List<ConsumerRecord<byte[], byte[]>> inPartition = records.records(partition);
+            offsets.put(partition, new OffsetAndMetadata(inPartition.get(inPartition.size() - 1).offset() + 1));
+        }
+        return offsets;
+    }
+
+    private static TopicPartition partition(ConsumerRecord<?, ?> record) {
+        return new TopicPartition(record.topic(), record.partition());
+    }
+
+    private static boolean isGroupChange(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof CommitFailedException || t instanceof RebalanceInProgressException
+                    || t instanceof IllegalGenerationException || t instanceof UnknownMemberIdException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rootName(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return root.getClass().getSimpleName();
+    }
+
+    /** What one transaction will have done once it commits. */
+    private static final class Outcome {
+        final List<AllocationDecided> decisions = new ArrayList<>();
+        final Map<String, Integer> deadLetters = new HashMap<>();
+        int loads;
+
+        void resolved(ResolvedLoad resolved) {
+            decisions.addAll(resolved.decisions());
+            loads++;
+        }
+
+        void deadLettered(DeadLetter.Reason reason) {
+            deadLetters.merge(reason.name(), 1, Integer::sum);
+        }
+    }
+
+    private final class Rebalances implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            // No transaction is open during poll(), where this runs: nothing to flush or abort.
+            LOG.info("partitions revoked: {}", partitions);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            LOG.info("partitions assigned: {}", partitions);
+        }
+    }
+}

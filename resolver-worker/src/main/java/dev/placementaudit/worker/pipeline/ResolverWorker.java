@@ -1,0 +1,149 @@
+package dev.placementaudit.worker.pipeline;
+
+import dev.placementaudit.service.Health;
+import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.worker.WorkerConfig;
+import dev.placementaudit.worker.WorkerVersion;
+import dev.placementaudit.worker.resolve.LoadResolution;
+import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** A running resolver-worker: topics ensured, clients built, the loop on its own thread, the ops endpoint up. */
+public final class ResolverWorker implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ResolverWorker.class);
+
+    private final WorkerConfig config;
+    private final ResolverLoop loop;
+    private final Thread thread;
+    private final OpsServer ops;
+    private final List<KafkaClientMetrics> clientMetrics;
+
+    private ResolverWorker(WorkerConfig config, ResolverLoop loop, Thread thread, OpsServer ops, List<KafkaClientMetrics> clientMetrics) {
+        this.config = config;
+        this.loop = loop;
+        this.thread = thread;
+        this.ops = ops;
+        this.clientMetrics = clientMetrics;
+    }
+
+    public static ResolverWorker start(WorkerConfig config, PrometheusMeterRegistry registry) {
+        if (config.createTopics()) {
+            TopicSetup.ensure(config.kafka(), config.topicPartitions(), config.topicReplication(),
+                    List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic()), List.of(config.inputTopic()));
+        }
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig(config), new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(config), new ByteArraySerializer(), new ByteArraySerializer());
+        List<KafkaClientMetrics> clientMetrics = List.of(new KafkaClientMetrics(consumer), new KafkaClientMetrics(producer));
+        clientMetrics.forEach(m -> m.bindTo(registry));
+        ResolverLoop loop = new ResolverLoop(config, consumer, producer, new WorkerMetrics(registry),
+                new LoadResolution(WorkerVersion.resolverVersion()), Clock.systemUTC());
+        Thread thread = new Thread(loop, "resolver-loop-" + config.instanceId());
+        thread.start();
+        ResolverWorker[] self = new ResolverWorker[1];
+        OpsServer ops = config.httpPort() < 0 ? null : OpsServer.start(config.httpPort(), registry, () -> self[0].health());
+        self[0] = new ResolverWorker(config, loop, thread, ops, clientMetrics);
+        LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
+                config.inputTopic(), config.groupId(), config.transactionalId(), WorkerVersion.resolverVersion(),
+                ops == null ? "" : ", ops on :" + ops.port());
+        return self[0];
+    }
+
+    /** Consumer settings the worker's guarantees depend on override whatever the configuration says. */
+    static Map<String, Object> consumerConfig(WorkerConfig config) {
+        Map<String, Object> kafka = new HashMap<>(config.kafka());
+        kafka.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        kafka.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId());
+        enforce(kafka, ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
+        enforce(kafka, ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        enforce(kafka, ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        enforce(kafka, ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(config.maxPollRecords()));
+        return kafka;
+    }
+
+    static Map<String, Object> producerConfig(WorkerConfig config) {
+        Map<String, Object> kafka = new HashMap<>(config.kafka());
+        kafka.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "10");
+        kafka.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, "131072");
+        kafka.putIfAbsent(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        kafka.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId());
+        enforce(kafka, ProducerConfig.TRANSACTIONAL_ID_CONFIG, config.transactionalId());
+        enforce(kafka, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        enforce(kafka, ProducerConfig.ACKS_CONFIG, "all");
+        enforce(kafka, ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, Long.toString(config.transactionTimeout().toMillis()));
+        return kafka;
+    }
+
+    private static void enforce(Map<String, Object> kafka, String key, String value) {
+        Object given = kafka.put(key, value);
+        if (given != null && !String.valueOf(given).equals(value)) {
+            LOG.warn("kafka.{}={} ignored: the worker's exactly-once guarantee needs {}", key, given, value);
+        }
+    }
+
+    /** Up while the loop runs and keeps polling; a loop stuck past its max poll interval is down. */
+    public Health health() {
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("state", loop.state().name());
+        details.put("instanceId", config.instanceId());
+        details.put("assignedPartitions", loop.assignment().stream().map(TopicPartition::toString).sorted().toList());
+        details.put("sinceLastPollMs", loop.sinceLastPoll().toMillis());
+        if (loop.failure() != null) {
+            details.put("failure", loop.failure().toString());
+        }
+        boolean polling = loop.sinceLastPoll().compareTo(Duration.ofSeconds(60)) < 0;
+        return new Health(loop.state() == ResolverLoop.State.RUNNING && polling, details);
+    }
+
+    public Set<TopicPartition> assignment() {
+        return loop.assignment();
+    }
+
+    public ResolverLoop.State state() {
+        return loop.state();
+    }
+
+    public int opsPort() {
+        return ops == null ? -1 : ops.port();
+    }
+
+    /** Blocks until the loop ends (shutdown or failure). */
+    public boolean awaitTermination(Duration timeout) throws InterruptedException {
+        thread.join(timeout.toMillis());
+        return !thread.isAlive();
+    }
+
+    /** Graceful: the batch in hand commits (or aborts), then the clients close. */
+    @Override
+    public void close() {
+        loop.shutdown();
+        try {
+            if (!awaitTermination(Duration.ofSeconds(30))) {
+                LOG.warn("resolver loop did not stop within 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        clientMetrics.forEach(KafkaClientMetrics::close);
+        if (ops != null) {
+            ops.close();
+        }
+        LOG.info("resolver-worker {} stopped ({})", config.instanceId(), loop.state());
+    }
+}

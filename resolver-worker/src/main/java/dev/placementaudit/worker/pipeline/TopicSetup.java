@@ -1,0 +1,61 @@
+package dev.placementaudit.worker.pipeline;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Creates the worker's topics when missing. The decision log and the dead letters keep everything
+ * ({@code retention.ms=-1}): the log is the source of truth a projection is rebuilt from.
+ */
+public final class TopicSetup {
+    private static final Logger LOG = LoggerFactory.getLogger(TopicSetup.class);
+    private static final Map<String, String> KEEP_FOREVER = Map.of(TopicConfig.RETENTION_MS_CONFIG, "-1",
+            TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_DELETE);
+
+    private TopicSetup() {
+    }
+
+    public static void ensure(Map<String, Object> adminConfig, int partitions, short replication, List<String> keptForever,
+                              List<String> others) {
+        try (Admin admin = Admin.create(adminConfig)) {
+            Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            for (String topic : keptForever) {
+                create(admin, existing, new NewTopic(topic, partitions, replication).configs(KEEP_FOREVER));
+            }
+            for (String topic : others) {
+                create(admin, existing, new NewTopic(topic, partitions, replication));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating topics", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot list or create topics on " + adminConfig.get("bootstrap.servers")
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void create(Admin admin, Set<String> existing, NewTopic topic) throws InterruptedException, TimeoutException, ExecutionException {
+        if (existing.contains(topic.name())) {
+            return;
+        }
+        try {
+            admin.createTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
+            LOG.info("created topic {} ({} partitions)", topic.name(), topic.numPartitions());
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw e;
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package dev.placementaudit.worker.pipeline;
+
+import dev.placementaudit.events.AllocationDecided;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The worker's meters, counted only after a transaction commits so that a metric never claims work a crash
+ * undid. Prometheus names: {@code pa_worker_decisions_total{domain}}, {@code pa_worker_resident_bytes_total{domain}},
+ * {@code pa_worker_loads_total{outcome}}, {@code pa_worker_dlq_total{reason}}, {@code pa_worker_transactions_total{outcome}},
+ * {@code pa_worker_batch_seconds}, {@code pa_worker_consumer_lag}.
+ */
+public final class WorkerMetrics {
+    private final MeterRegistry registry;
+    private final Map<dev.placementaudit.events.MemoryDomain, Counter> decisions = new EnumMap<>(dev.placementaudit.events.MemoryDomain.class);
+    private final Map<dev.placementaudit.events.MemoryDomain, Counter> residentBytes = new EnumMap<>(dev.placementaudit.events.MemoryDomain.class);
+    private final Map<String, Counter> deadLetters = new ConcurrentHashMap<>();
+    private final Counter loadsResolved;
+    private final Counter loadsDeadLettered;
+    private final Counter committed;
+    private final Counter aborted;
+    private final Timer batch;
+    private final AtomicLong lag = new AtomicLong();
+
+    public WorkerMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        for (dev.placementaudit.events.MemoryDomain domain : dev.placementaudit.events.MemoryDomain.values()) {
+            decisions.put(domain, Counter.builder("pa.worker.decisions").description("AllocationDecided events committed")
+                    .tag("domain", domain.name()).register(registry));
+            residentBytes.put(domain, Counter.builder("pa.worker.resident.bytes").description("resident bytes decided")
+                    .baseUnit("bytes").tag("domain", domain.name()).register(registry));
+        }
+        loadsResolved = Counter.builder("pa.worker.loads").tag("outcome", "resolved").register(registry);
+        loadsDeadLettered = Counter.builder("pa.worker.loads").tag("outcome", "dead_lettered").register(registry);
+        committed = Counter.builder("pa.worker.transactions").tag("outcome", "committed").register(registry);
+        aborted = Counter.builder("pa.worker.transactions").tag("outcome", "aborted").register(registry);
+        batch = Timer.builder("pa.worker.batch").description("one poll's records, resolved and committed").register(registry);
+        Gauge.builder("pa.worker.consumer.lag", lag, AtomicLong::get).description("records behind the input's end, summed over assigned partitions")
+                .register(registry);
+    }
+
+    /** What one committed transaction did. */
+    public void committed(List<AllocationDecided> decided, int loads, Map<String, Integer> deadLettersByReason) {
+        committed.increment();
+        for (AllocationDecided decision : decided) {
+            decisions.get(decision.getDomain()).increment();
+            residentBytes.get(decision.getDomain()).increment(decision.getResidentBytes());
+        }
+        loadsResolved.increment(loads);
+        deadLettersByReason.forEach((reason, count) -> {
+            loadsDeadLettered.increment(count);
+            deadLetters.computeIfAbsent(reason, r -> Counter.builder("pa.worker.dlq").tag("reason", r).register(registry)).increment(count);
+        });
+    }
+
+    public void aborted() {
+        aborted.increment();
+    }
+
+    public Timer batchTimer() {
+        return batch;
+    }
+
+    public void lag(long records) {
+        lag.set(records);
+    }
+
+    public double decisionsTotal() {
+        return decisions.values().stream().mapToDouble(Counter::count).sum();
+    }
+
+    public double committedTransactions() {
+        return committed.count();
+    }
+}

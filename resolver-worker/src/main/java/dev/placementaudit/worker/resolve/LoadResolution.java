@@ -1,0 +1,165 @@
+package dev.placementaudit.worker.resolve;
+
+import dev.placementaudit.core.placement.AllocationDecision;
+import dev.placementaudit.core.placement.AllocationResolver;
+import dev.placementaudit.core.placement.MemoryDomain;
+import dev.placementaudit.core.placement.PlanTensor;
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.ReasonCode;
+import dev.placementaudit.events.ScopeKind;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Turns a validated load into events. Deterministic apart from {@code decidedAt}: the same load, resolved again
+ * by the same resolver version, yields the same decision ids, which is what makes a replay idempotent downstream.
+ */
+public final class LoadResolution {
+    private final String resolverVersion;
+
+    public LoadResolution(String resolverVersion) {
+        this.resolverVersion = resolverVersion;
+    }
+
+    public String resolverVersion() {
+        return resolverVersion;
+    }
+
+    /** A name-based (RFC 4122 v3) UUID of load, tensor and resolver version. */
+    public static String decisionId(UUID loadId, String tensorName, String resolverVersion) {
+        return UUID.nameUUIDFromBytes((loadId + "\u0000" + tensorName + "\u0000" + resolverVersion)
+                .getBytes(StandardCharsets.UTF_8)).toString();
+    }
+
+    public ResolvedLoad resolve(ValidLoad load, Provenance source, Instant decidedAt) {
+        ModelLoaded event = load.event();
+        String digest = load.policy().digest();
+        List<PlanTensor> tensors = load.tensors();
+        List<AllocationDecided> decisions = new ArrayList<>(tensors.size());
+        Totals totals = new Totals();
+        for (int i = 0; i < tensors.size(); i++) {
+            PlanTensor tensor = tensors.get(i);
+            AllocationDecision decision = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
+            totals.add(tensor, decision);
+            decisions.add(decided(event, tensor, decision, i, tensors.size(), digest, source, decidedAt));
+        }
+        return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, source, decidedAt));
+    }
+
+    private AllocationDecided decided(ModelLoaded event, PlanTensor tensor, AllocationDecision decision, int index, int count,
+                                      String digest, Provenance source, Instant decidedAt) {
+        return AllocationDecided.newBuilder()
+                .setDecisionId(decisionId(event.getLoadId(), tensor.name(), resolverVersion))
+                .setLoadId(event.getLoadId())
+                .setLoadOccurredAt(event.getOccurredAt())
+                .setDeploymentId(event.getDeployment().getId())
+                .setCluster(event.getDeployment().getCluster())
+                .setHost(event.getDeployment().getHost())
+                .setRelease(event.getRelease())
+                .setModelId(event.getModel().getId())
+                .setModelName(event.getModel().getName())
+                .setModelSha256(event.getModel().getSha256())
+                .setPlatformName(event.getPlatform().getName())
+                .setProfileName(event.getProfile().getName())
+                .setTensorName(tensor.name())
+                .setTensorIndex(index)
+                .setTensorCount(count)
+                .setDtype(tensor.format().dtype().name())
+                .setStoredEncoding(tensor.format().encoding().spec())
+                .setStoredFormat(tensor.format().toString())
+                .setElementCount(tensor.elementCount())
+                .setStoredBytes(tensor.bytes())
+                .setResidentFormat(decision.residentFormat().toString())
+                .setResidentBytes(decision.residentBytes())
+                .setDomain(dev.placementaudit.events.MemoryDomain.valueOf(decision.domain().name()))
+                .setScope(ScopeKind.valueOf(decision.scope().name()))
+                .setMutable(decision.spec().mutable())
+                .setAlignment(decision.spec().alignment())
+                .setMappingRequested(decision.mappingRequested())
+                .setReasonCode(ReasonCode.valueOf(decision.primaryReason().name()))
+                .setPlacementReason(ReasonCode.valueOf(decision.placement().name()))
+                .setMappingBlockers(decision.mappingBlockers().stream().map(code -> ReasonCode.valueOf(code.name())).toList())
+                .setReason(decision.explanation())
+                .setResolverVersion(resolverVersion)
+                .setPolicyDigest(digest)
+                .setSourceTopic(source.topic())
+                .setSourcePartition(source.partition())
+                .setSourceOffset(source.offset())
+                .setDecidedAt(decidedAt)
+                .build();
+    }
+
+    private LoadResolved summary(ModelLoaded event, Totals totals, int count, String digest, Provenance source, Instant resolvedAt) {
+        return LoadResolved.newBuilder()
+                .setLoadId(event.getLoadId())
+                .setLoadOccurredAt(event.getOccurredAt())
+                .setDeploymentId(event.getDeployment().getId())
+                .setCluster(event.getDeployment().getCluster())
+                .setHost(event.getDeployment().getHost())
+                .setRelease(event.getRelease())
+                .setModelId(event.getModel().getId())
+                .setModelName(event.getModel().getName())
+                .setModelSha256(event.getModel().getSha256())
+                .setPlatformName(event.getPlatform().getName())
+                .setProfileName(event.getProfile().getName())
+                .setTensorCount(count)
+                .setStoredBytes(totals.stored)
+                .setResidentBytes(totals.resident)
+                .setHeapBytes(totals.heapBytes)
+                .setOffHeapBytes(totals.offHeapBytes)
+                .setMappedBytes(totals.mappedBytes)
+                .setHeapTensors(totals.heapTensors)
+                .setOffHeapTensors(totals.offHeapTensors)
+                .setMappedTensors(totals.mappedTensors)
+                .setMappingRequestedTensors(totals.mappingRequested)
+                .setMappingRefusedTensors(totals.mappingRefused)
+                .setResolverVersion(resolverVersion)
+                .setPolicyDigest(digest)
+                .setSourceTopic(source.topic())
+                .setSourcePartition(source.partition())
+                .setSourceOffset(source.offset())
+                .setResolvedAt(resolvedAt)
+                .build();
+    }
+
+    private static final class Totals {
+        long stored;
+        long resident;
+        long heapBytes;
+        long offHeapBytes;
+        long mappedBytes;
+        int heapTensors;
+        int offHeapTensors;
+        int mappedTensors;
+        int mappingRequested;
+        int mappingRefused;
+
+        void add(PlanTensor tensor, AllocationDecision decision) {
+            stored += tensor.bytes();
+            resident += decision.residentBytes();
+            MemoryDomain domain = decision.domain();
+            if (domain == MemoryDomain.MMAP_FILE) {
+                mappedBytes += decision.residentBytes();
+                mappedTensors++;
+            } else if (domain == MemoryDomain.HOST_OFFHEAP) {
+                offHeapBytes += decision.residentBytes();
+                offHeapTensors++;
+            } else {
+                heapBytes += decision.residentBytes();
+                heapTensors++;
+            }
+            if (decision.mappingRequested()) {
+                mappingRequested++;
+                if (!decision.mappingBlockers().isEmpty()) {
+                    mappingRefused++;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package dev.placementaudit.worker.resolve;
+
+import dev.placementaudit.core.format.DType;
+import dev.placementaudit.core.format.Format;
+import dev.placementaudit.core.format.TensorEncoding;
+import dev.placementaudit.core.format.TensorEncodings;
+import dev.placementaudit.core.format.UnknownEncodingException;
+import dev.placementaudit.core.placement.EncodingRequest;
+import dev.placementaudit.core.placement.KvCacheMode;
+import dev.placementaudit.core.placement.PlacementPolicy;
+import dev.placementaudit.core.placement.PlanTensor;
+import dev.placementaudit.core.placement.PlannerProfile;
+import dev.placementaudit.core.placement.StorageCapabilities;
+import dev.placementaudit.core.placement.WeightByteOrder;
+import dev.placementaudit.core.placement.WeightForm;
+import dev.placementaudit.core.placement.WeightResidency;
+import dev.placementaudit.core.placement.WeightShapeOrientation;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.PlatformCapabilities;
+import dev.placementaudit.events.ProfileSettings;
+import dev.placementaudit.events.TensorForm;
+import dev.placementaudit.events.TensorInfo;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.Set;
+
+import static dev.placementaudit.worker.resolve.InvalidLoadException.Code;
+
+/**
+ * The boundary check (STYLE.md 8): everything Avro's schema cannot say about a ModelLoaded - sizes, shapes,
+ * names, encodings - is checked here, once, so the resolver can trust its inputs. The first problem found is
+ * reported, naming the field and its value.
+ */
+public final class LoadValidator {
+    private final int maxTensorsPerLoad;
+
+    public LoadValidator(int maxTensorsPerLoad) {
+        this.maxTensorsPerLoad = maxTensorsPerLoad;
+    }
+
+    public ValidLoad validate(ModelLoaded load) {
+        requireText(load.getDeployment().getId(), "deployment.id");
+        requireText(load.getRelease(), "release");
+        requireText(load.getModel().getId(), "model.id");
+        if (load.getModel().getSizeBytes() < 0) {
+            throw new InvalidLoadException(Code.NEGATIVE_SIZE, "model.sizeBytes", "must be >= 0, was " + load.getModel().getSizeBytes());
+        }
+        List<TensorInfo> tensors = load.getTensors();
+        if (tensors.isEmpty()) {
+            throw new InvalidLoadException(Code.EMPTY_LOAD, "tensors", "a load must have at least one tensor");
+        }
+        if (tensors.size() > maxTensorsPerLoad) {
+            throw new InvalidLoadException(Code.TOO_MANY_TENSORS, "tensors", tensors.size()
+                    + " tensors exceed worker.max.tensors.per.load=" + maxTensorsPerLoad);
+        }
+        PlannerProfile profile = profile(load.getProfile());
+        StorageCapabilities platform = platform(load.getPlatform());
+        Set<String> names = new HashSet<>();
+        List<PlanTensor> planned = new ArrayList<>(tensors.size());
+        for (int i = 0; i < tensors.size(); i++) {
+            TensorInfo tensor = tensors.get(i);
+            String field = "tensors[" + i + "]";
+            requireText(tensor.getName(), field + ".name");
+            if (!names.add(tensor.getName())) {
+                throw new InvalidLoadException(Code.DUPLICATE_TENSOR, field + ".name", "'" + tensor.getName() + "' appears more than once");
+            }
+            planned.add(tensor(tensor, field + " '" + tensor.getName() + "'"));
+        }
+        return new ValidLoad(load, new PlacementPolicy(profile, platform), planned);
+    }
+
+    /** The event's profile; the fields placement does not read take SKaiNET's defaults. */
+    static PlannerProfile profile(ProfileSettings settings) {
+        requireText(settings.getName(), "profile.name");
+        try {
+            return new PlannerProfile(settings.getName(), settings.getReserveBytes(), PlannerProfile.DEFAULT_PREFILL_CHUNK,
+                    KvCacheMode.BF16, 1.0, settings.getOffHeapThresholdBytes(), 0.05, settings.getStrict(), settings.getWeightsMapped());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidLoadException(Code.BAD_PROFILE, "profile", e.getMessage());
+        }
+    }
+
+    static StorageCapabilities platform(PlatformCapabilities platform) {
+        requireText(platform.getName(), "platform.name");
+        Set<TensorEncoding> servable = new LinkedHashSet<>();
+        List<String> specs = platform.getMappedServableEncodings();
+        for (int i = 0; i < specs.size(); i++) {
+            try {
+                servable.add(TensorEncodings.parseKnown(specs.get(i)));
+            } catch (UnknownEncodingException e) {
+                throw new InvalidLoadException(Code.BAD_PLATFORM, "platform.mappedServableEncodings[" + i + "]", e.getMessage());
+            }
+        }
+        return new StorageCapabilities(platform.getSupportsMappedFiles(), platform.getSupportsOffHeap(), servable);
+    }
+
+    private static PlanTensor tensor(TensorInfo tensor, String field) {
+        long elements = tensor.getElementCount();
+        long stored = tensor.getStoredBytes();
+        if (elements < 0) {
+            throw new InvalidLoadException(Code.NEGATIVE_SIZE, field + ".elementCount", "must be >= 0, was " + elements);
+        }
+        if (stored < 0) {
+            throw new InvalidLoadException(Code.NEGATIVE_SIZE, field + ".storedBytes", "must be >= 0, was " + stored);
+        }
+        checkShape(tensor.getShape(), elements, field);
+        DType dtype;
+        try {
+            dtype = DType.parse(tensor.getDtype());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidLoadException(Code.UNKNOWN_DTYPE, field + ".dtype", e.getMessage());
+        }
+        TensorEncoding encoding;
+        try {
+            encoding = TensorEncodings.parse(tensor.getEncoding(), stored);
+        } catch (UnknownEncodingException e) {
+            throw new InvalidLoadException(Code.UNKNOWN_ENCODING, field + ".encoding", e.getMessage());
+        }
+        Format format = new Format(dtype, encoding);
+        OptionalLong priced = format.physicalBytes(elements);
+        if (priced.isPresent() && priced.getAsLong() != stored) {
+            throw new InvalidLoadException(Code.BYTES_MISMATCH, field + ".storedBytes", "is " + stored + " but " + format
+                    + " prices " + elements + " elements at " + priced.getAsLong());
+        }
+        return new PlanTensor(tensor.getName(), format, elements, stored, form(tensor.getForm(), field + ".form"));
+    }
+
+    /** GGUF says a 0-dim tensor has 0 elements, safetensors says 1 (domain Q11): both are accepted. */
+    private static void checkShape(List<Long> shape, long elements, String field) {
+        if (shape.isEmpty()) {
+            if (elements > 1) {
+                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field + ".elementCount", "a scalar shape [] has 0 or 1 elements, not " + elements);
+            }
+            return;
+        }
+        long product = 1;
+        for (Long dim : shape) {
+            if (dim < 0) {
+                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field + ".shape", "has a negative dimension: " + shape);
+            }
+            try {
+                product = Math.multiplyExact(product, dim);
+            } catch (ArithmeticException e) {
+                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field + ".shape", shape + " overflows 64 bits");
+            }
+        }
+        if (product != elements) {
+            throw new InvalidLoadException(Code.SHAPE_MISMATCH, field + ".elementCount", "is " + elements + " but shape " + shape + " holds " + product);
+        }
+    }
+
+    private static WeightForm form(TensorForm form, String field) {
+        if (form == null) {
+            return WeightForm.AS_STORED_ON_HEAP;
+        }
+        EncodingRequest request = switch (form.getEncoding()) {
+            case KEEP -> {
+                if (form.getTarget() != null) {
+                    throw new InvalidLoadException(Code.BAD_FORM, field + ".target", "KEEP takes no target, got '" + form.getTarget() + "'");
+                }
+                yield EncodingRequest.KEEP_AS_STORED;
+            }
+            case DEQUANTIZE_TO -> {
+                try {
+                    yield new EncodingRequest.DequantizeTo(DType.parse(String.valueOf(form.getTarget())));
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidLoadException(Code.BAD_FORM, field + ".target", "DEQUANTIZE_TO needs a dtype: " + e.getMessage());
+                }
+            }
+            case REQUANTIZE_TO -> {
+                try {
+                    yield new EncodingRequest.RequantizeTo(TensorEncodings.parseKnown(String.valueOf(form.getTarget())));
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidLoadException(Code.BAD_FORM, field + ".target", "REQUANTIZE_TO needs an encoding: " + e.getMessage());
+                }
+            }
+        };
+        return new WeightForm(request, WeightByteOrder.valueOf(form.getByteOrder().name()),
+                WeightShapeOrientation.valueOf(form.getShapeOrientation().name()), WeightResidency.valueOf(form.getResidency().name()));
+    }
+
+    private static void requireText(String value, String field) {
+        if (value == null || value.isBlank()) {
+            throw new InvalidLoadException(Code.MISSING_FIELD, field, "must not be blank");
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package dev.placementaudit.worker.resolve;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.MemoryDomain;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.ReasonCode;
+import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.testkit.SampleEvents;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LoadResolutionTest {
+    private static final Instant AT = Instant.parse("2026-12-01T10:00:00Z");
+    private final LoadResolution resolution = new LoadResolution("0.1.0/skainet-1192");
+    private final LoadValidator validator = new LoadValidator(1_000);
+
+    @Test
+    void decidesEveryTensorWithDomainBytesAndReasons() {
+        ModelLoaded load = SampleEvents.edgeLoad("chat-eu-1", "2026.12.1", 2);
+
+        ResolvedLoad resolved = resolution.resolve(validator.validate(load), new Provenance("model-loads", 2, 41), AT);
+
+        List<AllocationDecided> decisions = resolved.decisions();
+        assertThat(decisions).extracting(AllocationDecided::getTensorName)
+                .containsExactly("token_embd.weight", "blk.0.attn_q.weight", "blk.1.attn_q.weight", "output_norm.weight");
+        AllocationDecided embedding = decisions.get(0);
+        assertThat(embedding.getDomain()).isEqualTo(MemoryDomain.HOST_OFFHEAP);
+        assertThat(embedding.getReasonCode()).isEqualTo(ReasonCode.ENCODING_NOT_MAPPABLE);
+        assertThat(embedding.getPlacementReason()).isEqualTo(ReasonCode.ABOVE_THRESHOLD);
+        assertThat(embedding.getMappingBlockers()).containsExactly(ReasonCode.ENCODING_NOT_MAPPABLE);
+        assertThat(embedding.getResidentBytes()).isEqualTo(524_288);
+        assertThat(embedding.getReason()).contains("no loader/kernel serves Dense(2B)");
+        AllocationDecided q = decisions.get(1);
+        assertThat(q.getDomain()).isEqualTo(MemoryDomain.MMAP_FILE);
+        assertThat(q.getReasonCode()).isEqualTo(ReasonCode.MAPPED_OK);
+        assertThat(q.getStoredFormat()).isEqualTo("Float32/Q4_K");
+        assertThat(q.getResidentFormat()).isEqualTo("Float32/Q4_K");
+        assertThat(q.getTensorIndex()).isEqualTo(1);
+        assertThat(q.getTensorCount()).isEqualTo(4);
+        assertThat(decisions).allSatisfy(d -> {
+            assertThat(d.getLoadId()).isEqualTo(load.getLoadId());
+            assertThat(d.getDeploymentId()).isEqualTo("chat-eu-1");
+            assertThat(d.getRelease()).isEqualTo("2026.12.1");
+            assertThat(d.getSourcePartition()).isEqualTo(2);
+            assertThat(d.getSourceOffset()).isEqualTo(41);
+            assertThat(d.getResolverVersion()).isEqualTo("0.1.0/skainet-1192");
+            assertThat(d.getPolicyDigest()).hasSize(64);
+            assertThat(d.getDecidedAt()).isEqualTo(AT);
+            assertThat(d.getMutable()).isFalse();
+        });
+    }
+
+    @Test
+    void summarisesTheLoadPerDomain() {
+        LoadResolved summary = resolution.resolve(validator.validate(SampleEvents.edgeLoad("d", "r", 2)),
+                new Provenance("model-loads", 0, 0), AT).summary();
+
+        assertThat(summary.getTensorCount()).isEqualTo(4);
+        assertThat(summary.getMappedTensors()).isEqualTo(3);
+        assertThat(summary.getMappedBytes()).isEqualTo(2 * 589_824L + 8_192);
+        assertThat(summary.getOffHeapTensors()).isEqualTo(1);
+        assertThat(summary.getOffHeapBytes()).isEqualTo(524_288);
+        assertThat(summary.getHeapBytes()).isZero();
+        assertThat(summary.getResidentBytes()).isEqualTo(summary.getMappedBytes() + summary.getOffHeapBytes());
+        assertThat(summary.getMappingRequestedTensors()).isEqualTo(4);
+        assertThat(summary.getMappingRefusedTensors()).isEqualTo(1);
+    }
+
+    @Test
+    void aReEncodedWeightLosesItsMappingAndPaysItsDequantizedBytes() {
+        ModelLoaded original = SampleEvents.edgeLoad("d", "r", 1);
+        List<TensorInfo> tensors = new java.util.ArrayList<>(original.getTensors());
+        tensors.set(1, TensorInfo.newBuilder(tensors.get(1)).setForm(SampleEvents.dequantizedMapped()).build());
+        ModelLoaded load = ModelLoaded.newBuilder(original).setTensors(tensors).build();
+
+        AllocationDecided q = resolution.resolve(validator.validate(load), new Provenance("t", 0, 0), AT).decisions().get(1);
+
+        assertThat(q.getDomain()).isEqualTo(MemoryDomain.HOST_OFFHEAP);
+        assertThat(q.getReasonCode()).isEqualTo(ReasonCode.REENCODED_AT_LOAD);
+        assertThat(q.getResidentBytes()).isEqualTo(4_194_304);
+        assertThat(q.getResidentFormat()).isEqualTo("Float32/Dense(4B)");
+    }
+
+    @Test
+    void decisionIdsAreTheSameWhenTheSameLoadIsResolvedAgain() {
+        ValidLoad load = validator.validate(SampleEvents.edgeLoad("d", "r", 2));
+
+        List<String> first = resolution.resolve(load, new Provenance("t", 0, 5), AT).decisions().stream().map(AllocationDecided::getDecisionId).toList();
+        List<String> again = resolution.resolve(load, new Provenance("t", 0, 5), AT.plusSeconds(60)).decisions().stream().map(AllocationDecided::getDecisionId).toList();
+        List<String> otherVersion = new LoadResolution("0.2.0/skainet-1192").resolve(load, new Provenance("t", 0, 5), AT)
+                .decisions().stream().map(AllocationDecided::getDecisionId).toList();
+
+        assertThat(again).isEqualTo(first).doesNotHaveDuplicates();
+        assertThat(otherVersion).doesNotContainAnyElementsOf(first);
+    }
+}

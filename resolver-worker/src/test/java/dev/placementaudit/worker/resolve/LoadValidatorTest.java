@@ -1,0 +1,156 @@
+package dev.placementaudit.worker.resolve;
+
+import dev.placementaudit.events.EncodingRequestKind;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.PlatformCapabilities;
+import dev.placementaudit.events.ProfileSettings;
+import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.events.TensorResidency;
+import dev.placementaudit.testkit.SampleEvents;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+
+import static dev.placementaudit.worker.resolve.InvalidLoadException.Code;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class LoadValidatorTest {
+    private final LoadValidator validator = new LoadValidator(1_000);
+
+    @Test
+    void acceptsAWellFormedLoadKeepingTensorOrder() {
+        ValidLoad valid = validator.validate(SampleEvents.edgeLoad("d", "r1", 2));
+
+        assertThat(valid.tensors()).extracting(t -> t.name())
+                .containsExactly("token_embd.weight", "blk.0.attn_q.weight", "blk.1.attn_q.weight", "output_norm.weight");
+        assertThat(valid.policy().profile().weightsMapped()).isTrue();
+        assertThat(valid.policy().platform().mappedServableEncodings()).hasSize(8);
+    }
+
+    @Test
+    void refusesALoadWithoutTensors() {
+        assertInvalid(SampleEvents.load("d", "r", List.of()), Code.EMPTY_LOAD, "tensors");
+    }
+
+    @Test
+    void refusesMoreTensorsThanConfigured() {
+        assertThatThrownBy(() -> new LoadValidator(2).validate(SampleEvents.edgeLoad("d", "r", 2)))
+                .isInstanceOfSatisfying(InvalidLoadException.class, e -> assertThat(e.code()).isEqualTo(Code.TOO_MANY_TENSORS))
+                .hasMessageContaining("4 tensors exceed worker.max.tensors.per.load=2");
+    }
+
+    @Test
+    void refusesDuplicateTensorNames() {
+        assertInvalid(withTensors(t -> t.add(t.get(1))), Code.DUPLICATE_TENSOR, "tensors[5].name");
+    }
+
+    @Test
+    void refusesNegativeSizes() {
+        assertInvalid(withTensor(1, t -> t.setElementCount(-1)), Code.NEGATIVE_SIZE, "tensors[1] 'blk.0.attn_q.weight'.elementCount");
+        assertInvalid(withTensor(1, t -> t.setStoredBytes(-5)), Code.NEGATIVE_SIZE, "tensors[1] 'blk.0.attn_q.weight'.storedBytes");
+    }
+
+    @Test
+    void refusesAnElementCountTheShapeDoesNotHold() {
+        InvalidLoadException e = assertInvalid(withTensor(1, t -> t.setShape(List.of(1024L, 512L))), Code.SHAPE_MISMATCH,
+                "tensors[1] 'blk.0.attn_q.weight'.elementCount");
+
+        assertThat(e).hasMessageContaining("is 1048576 but shape [1024, 512] holds 524288");
+    }
+
+    @Test
+    void acceptsBothConventionsForAScalar() {
+        validator.validate(withTensor(4, t -> t.setShape(List.of()).setElementCount(1).setStoredBytes(4)));
+        validator.validate(withTensor(4, t -> t.setShape(List.of()).setElementCount(0).setStoredBytes(0)));
+    }
+
+    @Test
+    void refusesAnUnknownEncodingNamingIt() {
+        InvalidLoadException e = assertInvalid(withTensor(1, t -> t.setEncoding("Q4_1")), Code.UNKNOWN_ENCODING,
+                "tensors[1] 'blk.0.attn_q.weight'.encoding");
+
+        assertThat(e).hasMessageContaining("'Q4_1'");
+    }
+
+    @Test
+    void refusesAnUnknownDtype() {
+        assertInvalid(withTensor(0, t -> t.setDtype("F8_E4M3")), Code.UNKNOWN_DTYPE, "tensors[0] 'token_embd.weight'.dtype");
+    }
+
+    @Test
+    void refusesStoredBytesThatContradictTheEncoding() {
+        InvalidLoadException e = assertInvalid(withTensor(1, t -> t.setStoredBytes(600_000)), Code.BYTES_MISMATCH,
+                "tensors[1] 'blk.0.attn_q.weight'.storedBytes");
+
+        assertThat(e).hasMessageContaining("Float32/Q4_K prices 1048576 elements at 589824");
+    }
+
+    @Test
+    void opaqueEncodingsArePricedByTheirStoredBytes() {
+        ValidLoad valid = validator.validate(withTensor(1, t -> t.setEncoding("Opaque:Q3_K").setStoredBytes(450_560)));
+
+        assertThat(valid.tensors().get(1).bytes()).isEqualTo(450_560);
+    }
+
+    @Test
+    void refusesAFormWhoseTargetDoesNotFitItsRequest() {
+        assertInvalid(withTensor(1, t -> t.setForm(SampleEvents.form(EncodingRequestKind.DEQUANTIZE_TO, "Q4_K", TensorResidency.MAPPED))),
+                Code.BAD_FORM, "tensors[1] 'blk.0.attn_q.weight'.form.target");
+        assertInvalid(withTensor(1, t -> t.setForm(SampleEvents.form(EncodingRequestKind.KEEP, "FP32", TensorResidency.MAPPED))),
+                Code.BAD_FORM, "tensors[1] 'blk.0.attn_q.weight'.form.target");
+        assertInvalid(withTensor(1, t -> t.setForm(SampleEvents.form(EncodingRequestKind.REQUANTIZE_TO, "Opaque:Q3_K", TensorResidency.HEAP))),
+                Code.BAD_FORM, "tensors[1] 'blk.0.attn_q.weight'.form.target");
+    }
+
+    @Test
+    void refusesANonPositiveThreshold() {
+        ModelLoaded original = SampleEvents.edgeLoad("d", "r", 1);
+        ModelLoaded load = ModelLoaded.newBuilder(original)
+                .setProfile(ProfileSettings.newBuilder(original.getProfile()).setOffHeapThresholdBytes(0).build()).build();
+
+        assertInvalid(load, Code.BAD_PROFILE, "profile");
+    }
+
+    @Test
+    void refusesAnUnknownServableEncoding() {
+        ModelLoaded original = SampleEvents.edgeLoad("d", "r", 1);
+        ModelLoaded load = ModelLoaded.newBuilder(original).setPlatform(PlatformCapabilities.newBuilder(original.getPlatform())
+                .setMappedServableEncodings(List.of("Q4_K", "Q9_Z")).build()).build();
+
+        assertInvalid(load, Code.BAD_PLATFORM, "platform.mappedServableEncodings[1]");
+    }
+
+    @Test
+    void refusesABlankDeployment() {
+        ModelLoaded load = SampleEvents.edgeLoad(" ", "r", 1);
+
+        assertInvalid(load, Code.MISSING_FIELD, "deployment.id");
+    }
+
+    private InvalidLoadException assertInvalid(ModelLoaded load, Code code, String field) {
+        try {
+            validator.validate(load);
+        } catch (InvalidLoadException e) {
+            assertThat(e.code()).isEqualTo(code);
+            assertThat(e.field()).isEqualTo(field);
+            assertThat(e.getMessage()).startsWith(field + ": ");
+            return e;
+        }
+        throw new AssertionError("expected " + code + " on " + field);
+    }
+
+    private static ModelLoaded withTensors(Consumer<List<TensorInfo>> change) {
+        ModelLoaded load = SampleEvents.edgeLoad("d", "r", 3);
+        List<TensorInfo> tensors = new ArrayList<>(load.getTensors());
+        change.accept(tensors);
+        return ModelLoaded.newBuilder(load).setTensors(tensors).build();
+    }
+
+    private static ModelLoaded withTensor(int index, UnaryOperator<TensorInfo.Builder> change) {
+        return withTensors(tensors -> tensors.set(index, change.apply(TensorInfo.newBuilder(tensors.get(index))).build()));
+    }
+}
