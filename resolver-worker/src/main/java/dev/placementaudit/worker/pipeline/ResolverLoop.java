@@ -183,9 +183,8 @@ public final class ResolverLoop implements Runnable {
             try {
                 Outcome outcome = new Outcome();
                 producer.beginTransaction();
-                deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, rootName(failed), null, String.valueOf(failed), outcome);
+                deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, rootName(failed), null, causeChain(failed), outcome);
                 commit(Map.of(partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
-                LOG.warn("dead-lettered {}-{}@{}: its outputs cannot be produced: {}", record.topic(), record.partition(), record.offset(), failed.toString());
             } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
                 throw e;
             } catch (KafkaException e) {
@@ -341,6 +340,14 @@ public final class ResolverLoop implements Runnable {
             }
         }
         return false;
+    }
+
+    private static String causeChain(Throwable e) {
+        StringBuilder text = new StringBuilder(e.toString());
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            text.append(" <- ").append(cause);
+        }
+        return text.toString();
     }
 
     private static String rootName(Throwable e) {
