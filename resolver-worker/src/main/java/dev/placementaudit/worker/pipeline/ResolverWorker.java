@@ -69,8 +69,11 @@ public final class ResolverWorker implements AutoCloseable {
     static Map<String, Object> consumerConfig(WorkerConfig config) {
         Map<String, Object> kafka = new HashMap<>(config.kafka());
         kafka.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        kafka.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId());
+        kafka.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId() + "-consumer");
         enforce(kafka, ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
+        // Static membership: a restarted instance takes its partitions back at once instead of waiting for the
+        // dead member's session to time out; a second process with the same id is fenced.
+        kafka.putIfAbsent(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.instanceId());
         enforce(kafka, ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         enforce(kafka, ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         enforce(kafka, ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(config.maxPollRecords()));
@@ -82,7 +85,7 @@ public final class ResolverWorker implements AutoCloseable {
         kafka.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "10");
         kafka.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, "131072");
         kafka.putIfAbsent(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        kafka.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId());
+        kafka.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId() + "-producer");
         enforce(kafka, ProducerConfig.TRANSACTIONAL_ID_CONFIG, config.transactionalId());
         enforce(kafka, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         enforce(kafka, ProducerConfig.ACKS_CONFIG, "all");
