@@ -1,0 +1,32 @@
+package dev.placementaudit.producer.model;
+
+import dev.placementaudit.producer.gguf.GgufReader;
+import dev.placementaudit.producer.safetensors.SafetensorsReader;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Opens a model file by what it is (GGUF magic, else safetensors), not by what it is called. */
+public final class ModelFiles {
+    private ModelFiles() {
+    }
+
+    public static StoredModel read(Path file) {
+        if (!Files.isRegularFile(file)) {
+            throw new ModelFileException(file, 0, "no such file");
+        }
+        byte[] head;
+        try (InputStream in = Files.newInputStream(file)) {
+            head = in.readNBytes(4);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file, e);
+        }
+        if (head.length == 4 && head[0] == 'G' && head[1] == 'G' && head[2] == 'U' && head[3] == 'F') {
+            return GgufReader.read(file).toStoredModel();
+        }
+        return SafetensorsReader.read(file);
+    }
+}

@@ -1,0 +1,154 @@
+package dev.placementaudit.producer.cli;
+
+import dev.placementaudit.core.format.GgmlType;
+import dev.placementaudit.events.EncodingRequestKind;
+import dev.placementaudit.events.FileFormat;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.events.TensorResidency;
+import dev.placementaudit.producer.gguf.GgufFile;
+import dev.placementaudit.producer.gguf.GgufReader;
+import dev.placementaudit.producer.gguf.GgufTestFile;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TopicReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@ExtendWith(KafkaBrokerExtension.class)
+class ProducerCliTest {
+    private static final EventSerde<ModelLoaded> LOADS = EventSerde.of(ModelLoaded.class);
+
+    @TempDir
+    Path dir;
+
+    private Path model() throws Exception {
+        return new GgufTestFile()
+                .string("general.name", "Tiny Llama")
+                .tensor("token_embd.weight", 14, GgmlType.Q6_K.bytesFor(256L * 1024), 256, 1024)
+                .tensor("blk.0.attn_norm.weight", 0, 256 * 4, 256)
+                .tensor("blk.0.attn_q.weight", 12, GgmlType.Q4_K.bytesFor(256L * 2048), 256, 2048)
+                .tensor("blk.0.ffn_down.weight", 11, GgmlType.Q3_K.bytesFor(256L * 2048), 2048, 256)
+                .writeTo(dir.resolve("tiny.gguf"));
+    }
+
+    @Test
+    void publishesALoadThatMatchesTheFile(KafkaBroker broker) throws Exception {
+        Path file = model();
+        String topic = KafkaBroker.uniqueTopic("model-loads");
+        broker.createTopics(1, topic);
+
+        Run run = run("publish", "--model", file.toString(), "--deployment", "phone-7", "--release", "2026.12.1",
+                "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K",
+                "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
+
+        assertThat(run.exit).as(run.err).isZero();
+        assertThat(run.out).contains("published load").contains("4 tensors").contains("phone-7/2026.12.1");
+        ModelLoaded load = LOADS.decode(TopicReader.readCommitted(broker, topic, 1).get(0).value());
+        GgufFile gguf = GgufReader.read(file);
+        assertThat(load.getDeployment().getId()).isEqualTo("phone-7");
+        assertThat(load.getModel().getName()).isEqualTo("Tiny Llama");
+        assertThat(load.getModel().getFileFormat()).isEqualTo(FileFormat.GGUF);
+        assertThat(load.getModel().getSizeBytes()).isEqualTo(Files.size(file));
+        assertThat(load.getModel().getSha256()).isEqualTo(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file))));
+        assertThat(load.getProfile().getName()).isEqualTo("edge");
+        assertThat(load.getProfile().getWeightsMapped()).isTrue();
+        assertThat(load.getTensors()).extracting(TensorInfo::getName).containsExactly("token_embd.weight", "blk.0.attn_norm.weight",
+                "blk.0.attn_q.weight", "blk.0.ffn_down.weight");
+        for (int i = 0; i < gguf.tensors().size(); i++) {
+            TensorInfo tensor = load.getTensors().get(i);
+            assertThat(tensor.getStoredBytes()).isEqualTo(gguf.tensors().get(i).bytes());
+            assertThat(tensor.getFileOffset()).isEqualTo(gguf.tensors().get(i).absoluteOffset());
+            assertThat(tensor.getShape()).isEqualTo(gguf.tensors().get(i).dims());
+            assertThat(tensor.getForm().getResidency()).isEqualTo(TensorResidency.MAPPED);
+        }
+        assertThat(load.getTensors().get(2).getEncoding()).isEqualTo("Q4_K");
+        assertThat(load.getTensors().get(2).getForm().getEncoding()).isEqualTo(EncodingRequestKind.KEEP);
+        assertThat(load.getTensors().get(3).getEncoding()).isEqualTo("Opaque:Q3_K");
+        assertThat(load.getTensors().get(3).getForm().getEncoding()).as("no Q3_K kernel: dequantized").isEqualTo(EncodingRequestKind.DEQUANTIZE_TO);
+    }
+
+    @Test
+    void anUnreachableBrokerIsNamedWithinTheWait() throws Exception {
+        Path file = model();
+        long started = System.nanoTime();
+
+        Run run = run("publish", "--model", file.toString(), "--deployment", "d", "--release", "r",
+                "--bootstrap-servers", "127.0.0.1:1", "--max-wait", "2s");
+
+        assertThat(run.exit).isEqualTo(2);
+        assertThat(run.err).contains("no Kafka broker at 127.0.0.1:1").contains("within 2 s");
+        assertThat((System.nanoTime() - started) / 1e9).isLessThan(20);
+    }
+
+    @Test
+    void aStrictProfileRefusesALoadItCouldNotRunAndPublishesNothing() throws Exception {
+        Run run = run("publish", "--model", model().toString(), "--deployment", "d", "--release", "r",
+                "--profile", "mobile-2gb", "--platform", "android", "--kernels", "dense-only", "--bootstrap-servers", "127.0.0.1:1");
+
+        assertThat(run.exit).isEqualTo(2);
+        assertThat(run.err).contains("strict profile 'mobile-2gb' refuses to dequantize 3 tensor(s)").contains("blk.0.ffn_down.weight (Q3_K)");
+    }
+
+    @Test
+    void aCorruptFileIsRefusedWithItsOffset() throws Exception {
+        Path file = new GgufTestFile().tensor("w", 0, 1024, 256).truncateBy(10).writeTo(dir.resolve("cut.gguf"));
+
+        Run run = run("explain", "--model", file.toString());
+
+        assertThat(run.exit).isEqualTo(2);
+        assertThat(run.err).contains("cut.gguf at byte").contains("truncated");
+    }
+
+    @Test
+    void explainsWhereEveryTensorWouldLand() throws Exception {
+        Run run = run("explain", "--model", model().toString(), "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K", "--all");
+
+        assertThat(run.exit).as(run.err).isZero();
+        assertThat(run.out).contains("Tiny Llama: 4 tensors")
+                .contains("MMAP_FILE").contains("HOST_OFFHEAP")
+                .contains("blk.0.attn_q.weight: MMAP_FILE/MODEL")
+                .contains("blk.0.ffn_down.weight: HOST_OFFHEAP/MODEL \u2014 mapping asked, but it is re-encoded at load");
+    }
+
+    @Test
+    void simulatesAFleetWithProgressAndASummary(KafkaBroker broker) throws Exception {
+        String topic = KafkaBroker.uniqueTopic("model-loads");
+        broker.createTopics(2, topic);
+
+        Run run = run("simulate", "--deployments", "3", "--releases", "r1,r2", "--models", "qwen2.5-0.5b-q8_0",
+                "--drift", "r2:dequantize=*ffn_down*", "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
+
+        assertThat(run.exit).as(run.err).isZero();
+        assertThat(run.err).contains("100%").contains("6/6 loads");
+        assertThat(run.out).contains("simulated 6 loads (3 deployments x 2 releases x 1 models");
+        List<ModelLoaded> loads = TopicReader.readCommitted(broker, topic, 6).stream().map(r -> LOADS.decode(r.value())).toList();
+        assertThat(loads).hasSize(6).extracting(ModelLoaded::getRelease).containsOnly("r1", "r2");
+    }
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = ProducerCli.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        int exit = cli.execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+}
