@@ -17,6 +17,8 @@ import java.util.Map;
  *                          read_committed consumers waiting for the transaction timeout
  * @param maxTensorsPerLoad loads with more tensors are dead-lettered as TOO_MANY_TENSORS rather than risk the heap
  * @param httpPort          ops endpoint (/health, /metrics); 0 picks a free port, -1 disables it
+ * @param resolveThreads    threads that decode, resolve and encode a batch's records in parallel (sending stays
+ *                          on the loop thread, in input order)
  */
 public record WorkerConfig(
         Map<String, Object> kafka,
@@ -34,7 +36,8 @@ public record WorkerConfig(
         boolean createTopics,
         int topicPartitions,
         short topicReplication,
-        int httpPort) {
+        int httpPort,
+        int resolveThreads) {
 
     public WorkerConfig {
         kafka = Map.copyOf(kafka);
@@ -61,7 +64,8 @@ public record WorkerConfig(
                 settings.bool("worker.topics.create", true),
                 settings.integer("worker.topics.partitions", 3, 1, 10_000),
                 (short) settings.integer("worker.topics.replication", 1, 1, 32),
-                settings.integer("worker.http.port", 8081, -1, 65_535));
+                settings.integer("worker.http.port", 8081, -1, 65_535),
+                settings.integer("worker.resolve.threads", Runtime.getRuntime().availableProcessors(), 1, 256));
     }
 
     public String transactionalId() {

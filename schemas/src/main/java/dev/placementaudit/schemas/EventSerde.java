@@ -15,6 +15,7 @@ import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serializer;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -32,6 +33,9 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
         AvroTrust.install();
         ALL_VERSIONS = SchemaHistory.storeOfAllVersions();
     }
+
+    /** One reusable buffer per thread: encode runs once per tensor on the worker's hot path. */
+    private static final ThreadLocal<ByteArrayOutputStream> BUFFER = ThreadLocal.withInitial(() -> new ByteArrayOutputStream(1024));
 
     private final EventType type;
     private final BinaryMessageEncoder<T> encoder;
@@ -55,10 +59,10 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
 
     public byte[] encode(T event) {
         try {
-            ByteBuffer buffer = encoder.encode(event);
-            byte[] bytes = new byte[buffer.remaining()];
-            buffer.get(bytes);
-            return bytes;
+            ByteArrayOutputStream out = BUFFER.get();
+            out.reset();
+            encoder.encode(event, out);
+            return out.toByteArray();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot encode " + type.schemaName(), e);
         } catch (AvroRuntimeException | NullPointerException | ClassCastException e) {

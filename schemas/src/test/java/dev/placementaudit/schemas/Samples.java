@@ -61,7 +61,7 @@ final class Samples {
 
     static AllocationDecided allocationDecided() {
         return AllocationDecided.newBuilder()
-                .setDecisionId("d-1").setLoadId(LOAD_ID).setLoadOccurredAt(AT)
+                .setDecisionId("d-1").setLoadId(LOAD_ID.toString()).setLoadOccurredAt(AT.toEpochMilli())
                 .setDeploymentId("chat-eu-1").setCluster("eu-west").setHost("node-07").setRelease("2026.11.2")
                 .setModelId("llama-3.2-1b-q4km").setModelName("Llama 3.2 1B Q4_K_M").setModelSha256(null)
                 .setPlatformName("android").setProfileName("edge")
@@ -74,7 +74,7 @@ final class Samples {
                 .setMappingBlockers(List.of()).setReason("blk.0.attn_q.weight: MMAP_FILE/MODEL - mapped")
                 .setResolverVersion("0.1.0/skainet-1192").setPolicyDigest("0".repeat(64))
                 .setSourceTopic("model-loads").setSourcePartition(0).setSourceOffset(42)
-                .setDecidedAt(AT)
+                .setDecidedAt(AT.toEpochMilli())
                 .build();
     }
 

@@ -9,6 +9,9 @@ public final class TensorEncodings {
     private static final Pattern POLAR = Pattern.compile("TurboQuant-Polar-(\\d)b/(\\d{1,6})");
     private static final Pattern POLAR_QJL = Pattern.compile("TurboQuant-PolarQjl-(\\d)b\\+(\\d)r/(\\d{1,6})");
 
+    /** Encodings are immutable values and a fleet uses a handful of specs: parsing each once is enough. */
+    private static final java.util.Map<String, TensorEncoding> KNOWN = new java.util.concurrent.ConcurrentHashMap<>();
+
     private TensorEncodings() {
     }
 
@@ -29,6 +32,18 @@ public final class TensorEncodings {
 
     /** The same, for configuration (servable sets, requantize targets) where an opaque encoding makes no sense. */
     public static TensorEncoding parseKnown(String spec) {
+        TensorEncoding known = KNOWN.get(spec);
+        if (known != null) {
+            return known;
+        }
+        TensorEncoding parsed = parseUncached(spec);
+        if (KNOWN.size() < 1_024) {
+            KNOWN.put(spec, parsed);
+        }
+        return parsed;
+    }
+
+    private static TensorEncoding parseUncached(String spec) {
         for (BlockQuant quant : BlockQuant.values()) {
             if (quant.label().equals(spec)) {
                 return quant;

@@ -72,6 +72,8 @@ public final class ResolverLoop implements Runnable {
     private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
     private final EventSerde<AllocationDecided> decisionSerde = EventSerde.of(AllocationDecided.class);
     private final EventSerde<LoadResolved> resolvedSerde = EventSerde.of(LoadResolved.class);
+    /** Prepares a batch's records in parallel; null when configured for one thread. */
+    private final java.util.concurrent.ExecutorService resolvers;
 
     private volatile boolean running = true;
     private volatile State state = State.STARTING;
@@ -90,6 +92,12 @@ public final class ResolverLoop implements Runnable {
         this.clock = clock;
         this.validator = new LoadValidator(config.maxTensorsPerLoad());
         this.resolution = resolution;
+        this.resolvers = config.resolveThreads() > 1 ? java.util.concurrent.Executors.newFixedThreadPool(config.resolveThreads(),
+                runnable -> {
+                    Thread thread = new Thread(runnable, "resolver-prepare-" + config.instanceId());
+                    thread.setDaemon(true);
+                    return thread;
+                }) : null;
     }
 
     @Override
@@ -152,9 +160,10 @@ public final class ResolverLoop implements Runnable {
         Timer.Sample sample = Timer.start();
         Outcome outcome = new Outcome();
         try {
+            List<java.util.concurrent.Future<Prepared>> prepared = prepareAll(records);
             producer.beginTransaction();
-            for (ConsumerRecord<byte[], byte[]> record : records) {
-                handle(record, outcome);
+            for (java.util.concurrent.Future<Prepared> one : prepared) {
+                send(await(one), outcome);
             }
             commit(nextOffsets(records), outcome);
             sample.stop(metrics.batchTimer());
@@ -199,8 +208,9 @@ public final class ResolverLoop implements Runnable {
     private KafkaException tryAlone(ConsumerRecord<byte[], byte[]> record) {
         Outcome outcome = new Outcome();
         try {
+            Prepared prepared = prepare(record);
             producer.beginTransaction();
-            handle(record, outcome);
+            send(prepared, outcome);
             commit(Map.of(partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             return null;
         } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
@@ -212,28 +222,66 @@ public final class ResolverLoop implements Runnable {
         }
     }
 
-    private void handle(ConsumerRecord<byte[], byte[]> record, Outcome outcome) {
+    /**
+     * Everything a record turns into, worked out without touching Kafka: decode, validate, resolve, encode. Pure,
+     * so a batch's records are prepared in parallel and then sent in their original order.
+     */
+    private Prepared prepare(ConsumerRecord<byte[], byte[]> record) {
         ModelLoaded load;
         try {
             load = loads.decode(record.value());
         } catch (UndecodableEventException e) {
-            deadLetter(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), null, e.getMessage(), outcome);
-            return;
+            return Prepared.deadLetter(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), null, e.getMessage());
         }
         ValidLoad valid;
         try {
             valid = validator.validate(load);
         } catch (InvalidLoadException e) {
-            deadLetter(record, DeadLetter.Reason.INVALID_CONTENT, e.code().name(), e.field(), e.getMessage(), outcome);
-            return;
+            return Prepared.deadLetter(record, DeadLetter.Reason.INVALID_CONTENT, e.code().name(), e.field(), e.getMessage());
         }
         ResolvedLoad resolved = resolution.resolve(valid, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
         byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
+        List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.decisions().size() + 1);
         for (AllocationDecided decision : resolved.decisions()) {
-            producer.send(new ProducerRecord<>(config.decisionsTopic(), key, decisionSerde.encode(decision)));
+            outputs.add(new ProducerRecord<>(config.decisionsTopic(), key, decisionSerde.encode(decision)));
         }
-        producer.send(new ProducerRecord<>(config.resolvedTopic(), key, resolvedSerde.encode(resolved.summary())));
-        outcome.resolved(resolved);
+        outputs.add(new ProducerRecord<>(config.resolvedTopic(), key, resolvedSerde.encode(resolved.summary())));
+        return new Prepared(record, outputs, resolved, null, null, null, null);
+    }
+
+    /**
+     * Starts preparing every record at once; the caller takes the results in input order, so the first records
+     * are being sent while the later ones are still being resolved.
+     */
+    private List<java.util.concurrent.Future<Prepared>> prepareAll(ConsumerRecords<byte[], byte[]> records) {
+        List<java.util.concurrent.Future<Prepared>> prepared = new ArrayList<>(records.count());
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            prepared.add(resolvers == null ? java.util.concurrent.CompletableFuture.completedFuture(prepare(record))
+                    : resolvers.submit(() -> prepare(record)));
+        }
+        return prepared;
+    }
+
+    private static Prepared await(java.util.concurrent.Future<Prepared> prepared) {
+        try {
+            return prepared.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new WakeupException();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e.getCause());
+        }
+    }
+
+    private void send(Prepared prepared, Outcome outcome) {
+        if (prepared.reason != null) {
+            deadLetter(prepared.record, prepared.reason, prepared.detail, prepared.field, prepared.error, outcome);
+            return;
+        }
+        for (ProducerRecord<byte[], byte[]> output : prepared.outputs) {
+            producer.send(output);
+        }
+        outcome.resolved(prepared.resolved);
     }
 
     private void deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field,
@@ -307,6 +355,9 @@ public final class ResolverLoop implements Runnable {
     }
 
     private void closeClients() {
+        if (resolvers != null) {
+            resolvers.shutdownNow();
+        }
         try {
             producer.close(Duration.ofSeconds(10));
         } catch (RuntimeException e) {
@@ -356,6 +407,14 @@ public final class ResolverLoop implements Runnable {
             root = root.getCause();
         }
         return root.getClass().getSimpleName();
+    }
+
+    /** One record's outputs, or why it goes to the dead letters instead. */
+    private record Prepared(ConsumerRecord<byte[], byte[]> record, List<ProducerRecord<byte[], byte[]>> outputs, ResolvedLoad resolved,
+                            DeadLetter.Reason reason, String detail, String field, String error) {
+        static Prepared deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field, String error) {
+            return new Prepared(record, List.of(), null, reason, detail, field, error);
+        }
     }
 
     /** What one transaction will have done once it commits. */

@@ -51,10 +51,10 @@ class ResolverWorkerTest {
             assertThat(summaries).hasSize(12).extracting(LoadResolved::getLoadId)
                     .containsExactlyInAnyOrderElementsOf(loads.stream().map(ModelLoaded::getLoadId).toList());
             assertThat(decisions).hasSize(60).extracting(AllocationDecided::getDecisionId).doesNotHaveDuplicates();
-            Map<UUID, List<AllocationDecided>> byLoad = decisions.stream().collect(Collectors.groupingBy(AllocationDecided::getLoadId));
+            Map<String, List<AllocationDecided>> byLoad = decisions.stream().collect(Collectors.groupingBy(AllocationDecided::getLoadId));
             for (int i = 0; i < loads.size(); i++) {
                 ModelLoaded load = loads.get(i);
-                List<AllocationDecided> mine = byLoad.get(load.getLoadId());
+                List<AllocationDecided> mine = byLoad.get(load.getLoadId().toString());
                 assertThat(mine).extracting(AllocationDecided::getTensorName)
                         .containsExactlyInAnyOrderElementsOf(load.getTensors().stream().map(TensorInfo::getName).toList());
                 Map<String, AllocationDecided> byTensor = mine.stream().collect(Collectors.toMap(AllocationDecided::getTensorName, Function.identity()));
@@ -159,7 +159,7 @@ class ResolverWorkerTest {
                 assertThat(WorkerHarness.LOADS.decode(letter.value()).getLoadId()).isEqualTo(unproducible.getLoadId());
             });
             assertThat(summaries).extracting(LoadResolved::getLoadId).containsExactly(before.getLoadId(), after.getLoadId());
-            assertThat(h.decisions(6)).hasSize(6).extracting(AllocationDecided::getLoadId).doesNotContain(unproducible.getLoadId());
+            assertThat(h.decisions(6)).hasSize(6).extracting(AllocationDecided::getLoadId).doesNotContain(unproducible.getLoadId().toString());
         }
     }
 

@@ -67,9 +67,9 @@ class WorkerCrashTest {
         assertThat(output).contains("resolver-worker w-term stopped (STOPPED)");
         assertThat(stopped.size()).as("stopped mid-stream").isBetween(1, LOADS - 1);
         // Whatever is visible is whole: every visible load has all its decisions.
-        Map<UUID, Long> decisionsPerLoad = h.decisions(0).stream()
+        Map<String, Long> decisionsPerLoad = h.decisions(0).stream()
                 .collect(Collectors.groupingBy(AllocationDecided::getLoadId, Collectors.counting()));
-        assertThat(stopped).allSatisfy(s -> assertThat(decisionsPerLoad.get(s.getLoadId())).isEqualTo((long) TENSORS));
+        assertThat(stopped).allSatisfy(s -> assertThat(decisionsPerLoad.get(s.getLoadId().toString())).isEqualTo((long) TENSORS));
         assertThat(decisionsPerLoad).hasSize(stopped.size());
 
         try (WorkerProcess second = WorkerProcess.start(settings, log)) {

@@ -43,16 +43,51 @@ class LoadResolutionTest {
         assertThat(q.getTensorIndex()).isEqualTo(1);
         assertThat(q.getTensorCount()).isEqualTo(4);
         assertThat(decisions).allSatisfy(d -> {
-            assertThat(d.getLoadId()).isEqualTo(load.getLoadId());
+            assertThat(d.getLoadId()).isEqualTo(load.getLoadId().toString());
             assertThat(d.getDeploymentId()).isEqualTo("chat-eu-1");
             assertThat(d.getRelease()).isEqualTo("2026.12.1");
             assertThat(d.getSourcePartition()).isEqualTo(2);
             assertThat(d.getSourceOffset()).isEqualTo(41);
             assertThat(d.getResolverVersion()).isEqualTo("0.1.0/skainet-1192");
             assertThat(d.getPolicyDigest()).hasSize(64);
-            assertThat(d.getDecidedAt()).isEqualTo(AT);
+            assertThat(d.getDecidedAt()).isEqualTo(AT.toEpochMilli());
+            assertThat(d.getLoadOccurredAt()).isEqualTo(load.getOccurredAt().toEpochMilli());
             assertThat(d.getMutable()).isFalse();
         });
+    }
+
+    @Test
+    void eventEnumsMirrorTheCoreEnumsSymbolForSymbol() {
+        assertThat(java.util.Arrays.stream(MemoryDomain.values()).map(Enum::name))
+                .containsExactlyElementsOf(java.util.Arrays.stream(dev.placementaudit.core.placement.MemoryDomain.values()).map(Enum::name).toList());
+        assertThat(java.util.Arrays.stream(ReasonCode.values()).map(Enum::name))
+                .containsExactlyElementsOf(java.util.Arrays.stream(dev.placementaudit.core.placement.ReasonCode.values()).map(Enum::name).toList());
+        assertThat(java.util.Arrays.stream(dev.placementaudit.events.ScopeKind.values()).map(Enum::name))
+                .containsExactlyElementsOf(java.util.Arrays.stream(dev.placementaudit.core.placement.ScopeKind.values()).map(Enum::name).toList());
+    }
+
+    @Test
+    void copiesWhereTheLoadHappenedOntoEveryDecision() {
+        ModelLoaded load = SampleEvents.edgeLoad("chat-eu-1", "2026.12.1", 1);
+
+        AllocationDecided d = resolution.resolve(validator.validate(load), new Provenance("model-loads", 1, 7), AT).decisions().get(2);
+
+        assertThat(d.getCluster()).isEqualTo(load.getDeployment().getCluster());
+        assertThat(d.getHost()).isEqualTo(load.getDeployment().getHost());
+        assertThat(d.getModelId()).isEqualTo("sample-model");
+        assertThat(d.getModelName()).isEqualTo("Sample model");
+        assertThat(d.getModelSha256()).isNull();
+        assertThat(d.getPlatformName()).isEqualTo("android");
+        assertThat(d.getProfileName()).isEqualTo("edge");
+        assertThat(d.getTensorName()).isEqualTo("output_norm.weight");
+        assertThat(d.getDtype()).isEqualTo("FP32");
+        assertThat(d.getStoredEncoding()).isEqualTo("Dense(4B)");
+        assertThat(d.getElementCount()).isEqualTo(2_048);
+        assertThat(d.getStoredBytes()).isEqualTo(8_192);
+        assertThat(d.getScope()).isEqualTo(dev.placementaudit.events.ScopeKind.MODEL);
+        assertThat(d.getAlignment()).isEqualTo(64);
+        assertThat(d.getMappingRequested()).isTrue();
+        assertThat(d.getSourceTopic()).isEqualTo("model-loads");
     }
 
     @Test
