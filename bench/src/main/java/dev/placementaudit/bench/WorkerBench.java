@@ -220,7 +220,8 @@ public final class WorkerBench {
         md.append("# resolver-worker benchmark, ").append(LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)).append("\n\n");
         md.append(String.format(Locale.ROOT, "%d loads of %s (%d tensors each: %d decisions), median of %d runs, %d cores, broker %s.%n%n",
                 loads, model.id(), tensorsPerLoad, decisions, runs, Runtime.getRuntime().availableProcessors(),
-                System.getenv("KAFKA_BOOTSTRAP_SERVERS") == null ? "in-JVM KRaft (same JVM)" : "external"));
+                System.getenv("KAFKA_BOOTSTRAP_SERVERS") == null ? "in-JVM KRaft (same JVM)"
+                        : System.getenv().getOrDefault("PA_BENCH_BROKER", "external " + System.getenv("KAFKA_BOOTSTRAP_SERVERS"))));
         md.append("| mode | seconds | loads/s | records out/s | worker ratio |\n|---|---|---|---|---|\n");
         md.append(row("raw EOS passthrough (1 record out per load)", passthrough, loads, loads, worker));
         md.append(row("raw EOS fan-out (worker's bytes, no resolve)", fanout, loads, decisions + loads, worker));

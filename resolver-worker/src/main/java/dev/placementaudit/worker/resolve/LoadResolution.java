@@ -1,5 +1,6 @@
 package dev.placementaudit.worker.resolve;
 
+import dev.placementaudit.core.format.Format;
 import dev.placementaudit.core.placement.AllocationDecision;
 import dev.placementaudit.core.placement.AllocationResolver;
 import dev.placementaudit.core.placement.MemoryDomain;
@@ -10,10 +11,15 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.ReasonCode;
 import dev.placementaudit.events.ScopeKind;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -36,11 +42,26 @@ public final class LoadResolution {
         return resolverVersion;
     }
 
-    /** A name-based (RFC 4122 v3) UUID of load, tensor and resolver version. */
+    /**
+     * A name-based (RFC 4122 v3) UUID of load, tensor and resolver version: the same value
+     * {@code UUID.nameUUIDFromBytes} gives, computed with a per-thread digest because this runs once per tensor.
+     */
     public static String decisionId(UUID loadId, String tensorName, String resolverVersion) {
-        return UUID.nameUUIDFromBytes((loadId + "\u0000" + tensorName + "\u0000" + resolverVersion)
-                .getBytes(StandardCharsets.UTF_8)).toString();
+        MessageDigest md5 = MD5.get();
+        byte[] hash = md5.digest((loadId + "\u0000" + tensorName + "\u0000" + resolverVersion).getBytes(StandardCharsets.UTF_8));
+        hash[6] = (byte) ((hash[6] & 0x0f) | 0x30);
+        hash[8] = (byte) ((hash[8] & 0x3f) | 0x80);
+        ByteBuffer bytes = ByteBuffer.wrap(hash);
+        return new UUID(bytes.getLong(), bytes.getLong()).toString();
     }
+
+    private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(() -> {
+        try {
+            return MessageDigest.getInstance("MD5");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM ships MD5", e);
+        }
+    });
 
     public ResolvedLoad resolve(ValidLoad load, Provenance source, Instant decidedAt) {
         ModelLoaded event = load.event();
@@ -48,11 +69,13 @@ public final class LoadResolution {
         List<PlanTensor> tensors = load.tensors();
         List<AllocationDecided> decisions = new ArrayList<>(tensors.size());
         Totals totals = new Totals();
+        // A model has a handful of distinct formats; render each once, not once per tensor.
+        Map<Format, String> rendered = new HashMap<>();
         for (int i = 0; i < tensors.size(); i++) {
             PlanTensor tensor = tensors.get(i);
             AllocationDecision decision = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
             totals.add(tensor, decision);
-            decisions.add(decided(event, tensor, decision, i, tensors.size(), digest, source, decidedAt));
+            decisions.add(decided(event, tensor, decision, i, tensors.size(), digest, source, decidedAt, rendered));
         }
         return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, source, decidedAt));
     }
@@ -62,7 +85,7 @@ public final class LoadResolution {
      * validation was a fifth of the worker's CPU. Arguments follow the schema's field order.
      */
     private AllocationDecided decided(ModelLoaded event, PlanTensor tensor, AllocationDecision decision, int index, int count,
-                                      String digest, Provenance source, Instant decidedAt) {
+                                      String digest, Provenance source, Instant decidedAt, Map<Format, String> rendered) {
         return new AllocationDecided(
                 decisionId(event.getLoadId(), tensor.name(), resolverVersion),
                 event.getLoadId().toString(),
@@ -81,10 +104,10 @@ public final class LoadResolution {
                 count,
                 tensor.format().dtype().name(),
                 tensor.format().encoding().spec(),
-                tensor.format().toString(),
+                rendered.computeIfAbsent(tensor.format(), Format::toString),
                 tensor.elementCount(),
                 tensor.bytes(),
-                decision.residentFormat().toString(),
+                rendered.computeIfAbsent(decision.residentFormat(), Format::toString),
                 decision.residentBytes(),
                 DOMAINS[decision.domain().ordinal()],
                 SCOPES[decision.scope().ordinal()],
@@ -93,7 +116,8 @@ public final class LoadResolution {
                 decision.mappingRequested(),
                 REASONS[decision.primaryReason().ordinal()],
                 REASONS[decision.placement().ordinal()],
-                decision.mappingBlockers().stream().map(code -> REASONS[code.ordinal()]).toList(),
+                decision.mappingBlockers().isEmpty() ? List.of()
+                        : decision.mappingBlockers().stream().map(code -> REASONS[code.ordinal()]).toList(),
                 decision.explanation(),
                 resolverVersion,
                 digest,

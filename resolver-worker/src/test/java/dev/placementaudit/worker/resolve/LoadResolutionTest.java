@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -54,6 +55,14 @@ class LoadResolutionTest {
             assertThat(d.getLoadOccurredAt()).isEqualTo(load.getOccurredAt().toEpochMilli());
             assertThat(d.getMutable()).isFalse();
         });
+    }
+
+    @Test
+    void decisionIdIsTheStandardNameBasedUuid() {
+        UUID load = UUID.fromString("6f1c2a9e-8d7b-4c3a-9e2f-1a2b3c4d5e6f");
+
+        assertThat(LoadResolution.decisionId(load, "blk.0.attn_q.weight", "0.1.0/skainet-1192")).isEqualTo(UUID.nameUUIDFromBytes(
+                (load + "\u0000blk.0.attn_q.weight\u00000.1.0/skainet-1192").getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString());
     }
 
     @Test

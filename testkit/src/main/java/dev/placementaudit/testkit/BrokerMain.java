@@ -1,0 +1,28 @@
+package dev.placementaudit.testkit;
+
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The in-JVM broker as a process of its own: {@code BrokerMain [dir] [port] [controllerPort]}. For benchmarks, where
+ * a broker sharing the measured JVM's heap and GC would distort the numbers, and for local development.
+ * Keeps its log in {@code dir} across restarts; stops cleanly on SIGTERM.
+ */
+public final class BrokerMain {
+    private BrokerMain() {
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        Path dir = Path.of(args.length > 0 ? args[0] : "target/kafka");
+        int port = args.length > 1 ? Integer.parseInt(args[1]) : 9092;
+        int controllerPort = args.length > 2 ? Integer.parseInt(args[2]) : port + 1;
+        EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startPersistent(dir, port, controllerPort);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            broker.close();
+            stopped.countDown();
+        }, "broker-shutdown"));
+        System.out.println("broker ready at " + broker.bootstrapServers() + " (log in " + dir.toAbsolutePath() + ")");
+        stopped.await();
+    }
+}
