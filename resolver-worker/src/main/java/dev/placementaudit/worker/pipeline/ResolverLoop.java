@@ -1,5 +1,7 @@
 package dev.placementaudit.worker.pipeline;
 
+import dev.placementaudit.service.DeadLetter;
+
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;

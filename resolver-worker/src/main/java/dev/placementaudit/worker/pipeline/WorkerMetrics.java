@@ -1,5 +1,7 @@
 package dev.placementaudit.worker.pipeline;
 
+import dev.placementaudit.service.DeadLetter;
+
 import dev.placementaudit.events.AllocationDecided;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;

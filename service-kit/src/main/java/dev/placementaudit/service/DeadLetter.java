@@ -1,4 +1,4 @@
-package dev.placementaudit.worker.pipeline;
+package dev.placementaudit.service;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -21,24 +21,26 @@ public final class DeadLetter {
     public static final String SOURCE_PARTITION = "pa.dlq.source.partition";
     public static final String SOURCE_OFFSET = "pa.dlq.source.offset";
     public static final String SOURCE_TIMESTAMP = "pa.dlq.source.timestamp";
-    public static final String RESOLVER_VERSION = "pa.dlq.resolver.version";
+    public static final String SERVICE_VERSION = "pa.dlq.service.version";
     public static final String FAILED_AT = "pa.dlq.failed.at";
 
-    /** Why a record could not be resolved; stable, as it is matched on by whoever drains the DLQ. */
+    /** Why a record could not be processed; stable, as it is matched on by whoever drains the DLQ. */
     public enum Reason {
-        /** The bytes are no ModelLoaded (detail: the decoder's cause). */
+        /** The bytes are no event of the expected type (detail: the decoder's cause). */
         UNDECODABLE,
         /** Decodes, but the content is invalid (detail: the validator's code; field header names the field). */
         INVALID_CONTENT,
         /** Its outputs could not be produced even alone in a transaction (e.g. too large for the broker). */
-        PRODUCE_FAILED
+        PRODUCE_FAILED,
+        /** Decodes, but cannot be stored (a value beyond what the projection's columns hold). */
+        UNSTORABLE
     }
 
     private DeadLetter() {
     }
 
     public static ProducerRecord<byte[], byte[]> of(String dlqTopic, ConsumerRecord<byte[], byte[]> source, Reason reason,
-                                                    String detail, String field, String error, String resolverVersion, Instant at) {
+                                                    String detail, String field, String error, String serviceVersion, Instant at) {
         Headers headers = new RecordHeaders(source.headers().toArray());
         put(headers, REASON, reason.name());
         put(headers, DETAIL, detail);
@@ -50,7 +52,7 @@ public final class DeadLetter {
         put(headers, SOURCE_PARTITION, Integer.toString(source.partition()));
         put(headers, SOURCE_OFFSET, Long.toString(source.offset()));
         put(headers, SOURCE_TIMESTAMP, Long.toString(source.timestamp()));
-        put(headers, RESOLVER_VERSION, resolverVersion);
+        put(headers, SERVICE_VERSION, serviceVersion);
         put(headers, FAILED_AT, at.toString());
         return new ProducerRecord<>(dlqTopic, null, source.key(), source.value(), headers);
     }

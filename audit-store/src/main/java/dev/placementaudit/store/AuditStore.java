@@ -1,0 +1,143 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.service.Health;
+import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.alerts.AlertPublisher;
+import dev.placementaudit.store.api.ApiRoutes;
+import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.ingest.IngestLoop;
+import dev.placementaudit.store.ingest.ProjectionWriter;
+import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.regression.RegressionDetector;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** A running audit store: database migrated, ingest loop on its own thread, API and ops endpoint up. */
+public final class AuditStore implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AuditStore.class);
+
+    private final AuditDatabase database;
+    private final IngestLoop loop;
+    private final Thread thread;
+    private final AlertPublisher publisher;
+    private final KafkaProducer<byte[], byte[]> deadLetters;
+    private final OpsServer ops;
+    private final AuditQueries queries;
+
+    private AuditStore(AuditDatabase database, IngestLoop loop, Thread thread, AlertPublisher publisher,
+                       KafkaProducer<byte[], byte[]> deadLetters, OpsServer ops, AuditQueries queries) {
+        this.database = database;
+        this.loop = loop;
+        this.thread = thread;
+        this.publisher = publisher;
+        this.deadLetters = deadLetters;
+        this.ops = ops;
+        this.queries = queries;
+    }
+
+    public static AuditStore start(StoreConfig config, PrometheusMeterRegistry registry) {
+        AuditDatabase database = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), config.jdbcSchema(), config.poolSize());
+        AuditQueries queries = new AuditQueries(database.dataSource(), config.offHeapGrowth(), config.heapGrowth());
+        StoreMetrics metrics = new StoreMetrics(registry, database.dataSource());
+        RegressionDetector detector = new RegressionDetector(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
+        AlertOutbox outbox = new AlertOutbox(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
+        ProjectionWriter writer = new ProjectionWriter(database, config.groupId(), config.decisionsTopic(), config.resolvedTopic(),
+                detector, outbox, Clock.systemUTC());
+
+        Map<String, Object> consumerConfig = new HashMap<>(config.kafka());
+        consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
+        consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(config.maxPollRecords()));
+        consumerConfig.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        consumerConfig.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "audit-store-ingest");
+        Map<String, Object> producerConfig = new HashMap<>(config.kafka());
+        producerConfig.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
+        producerConfig.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-dlq");
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        KafkaProducer<byte[], byte[]> deadLetters = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
+        AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic());
+        IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic()), config.deadLetterTopic(),
+                config.pollTimeout(), writer, publisher, metrics, Clock.systemUTC());
+        Thread thread = new Thread(loop, "audit-store-ingest");
+        thread.start();
+        AuditStore[] self = new AuditStore[1];
+        OpsServer ops = config.httpPort() < 0 ? null : OpsServer.start("0.0.0.0", config.httpPort(), registry, () -> self[0].health(),
+                routes -> ApiRoutes.install(routes, queries, config.apiToken()));
+        self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, ops, queries);
+        LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
+                redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());
+        return self[0];
+    }
+
+    public Health health() {
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("state", loop.state().name());
+        details.put("assignedPartitions", loop.assignment().stream().map(TopicPartition::toString).sorted().toList());
+        if (loop.failure() != null) {
+            details.put("failure", loop.failure().toString());
+        }
+        return new Health(loop.state() == IngestLoop.State.RUNNING, details);
+    }
+
+    public IngestLoop.State state() {
+        return loop.state();
+    }
+
+    public AuditQueries queries() {
+        return queries;
+    }
+
+    public AuditDatabase database() {
+        return database;
+    }
+
+    public int port() {
+        return ops == null ? -1 : ops.port();
+    }
+
+    public boolean awaitTermination(Duration timeout) throws InterruptedException {
+        thread.join(timeout.toMillis());
+        return !thread.isAlive();
+    }
+
+    @Override
+    public void close() {
+        loop.shutdown();
+        try {
+            if (!awaitTermination(Duration.ofSeconds(30))) {
+                LOG.warn("ingest loop did not stop within 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (ops != null) {
+            ops.close();
+        }
+        publisher.close();
+        deadLetters.close(Duration.ofSeconds(10));
+        database.close();
+        LOG.info("audit-store stopped ({})", loop.state());
+    }
+
+    static String redact(String jdbcUrl) {
+        return jdbcUrl.replaceAll("(?i)(password=)[^&;]*", "$1****");
+    }
+}

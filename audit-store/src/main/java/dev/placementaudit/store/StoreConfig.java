@@ -1,0 +1,68 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.store.regression.GrowthRule;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Everything the audit store reads, from {@code store.*} keys (env {@code PA_STORE_*}); {@code kafka.*} keys pass
+ * through to the Kafka clients.
+ *
+ * @param jdbcUrl  {@code jdbc:postgresql://...} in production; the default is an H2 file next to the process
+ * @param apiToken when set, {@code /api/*} requires {@code Authorization: Bearer <token>}
+ */
+public record StoreConfig(
+        Map<String, Object> kafka,
+        String decisionsTopic,
+        String resolvedTopic,
+        String alertsTopic,
+        String deadLetterTopic,
+        String groupId,
+        String jdbcUrl,
+        String jdbcUser,
+        String jdbcPassword,
+        String jdbcSchema,
+        int poolSize,
+        Duration pollTimeout,
+        int maxPollRecords,
+        GrowthRule offHeapGrowth,
+        GrowthRule heapGrowth,
+        int httpPort,
+        String apiToken) {
+
+    public static final String DEFAULT_JDBC_URL = "jdbc:h2:file:./data/audit;MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH";
+
+    public StoreConfig {
+        kafka = Map.copyOf(kafka);
+    }
+
+    public static StoreConfig from(Settings settings) {
+        String decisions = settings.string("store.decisions.topic", "allocation-decided");
+        return new StoreConfig(
+                settings.kafkaClientConfig(),
+                decisions,
+                settings.string("store.resolved.topic", "load-resolved"),
+                settings.string("store.alerts.topic", "placement-alerts"),
+                settings.string("store.dlq.topic", decisions + ".dlq"),
+                settings.string("store.group.id", "placement-audit-store"),
+                settings.string("store.jdbc.url", DEFAULT_JDBC_URL),
+                settings.string("store.jdbc.user", settings.string("store.jdbc.url", DEFAULT_JDBC_URL).startsWith("jdbc:h2:") ? "sa" : "postgres"),
+                settings.string("store.jdbc.password", ""),
+                settings.string("store.jdbc.schema", null),
+                settings.integer("store.jdbc.pool.size", 4, 1, 64),
+                settings.duration("store.poll.timeout", Duration.ofMillis(500)),
+                settings.integer("store.max.poll.records", 2_000, 1, 100_000),
+                new GrowthRule("off-heap", settings.integer("store.rules.offheap.percent", 10, 0, 100_000),
+                        settings.longValue("store.rules.offheap.bytes", 16L << 20, 0)),
+                new GrowthRule("heap", settings.integer("store.rules.heap.percent", 10, 0, 100_000),
+                        settings.longValue("store.rules.heap.bytes", 16L << 20, 0)),
+                settings.integer("store.http.port", 8082, -1, 65_535),
+                settings.string("store.api.token", null));
+    }
+
+    public boolean hasKafka() {
+        return kafka.containsKey("bootstrap.servers");
+    }
+}

@@ -1,0 +1,136 @@
+package dev.placementaudit.store.alerts;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.placementaudit.events.AlertKind;
+import dev.placementaudit.events.AlertTensor;
+import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.schemas.EventSerde;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Drains the alert outbox to the {@code placement-alerts} topic: publishes every unsuppressed, unpublished alert,
+ * waits for the broker's acknowledgement, then marks it published. A crash between the two republishes it with
+ * the same alertId (at least once; consumers dedupe on the id), never loses it.
+ */
+public final class AlertPublisher implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AlertPublisher.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final DataSource database;
+    private final String topic;
+    private final KafkaProducer<String, PlacementAlert> producer;
+
+    public AlertPublisher(DataSource database, Map<String, Object> kafka, String topic) {
+        this.database = database;
+        this.topic = topic;
+        Map<String, Object> config = new HashMap<>(kafka);
+        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-alerts");
+        this.producer = new KafkaProducer<>(config, new StringSerializer(), EventSerde.of(PlacementAlert.class));
+    }
+
+    /** @return how many alerts were published */
+    public int publishPending() throws SQLException {
+        List<PlacementAlert> pending = new ArrayList<>();
+        try (Connection c = database.getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT * FROM alerts WHERE published_at IS NULL AND suppressed_by IS NULL "
+                     + "ORDER BY detected_at FETCH FIRST 500 ROWS ONLY");
+             ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                pending.add(alert(rs));
+            }
+        }
+        if (pending.isEmpty()) {
+            return 0;
+        }
+        List<Future<?>> sends = new ArrayList<>();
+        for (PlacementAlert alert : pending) {
+            sends.add(producer.send(new ProducerRecord<>(topic, alert.getDeploymentId(), alert)));
+        }
+        try {
+            for (Future<?> send : sends) {
+                send.get(30, TimeUnit.SECONDS);
+            }
+        } catch (Exception e) {
+            LOG.warn("publishing {} alerts failed; they stay in the outbox: {}", pending.size(), e.toString());
+            return 0;
+        }
+        try (Connection c = database.getConnection();
+             PreparedStatement s = c.prepareStatement("UPDATE alerts SET published_at = ? WHERE alert_id = ?")) {
+            for (PlacementAlert alert : pending) {
+                s.setTimestamp(1, Timestamp.from(Instant.now()));
+                s.setString(2, alert.getAlertId());
+                s.addBatch();
+            }
+            s.executeBatch();
+        }
+        pending.forEach(a -> LOG.info("alert {} {} on {} {} -> {}: {} ({})", a.getAlertId(), a.getKind(), a.getDeploymentId(),
+                a.getFromRelease(), a.getToRelease(), a.getDeltaBytes(), a.getRule()));
+        return pending.size();
+    }
+
+    private static PlacementAlert alert(ResultSet rs) throws SQLException {
+        List<Map<String, Object>> top;
+        try {
+            top = JSON.readValue(rs.getString("top_tensors"), new TypeReference<>() { });
+        } catch (java.io.IOException e) {
+            throw new SQLException("alert " + rs.getString("alert_id") + " has unreadable top_tensors", e);
+        }
+        double percent = rs.getDouble("threshold_percent");
+        Double thresholdPercent = rs.wasNull() ? null : percent;
+        long bytes = rs.getLong("threshold_bytes");
+        Long thresholdBytes = rs.wasNull() ? null : bytes;
+        return PlacementAlert.newBuilder()
+                .setAlertId(rs.getString("alert_id"))
+                .setKind(AlertKind.valueOf(rs.getString("kind")))
+                .setDeploymentId(rs.getString("deployment_id"))
+                .setModelId(rs.getString("model_id"))
+                .setFromRelease(rs.getString("from_release"))
+                .setToRelease(rs.getString("to_release"))
+                .setFromLoadId(rs.getString("from_load_id"))
+                .setToLoadId(rs.getString("to_load_id"))
+                .setBeforeBytes(rs.getLong("before_bytes"))
+                .setAfterBytes(rs.getLong("after_bytes"))
+                .setDeltaBytes(rs.getLong("delta_bytes"))
+                .setRule(rs.getString("rule_text"))
+                .setThresholdPercent(thresholdPercent)
+                .setThresholdBytes(thresholdBytes)
+                .setTopTensors(top.stream().map(t -> AlertTensor.newBuilder()
+                        .setName(String.valueOf(t.get("name")))
+                        .setBeforeDomain((String) t.get("beforeDomain"))
+                        .setAfterDomain((String) t.get("afterDomain"))
+                        .setBeforeBytes(((Number) t.get("beforeBytes")).longValue())
+                        .setAfterBytes(((Number) t.get("afterBytes")).longValue())
+                        .setBeforeReason((String) t.get("beforeReason"))
+                        .setAfterReason((String) t.get("afterReason"))
+                        .build()).toList())
+                .setDetectedAt(rs.getTimestamp("detected_at").toInstant())
+                .build();
+    }
+
+    @Override
+    public void close() {
+        producer.close(java.time.Duration.ofSeconds(10));
+    }
+}

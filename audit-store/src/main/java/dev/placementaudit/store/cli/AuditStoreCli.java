@@ -1,0 +1,291 @@
+package dev.placementaudit.store.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.placementaudit.core.placement.ByteSizes;
+import dev.placementaudit.schemas.AvroTrust;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.store.AuditStore;
+import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.ingest.IngestLoop;
+import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.regression.Finding;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code audit-store run|where|diff|fleet|alerts|budget}. */
+@Command(name = "audit-store", mixinStandardHelpOptions = true, version = "audit-store 0.1.0",
+        description = "Where every tensor of every model load landed, release after release.",
+        subcommands = {AuditStoreCli.Run.class, AuditStoreCli.Where.class, AuditStoreCli.Diff.class, AuditStoreCli.Fleet.class,
+                AuditStoreCli.Alerts.class, AuditStoreCli.Budget.class})
+public final class AuditStoreCli {
+    static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS).enable(SerializationFeature.INDENT_OUTPUT);
+
+    public static void main(String[] args) {
+        AvroTrust.install();
+        System.exit(commandLine().execute(args));
+    }
+
+    public static CommandLine commandLine() {
+        CommandLine cli = new CommandLine(new AuditStoreCli());
+        cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {
+            commandLine.getErr().println("error: " + e.getMessage());
+            return 2;
+        });
+        return cli;
+    }
+
+    /** Where the store's configuration comes from; every query command opens the database itself. */
+    static final class Common {
+        @Option(names = "--config", description = "properties file (store.*, kafka.*); env PA_* and -D override it")
+        Path config;
+
+        @Option(names = "--set", description = "key=value override, e.g. --set store.jdbc.url=jdbc:postgresql://db/audit")
+        Map<String, String> overrides = new LinkedHashMap<>();
+
+        @Option(names = "--format", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE})")
+        String format;
+
+        StoreConfig storeConfig() {
+            return StoreConfig.from(Settings.load(config, overrides));
+        }
+
+        AuditDatabase open() {
+            StoreConfig c = storeConfig();
+            return AuditDatabase.open(c.jdbcUrl(), c.jdbcUser(), c.jdbcPassword(), c.jdbcSchema(), 2);
+        }
+
+        AuditQueries queries(AuditDatabase database) {
+            StoreConfig c = storeConfig();
+            return new AuditQueries(database.dataSource(), c.offHeapGrowth(), c.heapGrowth());
+        }
+
+        boolean json() {
+            return format.equalsIgnoreCase("json");
+        }
+    }
+
+    @Command(name = "run", mixinStandardHelpOptions = true, description = "Ingest decisions into the database and serve the API. Stops on SIGTERM.")
+    static final class Run implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+
+        @Override
+        public Integer call() throws InterruptedException {
+            AuditStore store = AuditStore.start(common.storeConfig(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+            Runtime.getRuntime().addShutdownHook(new Thread(store::close, "audit-store-shutdown"));
+            while (!store.awaitTermination(Duration.ofSeconds(1))) {
+                // waiting for SIGTERM or a fatal error
+            }
+            return store.state() == IngestLoop.State.FAILED ? 1 : 0;
+        }
+    }
+
+    @Command(name = "where", mixinStandardHelpOptions = true, description = "Where every tensor landed: a deployment's loads, or one load in full.")
+    static final class Where implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--deployment")
+        String deployment;
+        @Option(names = "--model")
+        String model;
+        @Option(names = "--release")
+        String release;
+        @Option(names = "--load", description = "one load id: every tensor, its domain and reason")
+        String load;
+        @Option(names = "--limit", defaultValue = "20")
+        int limit;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            try (AuditDatabase db = common.open()) {
+                AuditQueries queries = common.queries(db);
+                if (load != null) {
+                    var detail = queries.load(load).orElseThrow(() -> new IllegalArgumentException("no load " + load));
+                    if (common.json()) {
+                        out.println(JSON.writeValueAsString(detail));
+                        return 0;
+                    }
+                    var l = detail.load();
+                    out.printf(Locale.ROOT, "%s  %s %s  %s  %d tensors  heap %s  off-heap %s  mapped %s%n", l.loadId(), l.deploymentId(), l.release(),
+                            l.modelId(), l.tensorCount(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()), ByteSizes.format(l.mappedBytes()));
+                    detail.tensors().forEach(t -> out.printf(Locale.ROOT, "  %-40s %-13s %10s  %-20s %s%n", t.name(), t.domain(),
+                            ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat()));
+                    return 0;
+                }
+                List<AuditQueries.LoadSummary> loads = queries.loads(deployment, model, release, limit);
+                if (common.json()) {
+                    out.println(JSON.writeValueAsString(loads));
+                    return 0;
+                }
+                out.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", "load", "deployment", "release", "model", "complete", "heap", "off-heap", "mapped");
+                loads.forEach(l -> out.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", l.loadId(), l.deploymentId(), l.release(),
+                        l.modelId(), l.complete(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()), ByteSizes.format(l.mappedBytes())));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "diff", mixinStandardHelpOptions = true, description = "Compare two releases of a deployment's model, tensor by tensor.")
+    static final class Diff implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--deployment", required = true)
+        String deployment;
+        @Option(names = "--model", required = true)
+        String model;
+        @Option(names = "--from", required = true)
+        String from;
+        @Option(names = "--to", required = true)
+        String to;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            try (AuditDatabase db = common.open()) {
+                var report = common.queries(db).diff(deployment, model, from, to)
+                        .orElseThrow(() -> new IllegalArgumentException("no complete load of " + model + " on " + deployment + " for " + from + " and " + to));
+                if (common.json()) {
+                    out.println(JSON.writeValueAsString(report));
+                    return 0;
+                }
+                out.printf(Locale.ROOT, "%s %s: %s -> %s  off-heap %s -> %s  heap %s -> %s  mapped %s -> %s%n", deployment, model, from, to,
+                        ByteSizes.format(report.from().offHeapBytes()), ByteSizes.format(report.to().offHeapBytes()),
+                        ByteSizes.format(report.from().heapBytes()), ByteSizes.format(report.to().heapBytes()),
+                        ByteSizes.format(report.from().mappedBytes()), ByteSizes.format(report.to().mappedBytes()));
+                out.println("  " + report.countsByKind());
+                for (Finding f : report.findings()) {
+                    out.printf(Locale.ROOT, "  %-15s %-40s %s -> %s  %s -> %s%n      before: %s%n      after:  %s%n", f.kind(),
+                            f.tensorName() == null ? "(load total)" : f.tensorName(), f.beforeDomain(), f.afterDomain(),
+                            ByteSizes.format(f.beforeBytes()), ByteSizes.format(f.afterBytes()), f.beforeReason(), f.afterReason());
+                }
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "fleet", mixinStandardHelpOptions = true, description = "One release across the fleet: totals, regressions, drift.")
+    static final class Fleet implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--release", required = true)
+        String release;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            try (AuditDatabase db = common.open()) {
+                var report = common.queries(db).fleet(release);
+                if (common.json()) {
+                    out.println(JSON.writeValueAsString(report));
+                    return 0;
+                }
+                out.printf(Locale.ROOT, "release %s: %d deployments  heap %s  off-heap %s  mapped %s%n", release, report.deployments(),
+                        ByteSizes.format(report.heapBytes()), ByteSizes.format(report.offHeapBytes()), ByteSizes.format(report.mappedBytes()));
+                out.println("  with regressions: " + report.withRegressions());
+                out.println("  drifting from the fleet: " + report.drifting());
+                report.rows().forEach(r -> out.printf(Locale.ROOT, "  %-16s %-20s %-8s %-8s off-heap %10s  mapped %10s  regressions %d%s%n",
+                        r.deploymentId(), r.modelId(), r.platform(), r.profile(), ByteSizes.format(r.offHeapBytes()), ByteSizes.format(r.mappedBytes()),
+                        r.regressions(), r.driftsFromFleet() ? "  DRIFT" : ""));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "alerts", mixinStandardHelpOptions = true, description = "Alerts raised, newest first (suppressed ones say by what).")
+    static final class Alerts implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--deployment")
+        String deployment;
+        @Option(names = "--limit", defaultValue = "20")
+        int limit;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            try (AuditDatabase db = common.open()) {
+                var alerts = common.queries(db).alerts(deployment, limit);
+                if (common.json()) {
+                    out.println(JSON.writeValueAsString(alerts));
+                    return 0;
+                }
+                alerts.forEach(a -> out.printf(Locale.ROOT, "%s %-15s %-16s %s -> %s  %+d bytes (%s)  %s%s%n", a.detectedAt(), a.kind(),
+                        a.deploymentId(), a.fromRelease(), a.toRelease(), a.deltaBytes(), ByteSizes.format(a.deltaBytes()), a.rule(),
+                        a.suppressedBy() == null ? "" : "  [suppressed: " + a.suppressedBy() + "]"));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "budget", mixinStandardHelpOptions = true,
+            description = "Declare the growth a deployment's release is expected to bring; within it no alert is raised.")
+    static final class Budget implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--deployment", required = true)
+        String deployment;
+        @Option(names = "--release", required = true)
+        String release;
+        @Option(names = "--kind", defaultValue = "OFFHEAP_GROWTH", description = "OFFHEAP_GROWTH, HEAP_GROWTH or LOST_MAPPING (default: ${DEFAULT-VALUE})")
+        String kind;
+        @Option(names = "--max-delta-bytes", description = "allowed growth; omit to acknowledge any growth")
+        Long maxDelta;
+        @Option(names = "--note", required = true, description = "why, e.g. a ticket")
+        String note;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            if (!List.of("OFFHEAP_GROWTH", "HEAP_GROWTH", "LOST_MAPPING").contains(kind)) {
+                throw new IllegalArgumentException("--kind must be OFFHEAP_GROWTH, HEAP_GROWTH or LOST_MAPPING");
+            }
+            try (AuditDatabase db = common.open(); Connection c = db.dataSource().getConnection();
+                 PreparedStatement s = c.prepareStatement(db.dialect().upsert("growth_budgets",
+                         List.of("deployment_id", "release_name", "kind", "max_delta_bytes", "note", "created_at"),
+                         List.of("VARCHAR(200)", "VARCHAR(200)", "VARCHAR(30)", "BIGINT", "VARCHAR(1000)", "TIMESTAMP WITH TIME ZONE"),
+                         List.of("deployment_id", "release_name", "kind")))) {
+                s.setString(1, deployment);
+                s.setString(2, release);
+                s.setString(3, kind);
+                s.setObject(4, maxDelta);
+                s.setString(5, note);
+                s.setTimestamp(6, Timestamp.from(Instant.now()));
+                s.executeUpdate();
+            }
+            spec.commandLine().getOut().printf(Locale.ROOT, "%s on %s %s: %s (%s)%n", kind, deployment, release,
+                    maxDelta == null ? "acknowledged" : "budget " + ByteSizes.format(maxDelta), note);
+            return 0;
+        }
+    }
+}

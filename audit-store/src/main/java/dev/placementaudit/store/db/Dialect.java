@@ -1,0 +1,56 @@
+package dev.placementaudit.store.db;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * The one place the two databases differ for us: an idempotent insert. PostgreSQL has {@code ON CONFLICT DO
+ * NOTHING} (concurrency-safe); H2 has none, so it gets the standard {@code MERGE ... WHEN NOT MATCHED}, which a
+ * concurrent duplicate can still trip with SQLState 23505 - callers treat that as "already recorded".
+ */
+public enum Dialect {
+    POSTGRESQL, H2;
+
+    public static Dialect of(String jdbcUrl) {
+        if (jdbcUrl.startsWith("jdbc:postgresql:")) {
+            return POSTGRESQL;
+        }
+        if (jdbcUrl.startsWith("jdbc:h2:")) {
+            return H2;
+        }
+        throw new IllegalArgumentException("unsupported database URL '" + jdbcUrl + "': use jdbc:postgresql:... or jdbc:h2:...");
+    }
+
+    /** An insert that does nothing when a row with the same key exists. {@code types} are SQL types for the casts. */
+    public String insertIgnoringDuplicates(String table, List<String> columns, List<String> types, String key) {
+        String cols = String.join(", ", columns);
+        if (this == POSTGRESQL) {
+            String params = types.stream().map(t -> "CAST(? AS " + t + ")").collect(Collectors.joining(", "));
+            return "INSERT INTO " + table + " (" + cols + ") VALUES (" + params + ") ON CONFLICT (" + key + ") DO NOTHING";
+        }
+        String params = types.stream().map(t -> "CAST(? AS " + t + ")").collect(Collectors.joining(", "));
+        String values = columns.stream().map(c -> "s." + c).collect(Collectors.joining(", "));
+        return "MERGE INTO " + table + " AS t USING (VALUES (" + params + ")) AS s(" + cols + ") ON t." + key + " = s." + key
+                + " WHEN NOT MATCHED THEN INSERT (" + cols + ") VALUES (" + values + ")";
+    }
+
+    /** An insert-or-update on the given key columns, in standard MERGE, which both run. */
+    public String upsert(String table, List<String> columns, List<String> types, List<String> keys) {
+        String cols = String.join(", ", columns);
+        String params = types.stream().map(t -> "CAST(? AS " + t + ")").collect(Collectors.joining(", "));
+        String on = keys.stream().map(k -> "t." + k + " = s." + k).collect(Collectors.joining(" AND "));
+        String set = columns.stream().filter(c -> !keys.contains(c)).map(c -> c + " = s." + c).collect(Collectors.joining(", "));
+        String values = columns.stream().map(c -> "s." + c).collect(Collectors.joining(", "));
+        return "MERGE INTO " + table + " AS t USING (VALUES (" + params + ")) AS s(" + cols + ") ON " + on
+                + " WHEN MATCHED THEN UPDATE SET " + set + " WHEN NOT MATCHED THEN INSERT (" + cols + ") VALUES (" + values + ")";
+    }
+
+    public static boolean isDuplicateKey(java.sql.SQLException e) {
+        for (java.sql.SQLException s = e; s != null; s = s.getNextException()) {
+            if ("23505".equals(s.getSQLState())) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

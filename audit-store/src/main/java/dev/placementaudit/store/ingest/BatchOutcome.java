@@ -1,0 +1,17 @@
+package dev.placementaudit.store.ingest;
+
+import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.regression.Detection;
+import dev.placementaudit.store.regression.LoadRef;
+
+import java.util.List;
+
+/** What one committed batch did. */
+public record BatchOutcome(int decisions, int summaries, List<LoadRef> completed, List<Detection> detections,
+                           List<AlertOutbox.StoredAlert> alerts) {
+    public BatchOutcome {
+        completed = List.copyOf(completed);
+        detections = List.copyOf(detections);
+        alerts = List.copyOf(alerts);
+    }
+}

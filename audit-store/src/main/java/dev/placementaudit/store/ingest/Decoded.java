@@ -1,0 +1,20 @@
+package dev.placementaudit.store.ingest;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.service.DeadLetter;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+/** One consumed record, decoded: a decision, a load summary, or a reject bound for the dead letters. */
+sealed interface Decoded {
+    ConsumerRecord<byte[], byte[]> record();
+
+    record Decision(ConsumerRecord<byte[], byte[]> record, AllocationDecided event) implements Decoded {
+    }
+
+    record Summary(ConsumerRecord<byte[], byte[]> record, LoadResolved event) implements Decoded {
+    }
+
+    record Reject(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String error) implements Decoded {
+    }
+}

@@ -1,0 +1,219 @@
+package dev.placementaudit.store.ingest;
+
+import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.store.StoreMetrics;
+import dev.placementaudit.store.alerts.AlertPublisher;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Consumes decisions and load summaries (read_committed) into the projection. Kafka offsets are not the truth
+ * here: on every assignment the consumer seeks to the offsets stored in the database with the rows, so a crash
+ * anywhere replays exactly what did not commit. A database outage stalls ingestion (the batch in hand is retried
+ * with backoff) and loses nothing; records that cannot be stored go to the dead-letter topic first.
+ */
+public final class IngestLoop implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(IngestLoop.class);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
+
+    public enum State { STARTING, RUNNING, DATABASE_UNAVAILABLE, STOPPED, FAILED }
+
+    private final Consumer<byte[], byte[]> consumer;
+    private final Producer<byte[], byte[]> deadLetters;
+    private final List<String> topics;
+    private final String deadLetterTopic;
+    private final Duration pollTimeout;
+    private final ProjectionWriter writer;
+    private final AlertPublisher alerts;
+    private final StoreMetrics metrics;
+    private final Clock clock;
+    private volatile boolean running = true;
+    private volatile State state = State.STARTING;
+    private volatile Throwable failure;
+    private volatile Set<TopicPartition> assignment = Set.of();
+
+    public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
+                      Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, StoreMetrics metrics, Clock clock) {
+        this.consumer = consumer;
+        this.deadLetters = deadLetters;
+        this.topics = List.copyOf(topics);
+        this.deadLetterTopic = deadLetterTopic;
+        this.pollTimeout = pollTimeout;
+        this.writer = writer;
+        this.alerts = alerts;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    @Override
+    public void run() {
+        try {
+            consumer.subscribe(topics, new SeekToStoredOffsets());
+            state = State.RUNNING;
+            while (running) {
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(pollTimeout);
+                assignment = Set.copyOf(consumer.assignment());
+                if (!records.isEmpty()) {
+                    List<ConsumerRecord<byte[], byte[]>> list = new ArrayList<>(records.count());
+                    records.forEach(list::add);
+                    ingest(list);
+                }
+                publishAlerts();
+            }
+        } catch (WakeupException e) {
+            if (running) {
+                failure = e;
+            }
+        } catch (Throwable e) {
+            failure = e;
+            LOG.error("ingest loop failed; stopping", e);
+        } finally {
+            try {
+                consumer.close();
+            } catch (RuntimeException e) {
+                LOG.warn("closing the consumer failed: {}", e.toString());
+            }
+            state = failure == null ? State.STOPPED : State.FAILED;
+        }
+    }
+
+    public void shutdown() {
+        running = false;
+        consumer.wakeup();
+    }
+
+    public State state() {
+        return state;
+    }
+
+    public Throwable failure() {
+        return failure;
+    }
+
+    public Set<TopicPartition> assignment() {
+        return assignment;
+    }
+
+    private void ingest(List<ConsumerRecord<byte[], byte[]>> records) throws InterruptedException {
+        List<Decoded> batch = writer.decode(records);
+        deadLetter(batch);
+        int attempt = 0;
+        while (running) {
+            try {
+                BatchOutcome outcome = writer.write(batch);
+                if (state == State.DATABASE_UNAVAILABLE) {
+                    LOG.info("database is back; batch of {} records written after {} attempts", batch.size(), attempt + 1);
+                }
+                state = State.RUNNING;
+                metrics.committed(outcome);
+                return;
+            } catch (SQLException e) {
+                attempt++;
+                state = State.DATABASE_UNAVAILABLE;
+                metrics.ingestFailure();
+                long backoff = Math.min(MAX_BACKOFF.toMillis(), 200L << Math.min(attempt, 6));
+                LOG.warn("writing a batch of {} records failed (attempt {}), retrying in {} ms: {}", batch.size(), attempt, backoff, e.toString());
+                // Keep the group membership alive while waiting: poll nothing new, just heartbeat.
+                consumer.pause(consumer.assignment());
+                long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoff);
+                while (running && System.nanoTime() < until) {
+                    consumer.poll(Duration.ofMillis(Math.min(backoff, 200)));
+                }
+                consumer.resume(consumer.paused());
+            }
+        }
+    }
+
+    /** Sent and acknowledged before the batch commits: a crash in between re-sends (at least once), never drops. */
+    private void deadLetter(List<Decoded> batch) {
+        for (Decoded item : batch) {
+            if (item instanceof Decoded.Reject reject) {
+                try {
+                    deadLetters.send(DeadLetter.of(deadLetterTopic, reject.record(), reject.reason(), reject.detail(), null, reject.error(),
+                            "audit-store", clock.instant())).get(30, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    throw new IllegalStateException("cannot dead-letter " + reject.record().topic() + "-" + reject.record().partition()
+                            + "@" + reject.record().offset() + " to " + deadLetterTopic, e);
+                }
+                metrics.deadLettered(reject.reason().name());
+                LOG.warn("dead-lettered {}-{}@{} as {}/{}: {}", reject.record().topic(), reject.record().partition(),
+                        reject.record().offset(), reject.reason(), reject.detail(), reject.error());
+            }
+        }
+    }
+
+    private void publishAlerts() {
+        if (alerts == null) {
+            return;
+        }
+        try {
+            metrics.published(alerts.publishPending());
+        } catch (SQLException e) {
+            LOG.warn("cannot read the alert outbox: {}", e.toString());
+        }
+    }
+
+    /** Positions every newly assigned partition at the offset the database says comes next. */
+    private final class SeekToStoredOffsets implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            Map<TopicPartition, Long> stored = null;
+            for (int attempt = 1; stored == null && running; attempt++) {
+                try {
+                    stored = writer.storedOffsets(partitions);
+                } catch (SQLException e) {
+                    state = State.DATABASE_UNAVAILABLE;
+                    LOG.warn("cannot read stored offsets (attempt {}): {}", attempt, e.toString());
+                    sleep(Math.min(MAX_BACKOFF.toMillis(), 200L << Math.min(attempt, 6)));
+                }
+            }
+            if (stored == null) {
+                return;
+            }
+            List<TopicPartition> fresh = new ArrayList<>();
+            for (TopicPartition partition : partitions) {
+                Long offset = stored.get(partition);
+                if (offset == null) {
+                    fresh.add(partition);
+                } else {
+                    consumer.seek(partition, offset);
+                }
+            }
+            if (!fresh.isEmpty()) {
+                consumer.seekToBeginning(fresh);
+            }
+            LOG.info("assigned {}; resuming from stored offsets {}", partitions, stored);
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            // Every batch is committed to the database before the next poll; nothing is in flight.
+        }
+
+        private void sleep(long millis) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                running = false;
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+package dev.placementaudit.store.ingest;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.UndecodableEventException;
+import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.regression.Detection;
+import dev.placementaudit.store.regression.LoadRef;
+import dev.placementaudit.store.regression.RegressionDetector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Writes one poll's records into the projection in a single database transaction: the decision and load rows
+ * (idempotent on their ids), the consumer offsets they advance to, completion of the loads they finish, and the
+ * findings and alerts of those loads. Either all of it commits or none of it; on restart the consumer seeks to
+ * the offsets stored here, so nothing is lost or applied twice.
+ */
+public final class ProjectionWriter {
+    private static final List<String> OFFSET_COLUMNS = List.of("consumer_group", "topic", "partition_id", "next_offset");
+    private static final List<String> OFFSET_TYPES = List.of("VARCHAR(200)", "VARCHAR(249)", "INTEGER", "BIGINT");
+
+    private final AuditDatabase database;
+    private final String groupId;
+    private final String decisionsTopic;
+    private final String resolvedTopic;
+    private final RegressionDetector detector;
+    private final AlertOutbox outbox;
+    private final Clock clock;
+    private final String insertDecision;
+    private final String insertLoad;
+    private final String upsertOffset;
+    private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+    private final EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
+
+    public ProjectionWriter(AuditDatabase database, String groupId, String decisionsTopic, String resolvedTopic, RegressionDetector detector,
+                            AlertOutbox outbox, Clock clock) {
+        this.database = database;
+        this.groupId = groupId;
+        this.decisionsTopic = decisionsTopic;
+        this.resolvedTopic = resolvedTopic;
+        this.detector = detector;
+        this.outbox = outbox;
+        this.clock = clock;
+        Dialect dialect = database.dialect();
+        this.insertDecision = dialect.insertIgnoringDuplicates("decisions", StoredDecision.COLUMNS, StoredDecision.TYPES, "decision_id");
+        this.insertLoad = dialect.insertIgnoringDuplicates("loads", StoredLoad.COLUMNS, StoredLoad.TYPES, "load_id");
+        this.upsertOffset = dialect.upsert("ingest_offsets", OFFSET_COLUMNS, OFFSET_TYPES, List.of("consumer_group", "topic", "partition_id"));
+    }
+
+    /** Decodes and checks each record; nothing is written yet. */
+    public List<Decoded> decode(List<ConsumerRecord<byte[], byte[]>> records) {
+        List<Decoded> decoded = new ArrayList<>(records.size());
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            decoded.add(decode(record));
+        }
+        return decoded;
+    }
+
+    private Decoded decode(ConsumerRecord<byte[], byte[]> record) {
+        try {
+            if (record.topic().equals(decisionsTopic)) {
+                AllocationDecided event = decisions.decode(record.value());
+                String overflow = StoredDecision.overflow(event);
+                return overflow == null ? new Decoded.Decision(record, event)
+                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow);
+            }
+            if (record.topic().equals(resolvedTopic)) {
+                LoadResolved event = summaries.decode(record.value());
+                String overflow = StoredLoad.overflow(event);
+                return overflow == null ? new Decoded.Summary(record, event)
+                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow);
+            }
+            throw new IllegalArgumentException("record from unexpected topic " + record.topic());
+        } catch (UndecodableEventException e) {
+            return new Decoded.Reject(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), e.getMessage());
+        }
+    }
+
+    public BatchOutcome write(List<Decoded> batch) throws SQLException {
+        Instant now = clock.instant();
+        try (Connection c = database.transaction()) {
+            try {
+                int decisionRows = 0;
+                int summaryRows = 0;
+                Set<String> touched = new LinkedHashSet<>();
+                try (PreparedStatement d = c.prepareStatement(insertDecision); PreparedStatement l = c.prepareStatement(insertLoad)) {
+                    for (Decoded item : batch) {
+                        if (item instanceof Decoded.Decision decision) {
+                            bind(d, StoredDecision.values(decision.event()));
+                            d.addBatch();
+                            decisionRows++;
+                            touched.add(decision.event().getLoadId());
+                        } else if (item instanceof Decoded.Summary summary) {
+                            bind(l, StoredLoad.values(summary.event()));
+                            l.addBatch();
+                            summaryRows++;
+                            touched.add(summary.event().getLoadId().toString());
+                        }
+                    }
+                    if (decisionRows > 0) {
+                        d.executeBatch();
+                    }
+                    if (summaryRows > 0) {
+                        l.executeBatch();
+                    }
+                }
+                storeOffsets(c, batch);
+                List<LoadRef> completed = complete(c, touched, now);
+                List<Detection> detections = new ArrayList<>();
+                List<AlertOutbox.StoredAlert> alerts = new ArrayList<>();
+                for (LoadRef load : completed) {
+                    Optional<Detection> detection = detector.detect(c, load, now);
+                    if (detection.isPresent()) {
+                        detections.add(detection.get());
+                        alerts.addAll(outbox.record(c, detection.get(), now));
+                    }
+                    // A load that completes late may now be the predecessor a later release should have been compared with.
+                    Optional<LoadRef> later = detector.successor(c, load);
+                    if (later.isPresent() && !completed.contains(later.get())) {
+                        Optional<Detection> redo = detector.detect(c, later.get(), now);
+                        if (redo.isPresent()) {
+                            detections.add(redo.get());
+                            alerts.addAll(outbox.record(c, redo.get(), now));
+                        }
+                    }
+                }
+                c.commit();
+                return new BatchOutcome(decisionRows, summaryRows, completed, detections, alerts);
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+    }
+
+    /** The offsets this group has stored for the partitions; absent ones have never been written. */
+    public Map<TopicPartition, Long> storedOffsets(Collection<TopicPartition> partitions) throws SQLException {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        try (Connection c = database.dataSource().getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT next_offset FROM ingest_offsets WHERE consumer_group = ? AND topic = ? AND partition_id = ?")) {
+            for (TopicPartition partition : partitions) {
+                s.setString(1, groupId);
+                s.setString(2, partition.topic());
+                s.setInt(3, partition.partition());
+                try (ResultSet rs = s.executeQuery()) {
+                    if (rs.next()) {
+                        offsets.put(partition, rs.getLong(1));
+                    }
+                }
+            }
+        }
+        return offsets;
+    }
+
+    private void storeOffsets(Connection c, List<Decoded> batch) throws SQLException {
+        Map<TopicPartition, Long> next = new HashMap<>();
+        for (Decoded item : batch) {
+            next.merge(new TopicPartition(item.record().topic(), item.record().partition()), item.record().offset() + 1, Math::max);
+        }
+        try (PreparedStatement s = c.prepareStatement(upsertOffset)) {
+            for (Map.Entry<TopicPartition, Long> e : next.entrySet()) {
+                bind(s, new Object[]{groupId, e.getKey().topic(), e.getKey().partition(), e.getValue()});
+                s.addBatch();
+            }
+            s.executeBatch();
+        }
+    }
+
+    /** Marks complete every touched load whose summary is here and whose decisions all are; returns them. */
+    private List<LoadRef> complete(Connection c, Set<String> loadIds, Instant now) throws SQLException {
+        List<LoadRef> completed = new ArrayList<>();
+        try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ? WHERE load_id = ? "
+                + "AND complete = FALSE AND tensor_count = (SELECT COUNT(*) FROM decisions d WHERE d.load_id = loads.load_id "
+                + "AND d.resolver_version = loads.resolver_version)");
+             PreparedStatement select = c.prepareStatement("SELECT load_id, deployment_id, model_id, release_name, occurred_at, "
+                     + "resolver_version FROM loads WHERE load_id = ?")) {
+            for (String loadId : loadIds) {
+                update.setTimestamp(1, Timestamp.from(now));
+                update.setString(2, loadId);
+                if (update.executeUpdate() == 1) {
+                    select.setString(1, loadId);
+                    try (ResultSet rs = select.executeQuery()) {
+                        rs.next();
+                        LoadRef load = RegressionDetector.ref(rs);
+                        sign(c, load);
+                        completed.add(load);
+                    }
+                }
+            }
+        }
+        return completed;
+    }
+
+    /** SHA-256 over every (tensor, domain) in tensor order: fleet drift compares these. */
+    private static void sign(Connection c, LoadRef load) throws SQLException {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        RegressionDetector.placements(c, load).forEach(t -> sha.update((t.name() + "=" + t.domain() + "\n").getBytes(StandardCharsets.UTF_8)));
+        try (PreparedStatement s = c.prepareStatement("UPDATE loads SET placement_signature = ? WHERE load_id = ?")) {
+            s.setString(1, HexFormat.of().formatHex(sha.digest()));
+            s.setString(2, load.loadId());
+            s.executeUpdate();
+        }
+    }
+
+    private static void bind(PreparedStatement s, Object[] values) throws SQLException {
+        for (int i = 0; i < values.length; i++) {
+            s.setObject(i + 1, values[i]);
+        }
+    }
+}

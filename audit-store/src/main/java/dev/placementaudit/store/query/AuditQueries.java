@@ -1,0 +1,225 @@
+package dev.placementaudit.store.query;
+
+import dev.placementaudit.store.regression.Finding;
+import dev.placementaudit.store.regression.GrowthRule;
+import dev.placementaudit.store.regression.LoadRef;
+import dev.placementaudit.store.regression.RegressionDetector;
+import dev.placementaudit.store.regression.ReleaseDiff;
+import dev.placementaudit.store.regression.TensorPlacement;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The read side, shared by the HTTP API and the CLI. Parameterised SQL only; inputs arrive validated.
+ */
+public final class AuditQueries {
+    private final DataSource database;
+    private final GrowthRule offHeap;
+    private final GrowthRule heap;
+
+    public AuditQueries(DataSource database, GrowthRule offHeap, GrowthRule heap) {
+        this.database = database;
+        this.offHeap = offHeap;
+        this.heap = heap;
+    }
+
+    public record LoadSummary(String loadId, String deploymentId, String cluster, String host, String release, String modelId,
+                              String modelName, String platform, String profile, Instant occurredAt, boolean complete, int tensorCount,
+                              long heapBytes, long offHeapBytes, long mappedBytes, int heapTensors, int offHeapTensors, int mappedTensors,
+                              String resolverVersion, String policyDigest) {
+    }
+
+    public record TensorRow(String name, int index, String storedFormat, long storedBytes, String residentFormat, long residentBytes,
+                            String domain, String scope, String reasonCode, String placementReason, String mappingBlockers, String reason) {
+    }
+
+    public record LoadDetail(LoadSummary load, List<TensorRow> tensors, int findings) {
+    }
+
+    public record DiffReport(LoadSummary from, LoadSummary to, List<Finding> findings, Map<String, Long> countsByKind) {
+    }
+
+    public record FleetDeployment(String deploymentId, String modelId, String platform, String profile, String loadId, long heapBytes,
+                                  long offHeapBytes, long mappedBytes, int regressions, boolean driftsFromFleet) {
+    }
+
+    public record FleetReport(String release, int deployments, long heapBytes, long offHeapBytes, long mappedBytes,
+                              List<String> withRegressions, List<String> drifting, List<FleetDeployment> rows) {
+    }
+
+    public record AlertRow(String alertId, String kind, String deploymentId, String modelId, String fromRelease, String toRelease,
+                           long beforeBytes, long afterBytes, long deltaBytes, String rule, String topTensors, Instant detectedAt,
+                           String suppressedBy, Instant publishedAt) {
+    }
+
+    private static final String LOAD_COLUMNS = "load_id, deployment_id, cluster, host, release_name, model_id, model_name, platform_name, "
+            + "profile_name, occurred_at, complete, tensor_count, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, "
+            + "mapped_tensors, resolver_version, policy_digest";
+
+    /** Loads, newest first; every filter optional. */
+    public List<LoadSummary> loads(String deployment, String model, String release, int limit) throws SQLException {
+        StringBuilder sql = new StringBuilder("SELECT " + LOAD_COLUMNS + " FROM loads WHERE 1 = 1");
+        List<Object> args = new ArrayList<>();
+        if (deployment != null) {
+            sql.append(" AND deployment_id = ?");
+            args.add(deployment);
+        }
+        if (model != null) {
+            sql.append(" AND model_id = ?");
+            args.add(model);
+        }
+        if (release != null) {
+            sql.append(" AND release_name = ?");
+            args.add(release);
+        }
+        sql.append(" ORDER BY occurred_at DESC, load_id FETCH FIRST ").append(limit).append(" ROWS ONLY");
+        List<LoadSummary> loads = new ArrayList<>();
+        try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql.toString(), args); ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                loads.add(summary(rs));
+            }
+        }
+        return loads;
+    }
+
+    /** Where every tensor of one load landed. */
+    public Optional<LoadDetail> load(String loadId) throws SQLException {
+        try (Connection c = database.getConnection()) {
+            LoadSummary load;
+            try (PreparedStatement s = prepare(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE load_id = ?", List.of(loadId));
+                 ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                load = summary(rs);
+            }
+            List<TensorRow> tensors = new ArrayList<>();
+            try (PreparedStatement s = prepare(c, "SELECT tensor_name, tensor_index, stored_format, stored_bytes, resident_format, "
+                    + "resident_bytes, memory_domain, scope_kind, reason_code, placement_reason, mapping_blockers, reason FROM decisions "
+                    + "WHERE load_id = ? AND resolver_version = ? ORDER BY tensor_index", List.of(loadId, load.resolverVersion()));
+                 ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    tensors.add(new TensorRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5), rs.getLong(6),
+                            rs.getString(7), rs.getString(8), rs.getString(9), rs.getString(10), rs.getString(11), rs.getString(12)));
+                }
+            }
+            int findings;
+            try (PreparedStatement s = prepare(c, "SELECT COUNT(*) FROM findings WHERE load_id = ?", List.of(loadId)); ResultSet rs = s.executeQuery()) {
+                rs.next();
+                findings = rs.getInt(1);
+            }
+            return Optional.of(new LoadDetail(load, tensors, findings));
+        }
+    }
+
+    /** The latest complete load of each release, compared tensor by tensor. */
+    public Optional<DiffReport> diff(String deployment, String model, String fromRelease, String toRelease) throws SQLException {
+        try (Connection c = database.getConnection()) {
+            Optional<LoadSummary> from = latestComplete(c, deployment, model, fromRelease);
+            Optional<LoadSummary> to = latestComplete(c, deployment, model, toRelease);
+            if (from.isEmpty() || to.isEmpty()) {
+                return Optional.empty();
+            }
+            List<Finding> findings = ReleaseDiff.compare(placements(c, from.get()), placements(c, to.get()), offHeap, heap);
+            Map<String, Long> counts = new LinkedHashMap<>();
+            findings.forEach(f -> counts.merge(f.kind().name(), 1L, Long::sum));
+            return Optional.of(new DiffReport(from.get(), to.get(), findings, counts));
+        }
+    }
+
+    /**
+     * One release across the fleet: totals, deployments with regressions, and deployments that placed a model
+     * differently from the majority of deployments running it on the same platform and profile.
+     */
+    public FleetReport fleet(String release) throws SQLException {
+        String sql = "SELECT l.deployment_id, l.model_id, l.platform_name, l.profile_name, l.load_id, l.heap_bytes, l.offheap_bytes, "
+                + "l.mapped_bytes, l.placement_signature, (SELECT COUNT(*) FROM findings f WHERE f.load_id = l.load_id AND f.kind IN "
+                + "('LOST_MAPPING', 'OFFHEAP_GROWTH', 'HEAP_GROWTH')) FROM loads l WHERE l.release_name = ? AND l.complete = TRUE "
+                + "AND l.occurred_at = (SELECT MAX(x.occurred_at) FROM loads x WHERE x.complete = TRUE AND x.release_name = l.release_name "
+                + "AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id) ORDER BY l.deployment_id, l.model_id";
+        List<Object[]> raw = new ArrayList<>();
+        try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql, List.of(release)); ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                raw.add(new Object[]{rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6),
+                        rs.getLong(7), rs.getLong(8), rs.getString(9), rs.getInt(10)});
+            }
+        }
+        Map<String, Map<String, Integer>> signatures = new HashMap<>();
+        for (Object[] r : raw) {
+            signatures.computeIfAbsent(r[1] + "|" + r[2] + "|" + r[3], k -> new HashMap<>()).merge(String.valueOf(r[8]), 1, Integer::sum);
+        }
+        List<FleetDeployment> rows = new ArrayList<>();
+        long heapBytes = 0;
+        long offHeapBytes = 0;
+        long mappedBytes = 0;
+        for (Object[] r : raw) {
+            Map<String, Integer> group = signatures.get(r[1] + "|" + r[2] + "|" + r[3]);
+            int mine = group.get(String.valueOf(r[8]));
+            int majority = group.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+            boolean drifts = group.size() > 1 && mine < majority;
+            rows.add(new FleetDeployment((String) r[0], (String) r[1], (String) r[2], (String) r[3], (String) r[4], (long) r[5], (long) r[6],
+                    (long) r[7], (int) r[9], drifts));
+            heapBytes += (long) r[5];
+            offHeapBytes += (long) r[6];
+            mappedBytes += (long) r[7];
+        }
+        List<String> withRegressions = rows.stream().filter(r -> r.regressions() > 0).map(FleetDeployment::deploymentId).distinct().toList();
+        List<String> drifting = rows.stream().filter(FleetDeployment::driftsFromFleet).map(FleetDeployment::deploymentId).distinct().toList();
+        int deployments = (int) rows.stream().map(FleetDeployment::deploymentId).distinct().count();
+        return new FleetReport(release, deployments, heapBytes, offHeapBytes, mappedBytes, withRegressions, drifting, rows);
+    }
+
+    public List<AlertRow> alerts(String deployment, int limit) throws SQLException {
+        String sql = "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, before_bytes, after_bytes, delta_bytes, "
+                + "rule_text, top_tensors, detected_at, suppressed_by, published_at FROM alerts"
+                + (deployment == null ? "" : " WHERE deployment_id = ?") + " ORDER BY detected_at DESC, alert_id FETCH FIRST " + limit + " ROWS ONLY";
+        List<AlertRow> alerts = new ArrayList<>();
+        try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql, deployment == null ? List.of() : List.of(deployment));
+             ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                alerts.add(new AlertRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
+                        rs.getLong(7), rs.getLong(8), rs.getLong(9), rs.getString(10), rs.getString(11), rs.getTimestamp(12).toInstant(),
+                        rs.getString(13), rs.getTimestamp(14) == null ? null : rs.getTimestamp(14).toInstant()));
+            }
+        }
+        return alerts;
+    }
+
+    private Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release) throws SQLException {
+        try (PreparedStatement s = prepare(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND "
+                + "release_name = ? AND complete = TRUE ORDER BY occurred_at DESC FETCH FIRST 1 ROWS ONLY", List.of(deployment, model, release));
+             ResultSet rs = s.executeQuery()) {
+            return rs.next() ? Optional.of(summary(rs)) : Optional.empty();
+        }
+    }
+
+    private static List<TensorPlacement> placements(Connection c, LoadSummary load) throws SQLException {
+        return RegressionDetector.placements(c, new LoadRef(load.loadId(), load.deploymentId(), load.modelId(), load.release(),
+                load.occurredAt(), load.resolverVersion()));
+    }
+
+    private static LoadSummary summary(ResultSet rs) throws SQLException {
+        return new LoadSummary(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
+                rs.getString(7), rs.getString(8), rs.getString(9), rs.getTimestamp(10).toInstant(), rs.getBoolean(11), rs.getInt(12),
+                rs.getLong(13), rs.getLong(14), rs.getLong(15), rs.getInt(16), rs.getInt(17), rs.getInt(18), rs.getString(19), rs.getString(20));
+    }
+
+    private static PreparedStatement prepare(Connection c, String sql, List<Object> args) throws SQLException {
+        PreparedStatement s = c.prepareStatement(sql);
+        for (int i = 0; i < args.size(); i++) {
+            s.setObject(i + 1, args.get(i));
+        }
+        return s;
+    }
+}

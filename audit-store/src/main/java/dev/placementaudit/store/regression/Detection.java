@@ -1,0 +1,18 @@
+package dev.placementaudit.store.regression;
+
+import java.util.List;
+
+/** A completed load against its predecessor: what changed. */
+public record Detection(LoadRef load, LoadRef previous, List<Finding> findings) {
+    public Detection {
+        findings = List.copyOf(findings);
+    }
+
+    public boolean has(FindingKind kind) {
+        return findings.stream().anyMatch(f -> f.kind() == kind);
+    }
+
+    public List<Finding> of(FindingKind kind) {
+        return findings.stream().filter(f -> f.kind() == kind).toList();
+    }
+}

@@ -1,0 +1,7 @@
+package dev.placementaudit.store.regression;
+
+import java.time.Instant;
+
+/** A stored load, as history queries need it. */
+public record LoadRef(String loadId, String deploymentId, String modelId, String release, Instant occurredAt, String resolverVersion) {
+}

@@ -1,0 +1,122 @@
+package dev.placementaudit.store.regression;
+
+import dev.placementaudit.store.db.Dialect;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * When a load completes: find the latest completed load of the previous release (same deployment and model, a
+ * different release, earlier), diff them, and record the findings - inside the ingesting transaction.
+ */
+public final class RegressionDetector {
+    private static final List<String> FINDING_COLUMNS = List.of("finding_id", "load_id", "previous_load_id", "deployment_id", "model_id",
+            "from_release", "to_release", "kind", "tensor_name", "before_domain", "after_domain", "before_bytes", "after_bytes",
+            "before_format", "after_format", "before_reason", "after_reason", "detected_at");
+    private static final List<String> FINDING_TYPES = List.of("VARCHAR(36)", "VARCHAR(36)", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(200)",
+            "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(30)", "VARCHAR(1000)", "VARCHAR(20)", "VARCHAR(20)", "BIGINT", "BIGINT",
+            "VARCHAR(150)", "VARCHAR(150)", "VARCHAR(4000)", "VARCHAR(4000)", "TIMESTAMP WITH TIME ZONE");
+
+    private final GrowthRule offHeap;
+    private final GrowthRule heap;
+    private final String insertFinding;
+
+    public RegressionDetector(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
+        this.offHeap = offHeap;
+        this.heap = heap;
+        this.insertFinding = dialect.insertIgnoringDuplicates("findings", FINDING_COLUMNS, FINDING_TYPES, "finding_id");
+    }
+
+    /** Diffs the load against its predecessor and stores the findings; empty when it has none (a first release). */
+    public Optional<Detection> detect(Connection c, LoadRef load, Instant now) throws SQLException {
+        Optional<LoadRef> previous = previous(c, load);
+        if (previous.isEmpty()) {
+            return Optional.empty();
+        }
+        List<Finding> findings = ReleaseDiff.compare(placements(c, previous.get()), placements(c, load), offHeap, heap);
+        try (PreparedStatement delete = c.prepareStatement("DELETE FROM findings WHERE load_id = ?")) {
+            delete.setString(1, load.loadId());
+            delete.executeUpdate();
+        }
+        try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
+            for (Finding f : findings) {
+                Object[] values = {findingId(load, previous.get(), f), load.loadId(), previous.get().loadId(), load.deploymentId(), load.modelId(),
+                        previous.get().release(), load.release(), f.kind().name(), f.tensorName(), f.beforeDomain(), f.afterDomain(),
+                        f.beforeBytes(), f.afterBytes(), f.beforeFormat(), f.afterFormat(), truncate(f.beforeReason()), truncate(f.afterReason()),
+                        Timestamp.from(now)};
+                for (int i = 0; i < values.length; i++) {
+                    insert.setObject(i + 1, values[i]);
+                }
+                insert.addBatch();
+            }
+            insert.executeBatch();
+        }
+        return Optional.of(new Detection(load, previous.get(), findings));
+    }
+
+    /** The completed load a later one should now be compared with, when this one arrived late. */
+    public Optional<LoadRef> successor(Connection c, LoadRef load) throws SQLException {
+        String sql = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version FROM loads "
+                + "WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at > ? "
+                + "ORDER BY occurred_at ASC FETCH FIRST 1 ROWS ONLY";
+        return one(c, sql, load);
+    }
+
+    public static Optional<LoadRef> previous(Connection c, LoadRef load) throws SQLException {
+        String sql = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version FROM loads "
+                + "WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at < ? "
+                + "ORDER BY occurred_at DESC FETCH FIRST 1 ROWS ONLY";
+        return one(c, sql, load);
+    }
+
+    public static List<TensorPlacement> placements(Connection c, LoadRef load) throws SQLException {
+        List<TensorPlacement> tensors = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, tensor_index, memory_domain, resident_bytes, resident_format, "
+                + "reason_code, reason FROM decisions WHERE load_id = ? AND resolver_version = ? ORDER BY tensor_index")) {
+            s.setString(1, load.loadId());
+            s.setString(2, load.resolverVersion());
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    tensors.add(new TensorPlacement(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5),
+                            rs.getString(6), rs.getString(7)));
+                }
+            }
+        }
+        return tensors;
+    }
+
+    private static Optional<LoadRef> one(Connection c, String sql, LoadRef load) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, load.deploymentId());
+            s.setString(2, load.modelId());
+            s.setString(3, load.release());
+            s.setTimestamp(4, Timestamp.from(load.occurredAt()));
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() ? Optional.of(ref(rs)) : Optional.empty();
+            }
+        }
+    }
+
+    public static LoadRef ref(ResultSet rs) throws SQLException {
+        return new LoadRef(rs.getString("load_id"), rs.getString("deployment_id"), rs.getString("model_id"), rs.getString("release_name"),
+                rs.getTimestamp("occurred_at").toInstant(), rs.getString("resolver_version"));
+    }
+
+    private static String findingId(LoadRef load, LoadRef previous, Finding f) {
+        return UUID.nameUUIDFromBytes((load.loadId() + "/" + previous.loadId() + "/" + f.kind() + "/" + f.tensorName())
+                .getBytes(StandardCharsets.UTF_8)).toString();
+    }
+
+    private static String truncate(String reason) {
+        return reason == null || reason.length() <= 4000 ? reason : reason.substring(0, 3997) + "...";
+    }
+}

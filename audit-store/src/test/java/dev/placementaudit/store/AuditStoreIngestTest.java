@@ -1,0 +1,196 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.events.AlertKind;
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.regression.FindingKind;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import dev.placementaudit.testkit.TopicReader;
+import dev.placementaudit.worker.resolve.ResolvedLoad;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+@ExtendWith(KafkaBrokerExtension.class)
+class AuditStoreIngestTest {
+
+    @DatabaseTest
+    void storesWhereEveryTensorLandedAndCompletesEachLoad(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        List<ModelLoaded> loads = IntStream.range(0, 6).mapToObj(i -> StoreHarness.load("dep-" + (i % 3), "r1", 2, i, false)).toList();
+        List<ResolvedLoad> resolved = h.publish(loads);
+
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 6);
+            AuditQueries.LoadDetail detail = store.queries().load(loads.get(4).getLoadId().toString()).orElseThrow();
+
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(6 * 4);
+            assertThat(detail.load().deploymentId()).isEqualTo("dep-1");
+            assertThat(detail.load().mappedTensors()).isEqualTo(3);
+            assertThat(detail.load().offHeapBytes()).isEqualTo(524_288);
+            List<AllocationDecided> expected = resolved.get(4).decisions();
+            assertThat(detail.tensors()).hasSize(expected.size());
+            for (int i = 0; i < expected.size(); i++) {
+                AuditQueries.TensorRow row = detail.tensors().get(i);
+                assertThat(row.name()).isEqualTo(expected.get(i).getTensorName());
+                assertThat(row.domain()).isEqualTo(expected.get(i).getDomain().name());
+                assertThat(row.residentBytes()).isEqualTo(expected.get(i).getResidentBytes());
+                assertThat(row.reasonCode()).isEqualTo(expected.get(i).getReasonCode().name());
+                assertThat(row.reason()).isEqualTo(expected.get(i).getReason());
+            }
+            assertThat(h.count("SELECT COUNT(*) FROM findings")).as("one release: nothing to compare").isZero();
+        }
+    }
+
+    @DatabaseTest
+    void aLoadIsCompleteOnlyOnceItsSummaryAndAllItsDecisionsArrived(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        ModelLoaded load = StoreHarness.load("d", "r1", 2, 0, false);
+        ResolvedLoad r = h.resolve(load);
+        // The summary and only some decisions first.
+        h.publishRaw(h.resolved, StoreHarness.SUMMARIES.encode(r.summary()));
+        h.publishRaw(h.decisions, StoreHarness.DECISIONS.encode(r.decisions().get(0)));
+
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM decisions") == 1);
+            assertThat(h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE")).isZero();
+
+            for (AllocationDecided d : r.decisions().subList(1, r.decisions().size())) {
+                h.publishRaw(h.decisions, StoreHarness.DECISIONS.encode(d));
+            }
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+        }
+    }
+
+    @DatabaseTest
+    void duplicatedRecordsAreStoredOnce(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        ModelLoaded load = StoreHarness.load("d", "r1", 3, 0, false);
+        h.publish(List.of(load, load, load));
+
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM ingest_offsets") > 0
+                    && h.count("SELECT SUM(next_offset) FROM ingest_offsets") == 3 * 5 + 3);
+
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(5);
+            assertThat(h.count("SELECT COUNT(*) FROM loads")).isEqualTo(1);
+        }
+    }
+
+    @DatabaseTest
+    void aRestartResumesFromTheOffsetsStoredWithTheRows(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        h.publish(IntStream.range(0, 4).mapToObj(i -> StoreHarness.load("d" + i, "r1", 1, i, false)).toList());
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 4);
+        }
+        h.publish(IntStream.range(4, 8).mapToObj(i -> StoreHarness.load("d" + i, "r1", 1, i, false)).toList());
+
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 8);
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(8 * 3);
+            assertThat(h.count("SELECT SUM(next_offset) FROM ingest_offsets")).isEqualTo(8 * 3 + 8);
+        }
+    }
+
+    @DatabaseTest
+    void aReleaseThatLosesMappingsIsARegressionWithAnOffHeapAlert(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        ModelLoaded before = StoreHarness.load("phone-1", "r1", 3, 0, false);
+        ModelLoaded after = StoreHarness.load("phone-1", "r2", 3, 24, true);
+        h.publish(List.of(before, after));
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+        try (AuditStore store = h.start(h.settings(), registry)) {
+            List<ConsumerRecord<byte[], byte[]>> published = TopicReader.readCommitted(broker, h.alerts, 2);
+            List<PlacementAlert> alerts = published.stream().map(r -> EventSerde.of(PlacementAlert.class).decode(r.value())).toList();
+
+            assertThat(h.count("SELECT COUNT(*) FROM findings WHERE kind = '" + FindingKind.LOST_MAPPING + "'")).isEqualTo(3);
+            assertThat(h.count("SELECT COUNT(*) FROM findings WHERE kind = '" + FindingKind.FORMAT_CHANGED + "'")).isEqualTo(3);
+            assertThat(alerts).extracting(PlacementAlert::getKind).containsExactlyInAnyOrder(AlertKind.OFFHEAP_GROWTH, AlertKind.LOST_MAPPING);
+            PlacementAlert growth = alerts.stream().filter(a -> a.getKind() == AlertKind.OFFHEAP_GROWTH).findFirst().orElseThrow();
+            assertThat(growth.getDeploymentId()).isEqualTo("phone-1");
+            assertThat(growth.getFromRelease()).isEqualTo("r1");
+            assertThat(growth.getToRelease()).isEqualTo("r2");
+            assertThat(growth.getBeforeBytes()).isEqualTo(524_288);
+            assertThat(growth.getAfterBytes()).isEqualTo(524_288 + 3 * 4_194_304L);
+            assertThat(growth.getDeltaBytes()).isEqualTo(3 * 4_194_304L);
+            assertThat(growth.getRule()).isEqualTo("off-heap growth > 10% and > 1 MB");
+            assertThat(growth.getTopTensors()).hasSize(3).allSatisfy(t -> {
+                assertThat(t.getBeforeDomain()).isEqualTo("MMAP_FILE");
+                assertThat(t.getAfterDomain()).isEqualTo("HOST_OFFHEAP");
+                assertThat(t.getAfterReason()).contains("re-encoded at load");
+                assertThat(t.getBeforeReason()).contains("mapped read-only");
+            });
+            assertThat(registry.scrape()).contains("pa_store_load_bytes{deployment=\"phone-1\",domain=\"HOST_OFFHEAP\",model=\"sample-model\",release=\"r2\"} 1.31072E7")
+                    .contains("pa_store_alerts_total{kind=\"OFFHEAP_GROWTH\",state=\"raised\"} 1.0");
+            await().atMost(Duration.ofSeconds(30)).until(() -> h.count("SELECT COUNT(*) FROM alerts WHERE published_at IS NOT NULL") == 2);
+        }
+    }
+
+    @DatabaseTest
+    void anExpectedGrowthBudgetSuppressesTheAlert(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        try (AuditStore store = h.start()) {
+            try (Connection c = db.connect(); PreparedStatement s = c.prepareStatement("INSERT INTO growth_budgets VALUES (?, ?, ?, ?, ?, ?)")) {
+                s.setString(1, "phone-1");
+                s.setString(2, "r2");
+                s.setString(3, "OFFHEAP_GROWTH");
+                s.setLong(4, 64L << 20);
+                s.setString(5, "PLAT-42: r2 dequantizes attention on purpose");
+                s.setTimestamp(6, Timestamp.from(Instant.now()));
+                s.executeUpdate();
+            }
+            h.publish(List.of(StoreHarness.load("phone-1", "r1", 3, 0, false), StoreHarness.load("phone-1", "r2", 3, 24, true)));
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM alerts") == 2);
+            await().atMost(Duration.ofSeconds(30)).until(() -> h.count("SELECT COUNT(*) FROM alerts WHERE published_at IS NOT NULL") == 1);
+
+            List<AuditQueries.AlertRow> alerts = store.queries().alerts("phone-1", 10);
+            AuditQueries.AlertRow growth = alerts.stream().filter(a -> a.kind().equals("OFFHEAP_GROWTH")).findFirst().orElseThrow();
+            assertThat(growth.suppressedBy()).isEqualTo("within budget of 64 MB: PLAT-42: r2 dequantizes attention on purpose");
+            assertThat(growth.publishedAt()).isNull();
+            List<PlacementAlert> onTopic = TopicReader.readCommitted(broker, h.alerts, 1).stream()
+                    .map(r -> EventSerde.of(PlacementAlert.class).decode(r.value())).toList();
+            assertThat(onTopic).extracting(PlacementAlert::getKind).containsExactly(AlertKind.LOST_MAPPING);
+        }
+    }
+
+    @DatabaseTest
+    void undecodableRecordsGoToTheDeadLettersAndIngestionGoesOn(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        h.publishRaw(h.decisions, "garbage".getBytes(StandardCharsets.UTF_8));
+        h.publish(List.of(StoreHarness.load("d", "r1", 1, 0, false)));
+
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+            List<ConsumerRecord<byte[], byte[]>> dead = TopicReader.readCommitted(broker, h.decisions + ".dlq", 1);
+
+            assertThat(dead).singleElement().satisfies(r -> {
+                assertThat(new String(r.value(), StandardCharsets.UTF_8)).isEqualTo("garbage");
+                assertThat(new String(r.headers().lastHeader(DeadLetter.REASON).value(), StandardCharsets.UTF_8)).isEqualTo("UNDECODABLE");
+            });
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.SampleEvents;
+import dev.placementaudit.testkit.TestDatabase;
+import dev.placementaudit.worker.resolve.LoadResolution;
+import dev.placementaudit.worker.resolve.LoadValidator;
+import dev.placementaudit.worker.resolve.Provenance;
+import dev.placementaudit.worker.resolve.ResolvedLoad;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One test's topics and database. Decisions are made by the worker's own resolution code and written to the
+ * topics as the worker writes them, so the store is tested on exactly what it will consume.
+ */
+final class StoreHarness {
+    static final EventSerde<AllocationDecided> DECISIONS = EventSerde.of(AllocationDecided.class);
+    static final EventSerde<LoadResolved> SUMMARIES = EventSerde.of(LoadResolved.class);
+    static final Instant T0 = Instant.parse("2026-11-01T00:00:00Z");
+
+    final KafkaBroker broker;
+    final TestDatabase db;
+    final String decisions;
+    final String resolved;
+    final String alerts;
+    final String group;
+    private final LoadResolution resolution = new LoadResolution("0.1.0/skainet-1192");
+    private final LoadValidator validator = new LoadValidator(10_000);
+
+    StoreHarness(KafkaBroker broker, TestDatabase db) {
+        this.broker = broker;
+        this.db = db;
+        String base = KafkaBroker.uniqueTopic("store");
+        this.decisions = base + ".decided";
+        this.resolved = base + ".resolved";
+        this.alerts = base + ".alerts";
+        this.group = "store-" + base;
+        broker.createTopics(3, decisions, resolved);
+        broker.createTopics(1, alerts, decisions + ".dlq");
+    }
+
+    Map<String, String> settings() {
+        Map<String, String> s = new HashMap<>();
+        s.put("kafka.bootstrap.servers", broker.bootstrapServers());
+        s.put("store.decisions.topic", decisions);
+        s.put("store.resolved.topic", resolved);
+        s.put("store.alerts.topic", alerts);
+        s.put("store.group.id", group);
+        s.put("store.jdbc.url", db.jdbcUrl());
+        s.put("store.jdbc.user", db.user());
+        s.put("store.jdbc.password", db.password());
+        s.put("store.poll.timeout", "200ms");
+        s.put("store.http.port", "-1");
+        s.put("store.rules.offheap.bytes", Long.toString(1 << 20));
+        s.put("store.rules.heap.bytes", Long.toString(1 << 20));
+        return s;
+    }
+
+    AuditStore start(Map<String, String> settings) {
+        return AuditStore.start(StoreConfig.from(Settings.of(settings)), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    }
+
+    AuditStore start() {
+        return start(settings());
+    }
+
+    AuditStore start(Map<String, String> settings, PrometheusMeterRegistry registry) {
+        return AuditStore.start(StoreConfig.from(Settings.of(settings)), registry);
+    }
+
+    /** A load of {@code q4k} Q4_K layers on an edge device, at {@code hoursAfterT0}, optionally with those layers dequantized. */
+    static ModelLoaded load(String deployment, String release, int q4k, int hoursAfterT0, boolean dequantized) {
+        ModelLoaded load = SampleEvents.edgeLoad(deployment, release, q4k);
+        List<TensorInfo> tensors = new ArrayList<>();
+        for (TensorInfo t : load.getTensors()) {
+            boolean q = t.getName().startsWith("blk.");
+            tensors.add(q && dequantized ? TensorInfo.newBuilder(t).setForm(SampleEvents.dequantizedMapped()).build() : t);
+        }
+        return ModelLoaded.newBuilder(load).setTensors(tensors).setOccurredAt(T0.plusSeconds(3600L * hoursAfterT0)).build();
+    }
+
+    ResolvedLoad resolve(ModelLoaded load) {
+        return resolution.resolve(validator.validate(load), new Provenance("model-loads", 0, 0), Instant.now());
+    }
+
+    /** Publishes the decisions and summary of each load, the way the worker does (key = deployment). */
+    List<ResolvedLoad> publish(List<ModelLoaded> loads) throws Exception {
+        List<ResolvedLoad> resolvedLoads = new ArrayList<>();
+        Map<String, Object> config = broker.clientConfig();
+        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (ModelLoaded load : loads) {
+                ResolvedLoad r = resolve(load);
+                byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
+                for (AllocationDecided d : r.decisions()) {
+                    producer.send(new ProducerRecord<>(decisions, key, DECISIONS.encode(d)));
+                }
+                producer.send(new ProducerRecord<>(resolved, key, SUMMARIES.encode(r.summary()))).get(10, TimeUnit.SECONDS);
+                resolvedLoads.add(r);
+            }
+        }
+        return resolvedLoads;
+    }
+
+    void publishRaw(String topic, byte[] value) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(broker.clientConfig(), new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>(topic, "raw".getBytes(StandardCharsets.UTF_8), value)).get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    long count(String sql) throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package dev.placementaudit.store.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.store.AuditStore;
+import dev.placementaudit.store.StoreHarnessAccess;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+@ExtendWith(KafkaBrokerExtension.class)
+class ApiTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @DatabaseTest
+    void answersWhereDiffFleetAndAlertsAndRefusesAbuse(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
+        ModelLoaded r1 = StoreHarnessAccess.load("phone-1", "r1", 3, 0, false);
+        ModelLoaded r2 = StoreHarnessAccess.load("phone-1", "r2", 3, 24, true);
+        ModelLoaded other = StoreHarnessAccess.load("phone-2", "r2", 3, 25, false);
+        h.publish(List.of(r1, r2, other));
+        Map<String, String> settings = h.settings();
+        settings.put("store.http.port", "0");
+        settings.put("store.api.token", "s3cret");
+
+        try (AuditStore store = h.start(settings)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 3);
+            String base = "http://127.0.0.1:" + store.port();
+
+            JsonNode loads = ok(base + "/api/loads?deployment=phone-1");
+            assertThat(loads).hasSize(2);
+            assertThat(loads.get(0).get("release").asText()).isEqualTo("r2");
+
+            JsonNode detail = ok(base + "/api/loads/" + r2.getLoadId());
+            assertThat(detail.get("tensors")).hasSize(5);
+            assertThat(detail.get("tensors").get(1).get("domain").asText()).isEqualTo("HOST_OFFHEAP");
+            assertThat(detail.get("tensors").get(1).get("reasonCode").asText()).isEqualTo("REENCODED_AT_LOAD");
+            assertThat(detail.get("findings").asInt()).isPositive();
+
+            JsonNode diff = ok(base + "/api/diff?deployment=phone-1&model=sample-model&from=r1&to=r2");
+            assertThat(diff.get("countsByKind").get("LOST_MAPPING").asInt()).isEqualTo(3);
+            assertThat(diff.get("countsByKind").get("OFFHEAP_GROWTH").asInt()).isEqualTo(1);
+
+            JsonNode fleet = ok(base + "/api/fleet?release=r2");
+            assertThat(fleet.get("deployments").asInt()).isEqualTo(2);
+            assertThat(fleet.get("withRegressions")).extracting(JsonNode::asText).containsExactly("phone-1");
+            assertThat(fleet.get("drifting")).as("two deployments, two placements: no majority to drift from").isEmpty();
+
+            JsonNode alerts = ok(base + "/api/alerts?deployment=phone-1");
+            assertThat(alerts).extracting(a -> a.get("kind").asText()).containsExactlyInAnyOrder("OFFHEAP_GROWTH", "LOST_MAPPING");
+
+            long decisionsBefore = h.count("SELECT COUNT(*) FROM decisions");
+            assertStatus(base + "/api/loads?deployment=" + encode("x'; DROP TABLE decisions; --"), "s3cret", 400, "deployment");
+            assertStatus(base + "/api/loads?limit=0", "s3cret", 400, "limit");
+            assertStatus(base + "/api/loads?limit=1000000", "s3cret", 400, "limit");
+            assertStatus(base + "/api/loads?limit=abc", "s3cret", 400, "limit");
+            assertStatus(base + "/api/loads/not-a-uuid", "s3cret", 400, "UUID");
+            assertStatus(base + "/api/loads/" + java.util.UUID.randomUUID(), "s3cret", 404, "no load");
+            assertStatus(base + "/api/diff?deployment=phone-1&model=sample-model&from=r1", "s3cret", 400, "'to' is required");
+            assertStatus(base + "/api/fleet?release=" + "r".repeat(500), "s3cret", 400, "release");
+            assertStatus(base + "/api/fleet?release=r2", null, 401, "bearer token");
+            assertStatus(base + "/api/fleet?release=r2", "wrong", 401, "bearer token");
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(decisionsBefore);
+            assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/health")).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+                    .as("ops endpoints stay open").isEqualTo(200);
+        }
+    }
+
+    private JsonNode ok(String url) throws Exception {
+        HttpResponse<String> response = get(url, "s3cret");
+        assertThat(response.statusCode()).as(url + " -> " + response.body()).isEqualTo(200);
+        return JSON.readTree(response.body());
+    }
+
+    private void assertStatus(String url, String token, int status, String message) throws Exception {
+        HttpResponse<String> response = get(url, token);
+        assertThat(response.statusCode()).as(url).isEqualTo(status);
+        assertThat(JSON.readTree(response.body()).get("error").asText()).contains(message);
+    }
+
+    private HttpResponse<String> get(String url, String token) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url));
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,77 @@
+package dev.placementaudit.store.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.store.AuditStore;
+import dev.placementaudit.store.StoreHarnessAccess;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.ExtendWith;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+@ExtendWith(KafkaBrokerExtension.class)
+class AuditStoreCliTest {
+
+    @DatabaseTest
+    void queriesTheStoreAsTablesAndJsonAndRecordsBudgets(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
+        ModelLoaded r1 = StoreHarnessAccess.load("phone-1", "r1", 2, 0, false);
+        ModelLoaded r2 = StoreHarnessAccess.load("phone-1", "r2", 2, 24, true);
+        h.publish(List.of(r1, r2));
+        try (AuditStore store = h.start(h.settings())) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 2);
+        }
+        String[] jdbc = {"--set", "store.jdbc.url=" + db.jdbcUrl(), "--set", "store.jdbc.user=" + db.user(),
+                "--set", "store.rules.offheap.bytes=1048576"};
+
+        Run where = run(jdbc, "where", "--deployment", "phone-1");
+        Run one = run(jdbc, "where", "--load", r2.getLoadId().toString());
+        Run diff = run(jdbc, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r1", "--to", "r2");
+        Run diffJson = run(jdbc, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r1", "--to", "r2", "--format", "json");
+        Run fleet = run(jdbc, "fleet", "--release", "r2");
+        Run alerts = run(jdbc, "alerts");
+        Run budget = run(jdbc, "budget", "--deployment", "phone-1", "--release", "r3", "--max-delta-bytes", "1073741824", "--note", "PLAT-7");
+        Run missing = run(jdbc, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r1", "--to", "r9");
+
+        assertThat(where.out).contains("phone-1").contains("r1").contains("r2").contains("8 MB");
+        assertThat(one.out).contains("blk.0.attn_q.weight").contains("HOST_OFFHEAP").contains("REENCODED_AT_LOAD");
+        assertThat(diff.out).contains("LOST_MAPPING").contains("OFFHEAP_GROWTH").contains("mapped read-only").contains("re-encoded at load");
+        JsonNode report = new ObjectMapper().readTree(diffJson.out);
+        assertThat(report.get("countsByKind").get("LOST_MAPPING").asInt()).isEqualTo(2);
+        assertThat(fleet.out).contains("release r2: 1 deployments").contains("with regressions: [phone-1]");
+        assertThat(alerts.out).contains("OFFHEAP_GROWTH").contains("LOST_MAPPING");
+        assertThat(budget.out).contains("OFFHEAP_GROWTH on phone-1 r3: budget 1.0 GB (PLAT-7)");
+        assertThat(h.count("SELECT COUNT(*) FROM growth_budgets")).isEqualTo(1);
+        assertThat(missing.exit).isEqualTo(2);
+        assertThat(missing.err).contains("no complete load of sample-model on phone-1 for r1 and r9");
+    }
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run run(String[] common, String command, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = AuditStoreCli.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        List<String> all = new ArrayList<>();
+        all.add(command);
+        all.addAll(List.of(common));
+        all.addAll(List.of(args));
+        int exit = cli.execute(all.toArray(String[]::new));
+        return new Run(exit, out.toString(), err.toString());
+    }
+}
