@@ -32,7 +32,8 @@ public record StoreConfig(
         int httpPort,
         String apiToken) {
 
-    public static final String DEFAULT_JDBC_URL = "jdbc:h2:file:./data/audit;MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH";
+    /** AUTO_SERVER lets the CLI query the file while {@code audit-store run} has it open. */
+    public static final String DEFAULT_JDBC_URL = "jdbc:h2:file:./data/audit;MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;AUTO_SERVER=TRUE";
 
     public StoreConfig {
         kafka = Map.copyOf(kafka);

@@ -13,8 +13,9 @@ import java.nio.file.Path;
  * temporary directory that is deleted on close.
  */
 public final class H2FileDatabase implements TestDatabase {
-    /** What the audit store uses for H2 too: lower-case identifiers and PostgreSQL null ordering. */
-    public static final String MODE = ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH";
+    /** What the audit store uses for H2 too: lower-case identifiers, PostgreSQL null ordering, and AUTO_SERVER so a
+     *  second process (the CLI, a test) can open the file while the store has it open. */
+    public static final String MODE = ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;AUTO_SERVER=TRUE";
 
     private final Path dir;
     private final String url;

@@ -1,0 +1,76 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.store.cli.AuditStoreCli;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The store as a real process, killed with SIGKILL mid-ingest, then restarted. */
+@ExtendWith(KafkaBrokerExtension.class)
+class StoreCrashTest {
+    private static final int LOADS = 800;
+    private static final int TENSORS = 4;
+
+    @DatabaseTest
+    void killedMidIngestAndRestartedLosesNothingAndDuplicatesNothing(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        List<ModelLoaded> loads = IntStream.range(0, LOADS).mapToObj(i -> StoreHarness.load("d" + (i % 40), "r" + (i / 40), 2, i, false)).toList();
+        h.publish(loads);
+        Map<String, String> settings = h.settings();
+        // Small batches: many transactions, so the kill lands in the middle of ingestion. H2 commits so cheaply
+        // that it needs one record per transaction to still be busy when the kill comes.
+        settings.put("store.max.poll.records", db.kind() == TestDatabase.Kind.H2 ? "1" : "3");
+        settings.put("kafka.session.timeout.ms", "6000");
+        settings.put("kafka.heartbeat.interval.ms", "1000");
+        Path log = Path.of("target", "store-crash-" + h.group + "-" + db.kind() + ".log");
+
+        Process first = start(settings, log);
+        try {
+            // Touch the database only once the store has opened and migrated it: with H2 the first opener serves the file.
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(log) && Files.readString(log).contains("audit-store ingesting"));
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10)).ignoreExceptions().until(() -> h.count("SELECT COUNT(*) FROM decisions") > 20);
+        } finally {
+            first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+        long atKill = h.count("SELECT COUNT(*) FROM decisions");
+        Process second = start(settings, log);
+        try {
+            await().atMost(Duration.ofSeconds(120)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == LOADS);
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo((long) LOADS * TENSORS);
+            assertThat(h.count("SELECT SUM(next_offset) FROM ingest_offsets")).isEqualTo((long) LOADS * TENSORS + LOADS);
+            // Every release after the first is compared with its predecessor once: no finding twice.
+            assertThat(h.count("SELECT COUNT(*) FROM (SELECT load_id, kind, tensor_name, COUNT(*) AS n FROM findings "
+                    + "GROUP BY load_id, kind, tensor_name) x WHERE n > 1")).isZero();
+        } finally {
+            second.destroy();
+            second.waitFor(30, TimeUnit.SECONDS);
+        }
+        assertThat(atKill).as("killed mid-ingest").isBetween(1L, (long) LOADS * TENSORS - 1);
+    }
+
+    private static Process start(Map<String, String> settings, Path log) throws Exception {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+                "-cp", System.getProperty("java.class.path"), AuditStoreCli.class.getName(), "run"));
+        settings.forEach((k, v) -> {
+            command.add("--set");
+            command.add(k + "=" + v);
+        });
+        Files.createDirectories(log.getParent());
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+    }
+}
