@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs a benchmark runner: bench/run.sh worker [--loads N] [--runs R] [--model ID]
+#                          bench/run.sh store [--loads N] [--runs R] [--diff-rows 10000000]   (needs PostgreSQL: PG* env)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,
 # so the broker's heap and GC are not shared with the JVM being measured.
 set -euo pipefail
@@ -9,16 +10,19 @@ mvn -q -B -ntp -pl bench -am package -DskipTests
 cp="bench/target/classes:$(cat bench/target/classpath.txt)"
 case "$runner" in
   worker) main=dev.placementaudit.bench.WorkerBench ;;
-  *) echo "unknown runner '$runner' (worker)"; exit 2 ;;
+  store) main=dev.placementaudit.bench.StoreBench ;;
+  *) echo "unknown runner '$runner' (worker, store)"; exit 2 ;;
 esac
 if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ]; then
   dir=$(mktemp -d /tmp/pa-bench-kafka.XXXXXX)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')
   java -Xmx1g -cp "$cp" dev.placementaudit.testkit.BrokerMain "$dir" "$port" "$((port + 1))" > "$dir/broker.log" 2>&1 &
   broker=$!
-  trap 'kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null; rm -rf "$dir"' EXIT
+  trap 'kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null; rm -rf "$dir"; true' EXIT
   for _ in $(seq 1 120); do grep -q "broker ready" "$dir/broker.log" && break; sleep 0.5; done
   grep -q "broker ready" "$dir/broker.log" || { cat "$dir/broker.log"; exit 1; }
   export KAFKA_BOOTSTRAP_SERVERS="localhost:$port" PA_BENCH_BROKER="separate JVM process on this machine"
 fi
-java -Xmx2g -cp "$cp" "$main" "$@"
+rc=0
+java -Xmx2g -cp "$cp" "$main" "$@" || rc=$?
+exit "$rc"

@@ -11,6 +11,7 @@ import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
+import dev.placementaudit.store.regression.TensorPlacement;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -130,11 +131,13 @@ public final class ProjectionWriter {
                     }
                 }
                 storeOffsets(c, batch);
-                List<LoadRef> completed = complete(c, touched, now);
+                List<CompletedLoad> completedLoads = complete(c, touched, now);
+                List<LoadRef> completed = completedLoads.stream().map(CompletedLoad::load).toList();
                 List<Detection> detections = new ArrayList<>();
                 List<AlertOutbox.StoredAlert> alerts = new ArrayList<>();
-                for (LoadRef load : completed) {
-                    Optional<Detection> detection = detector.detect(c, load, now);
+                for (CompletedLoad done : completedLoads) {
+                    LoadRef load = done.load();
+                    Optional<Detection> detection = detector.detect(c, load, done.placements(), false, now);
                     if (detection.isPresent()) {
                         detections.add(detection.get());
                         alerts.addAll(outbox.record(c, detection.get(), now));
@@ -142,7 +145,7 @@ public final class ProjectionWriter {
                     // A load that completes late may now be the predecessor a later release should have been compared with.
                     Optional<LoadRef> later = detector.successor(c, load);
                     if (later.isPresent() && !completed.contains(later.get())) {
-                        Optional<Detection> redo = detector.detect(c, later.get(), now);
+                        Optional<Detection> redo = detector.detect(c, later.get(), RegressionDetector.placements(c, later.get()), true, now);
                         if (redo.isPresent()) {
                             detections.add(redo.get());
                             alerts.addAll(outbox.record(c, redo.get(), now));
@@ -191,45 +194,62 @@ public final class ProjectionWriter {
         }
     }
 
-    /** Marks complete every touched load whose summary is here and whose decisions all are; returns them. */
-    private List<LoadRef> complete(Connection c, Set<String> loadIds, Instant now) throws SQLException {
-        List<LoadRef> completed = new ArrayList<>();
-        try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ? WHERE load_id = ? "
-                + "AND complete = FALSE AND tensor_count = (SELECT COUNT(*) FROM decisions d WHERE d.load_id = loads.load_id "
-                + "AND d.resolver_version = loads.resolver_version)");
-             PreparedStatement select = c.prepareStatement("SELECT load_id, deployment_id, model_id, release_name, occurred_at, "
-                     + "resolver_version FROM loads WHERE load_id = ?")) {
-            for (String loadId : loadIds) {
-                update.setTimestamp(1, Timestamp.from(now));
-                update.setString(2, loadId);
-                if (update.executeUpdate() == 1) {
-                    select.setString(1, loadId);
-                    try (ResultSet rs = select.executeQuery()) {
-                        rs.next();
-                        LoadRef load = RegressionDetector.ref(rs);
-                        sign(c, load);
-                        completed.add(load);
+    /**
+     * Marks complete every touched load whose summary is here and whose decisions all are, with one query for the
+     * candidates and one batch for the update; returns them with their placements, read once for signature and diff.
+     */
+    private List<CompletedLoad> complete(Connection c, Set<String> loadIds, Instant now) throws SQLException {
+        List<CompletedLoad> completed = new ArrayList<>();
+        List<String> ids = new ArrayList<>(loadIds);
+        for (int from = 0; from < ids.size(); from += 500) {
+            List<String> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
+            String in = String.join(", ", java.util.Collections.nCopies(chunk.size(), "?"));
+            List<LoadRef> ready = new ArrayList<>();
+            try (PreparedStatement select = c.prepareStatement("SELECT load_id, deployment_id, model_id, release_name, occurred_at, "
+                    + "resolver_version FROM loads l WHERE l.load_id IN (" + in + ") AND l.complete = FALSE AND l.tensor_count = "
+                    + "(SELECT COUNT(*) FROM decisions d WHERE d.load_id = l.load_id AND d.resolver_version = l.resolver_version)")) {
+                for (int i = 0; i < chunk.size(); i++) {
+                    select.setString(i + 1, chunk.get(i));
+                }
+                try (ResultSet rs = select.executeQuery()) {
+                    while (rs.next()) {
+                        ready.add(RegressionDetector.ref(rs));
                     }
                 }
+            }
+            if (ready.isEmpty()) {
+                continue;
+            }
+            try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, placement_signature = ? "
+                    + "WHERE load_id = ?")) {
+                for (LoadRef load : ready) {
+                    List<TensorPlacement> placements = RegressionDetector.placements(c, load);
+                    update.setTimestamp(1, Timestamp.from(now));
+                    update.setString(2, signature(placements));
+                    update.setString(3, load.loadId());
+                    update.addBatch();
+                    completed.add(new CompletedLoad(load, placements));
+                }
+                update.executeBatch();
             }
         }
         return completed;
     }
 
     /** SHA-256 over every (tensor, domain) in tensor order: fleet drift compares these. */
-    private static void sign(Connection c, LoadRef load) throws SQLException {
+    private static String signature(List<TensorPlacement> placements) {
         MessageDigest sha;
         try {
             sha = MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
-        RegressionDetector.placements(c, load).forEach(t -> sha.update((t.name() + "=" + t.domain() + "\n").getBytes(StandardCharsets.UTF_8)));
-        try (PreparedStatement s = c.prepareStatement("UPDATE loads SET placement_signature = ? WHERE load_id = ?")) {
-            s.setString(1, HexFormat.of().formatHex(sha.digest()));
-            s.setString(2, load.loadId());
-            s.executeUpdate();
-        }
+        placements.forEach(t -> sha.update((t.name() + "=" + t.domain() + "\n").getBytes(StandardCharsets.UTF_8)));
+        return HexFormat.of().formatHex(sha.digest());
+    }
+
+    /** A load that just completed, with its placements. */
+    private record CompletedLoad(LoadRef load, List<TensorPlacement> placements) {
     }
 
     private static void bind(PreparedStatement s, Object[] values) throws SQLException {

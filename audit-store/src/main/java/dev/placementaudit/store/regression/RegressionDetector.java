@@ -36,16 +36,27 @@ public final class RegressionDetector {
         this.insertFinding = dialect.insertIgnoringDuplicates("findings", FINDING_COLUMNS, FINDING_TYPES, "finding_id");
     }
 
-    /** Diffs the load against its predecessor and stores the findings; empty when it has none (a first release). */
-    public Optional<Detection> detect(Connection c, LoadRef load, Instant now) throws SQLException {
+    /**
+     * Diffs the load (whose placements the caller has) against its predecessor and stores the findings; empty when
+     * it has none (a first release).
+     *
+     * @param again true when the load was compared before, with another predecessor: its old findings go
+     */
+    public Optional<Detection> detect(Connection c, LoadRef load, List<TensorPlacement> placements, boolean again, Instant now)
+            throws SQLException {
         Optional<LoadRef> previous = previous(c, load);
         if (previous.isEmpty()) {
             return Optional.empty();
         }
-        List<Finding> findings = ReleaseDiff.compare(placements(c, previous.get()), placements(c, load), offHeap, heap);
-        try (PreparedStatement delete = c.prepareStatement("DELETE FROM findings WHERE load_id = ?")) {
-            delete.setString(1, load.loadId());
-            delete.executeUpdate();
+        List<Finding> findings = ReleaseDiff.compare(placements(c, previous.get()), placements, offHeap, heap);
+        if (again) {
+            try (PreparedStatement delete = c.prepareStatement("DELETE FROM findings WHERE load_id = ?")) {
+                delete.setString(1, load.loadId());
+                delete.executeUpdate();
+            }
+        }
+        if (findings.isEmpty()) {
+            return Optional.of(new Detection(load, previous.get(), findings));
         }
         try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
             for (Finding f : findings) {

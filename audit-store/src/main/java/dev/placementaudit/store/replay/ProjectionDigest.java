@@ -1,0 +1,81 @@
+package dev.placementaudit.store.replay;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A digest of everything the projection derived from the log, table by table, in key order. Wall-clock columns
+ * (when a row was written or published) are left out: a rebuild happens later by definition. Two projections
+ * with equal digests hold the same rows, value for value.
+ */
+public final class ProjectionDigest {
+    /** Table, its key order, and the columns that depend on the log alone. */
+    private static final Map<String, String> TABLES = new LinkedHashMap<>();
+
+    static {
+        TABLES.put("loads", "SELECT load_id, deployment_id, cluster, host, release_name, model_id, model_name, model_sha256, platform_name, "
+                + "profile_name, occurred_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, "
+                + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, placement_signature FROM %s.loads ORDER BY load_id");
+        TABLES.put("decisions", "SELECT * FROM %s.decisions ORDER BY decision_id");
+        TABLES.put("findings", "SELECT finding_id, load_id, previous_load_id, deployment_id, model_id, from_release, to_release, kind, "
+                + "tensor_name, before_domain, after_domain, before_bytes, after_bytes, before_format, after_format, before_reason, after_reason "
+                + "FROM %s.findings ORDER BY finding_id");
+        TABLES.put("alerts", "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, from_load_id, to_load_id, "
+                + "before_bytes, after_bytes, delta_bytes, rule_text, threshold_percent, threshold_bytes, top_tensors, suppressed_by "
+                + "FROM %s.alerts ORDER BY alert_id");
+    }
+
+    private ProjectionDigest() {
+    }
+
+    public static List<String> tables() {
+        return List.copyOf(TABLES.keySet());
+    }
+
+    /** Per table: row count and SHA-256 of its rows. */
+    public static Map<String, String> of(Connection c, String schema) throws SQLException {
+        Map<String, String> digests = new LinkedHashMap<>();
+        for (Map.Entry<String, String> table : TABLES.entrySet()) {
+            MessageDigest sha = sha256();
+            long rows = 0;
+            try (Statement s = c.createStatement()) {
+                s.setFetchSize(5_000);
+                try (ResultSet rs = s.executeQuery(String.format(table.getValue(), schema))) {
+                    ResultSetMetaData meta = rs.getMetaData();
+                    while (rs.next()) {
+                        for (int i = 1; i <= meta.getColumnCount(); i++) {
+                            Object value = rs.getObject(i);
+                            String text = value instanceof java.sql.Timestamp ts ? Long.toString(ts.getTime())
+                                    : value instanceof java.time.OffsetDateTime odt ? Long.toString(odt.toInstant().toEpochMilli())
+                                    : String.valueOf(value);
+                            sha.update(text.getBytes(StandardCharsets.UTF_8));
+                            sha.update((byte) 0);
+                        }
+                        sha.update((byte) '\n');
+                        rows++;
+                    }
+                }
+            }
+            digests.put(table.getKey(), rows + " rows " + HexFormat.of().formatHex(sha.digest()).substring(0, 16));
+        }
+        return digests;
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
