@@ -10,6 +10,7 @@ import dev.placementaudit.store.ingest.IngestLoop;
 import dev.placementaudit.store.ingest.ProjectionWriter;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.RegressionDetector;
+import dev.placementaudit.store.replay.WhatIf;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -80,7 +81,7 @@ public final class AuditStore implements AutoCloseable {
         thread.start();
         AuditStore[] self = new AuditStore[1];
         OpsServer ops = config.httpPort() < 0 ? null : OpsServer.start("0.0.0.0", config.httpPort(), registry, () -> self[0].health(),
-                routes -> ApiRoutes.install(routes, queries, config.apiToken()));
+                routes -> ApiRoutes.install(routes, queries, new WhatIf(database.dataSource(), config.kafka(), config.loadsTopic()), config.apiToken()));
         self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, ops, queries);
         LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
                 redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());

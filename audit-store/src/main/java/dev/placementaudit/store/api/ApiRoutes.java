@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  * GET /api/diff?deployment=&amp;model=&amp;from=&amp;to=           two releases compared tensor by tensor
  * GET /api/fleet?release=                           one release across the fleet
  * GET /api/alerts?deployment=&amp;limit=                alerts, newest first
+ * GET /api/whatif?from=&amp;to=&amp;deployment=&amp;model=&amp;threshold=&amp;servable=&amp;offheap=&amp;mappedFiles=
+ *                                                   history re-resolved under a candidate policy
  * </pre>
  */
 public final class ApiRoutes {
@@ -31,7 +33,7 @@ public final class ApiRoutes {
     private ApiRoutes() {
     }
 
-    public static void install(JavalinConfig config, AuditQueries queries, String token) {
+    public static void install(JavalinConfig config, AuditQueries queries, dev.placementaudit.store.replay.WhatIf whatIf, String token) {
         if (token != null && !token.isBlank()) {
             byte[] expected = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
             config.routes.before("/api/*", ctx -> {
@@ -52,6 +54,13 @@ public final class ApiRoutes {
                 .orElseThrow(() -> new ApiException(404, "no complete load for one of the two releases"))));
         config.routes.get("/api/fleet", ctx -> ctx.json(queries.fleet(id(ctx, "release", true))));
         config.routes.get("/api/alerts", ctx -> ctx.json(queries.alerts(id(ctx, "deployment", false), limit(ctx))));
+        config.routes.get("/api/whatif", ctx -> {
+            if (whatIf == null) {
+                throw new ApiException(503, "what-if needs the store's Kafka connection");
+            }
+            ctx.json(whatIf.run(new dev.placementaudit.store.replay.WhatIf.Query(instant(ctx, "from", java.time.Instant.EPOCH),
+                    instant(ctx, "to", java.time.Instant.now()), id(ctx, "deployment", false), id(ctx, "model", false), candidate(ctx))));
+        });
     }
 
     static String id(Context ctx, String name, boolean required) {
@@ -66,6 +75,56 @@ public final class ApiRoutes {
             throw new ApiException(400, "query parameter '" + name + "' must be 1-200 characters of letters, digits and ._:@/+-");
         }
         return value;
+    }
+
+    static java.time.Instant instant(Context ctx, String name, java.time.Instant fallback) {
+        String value = ctx.queryParam(name);
+        if (value == null || value.isEmpty()) {
+            return fallback;
+        }
+        try {
+            return java.time.Instant.parse(value);
+        } catch (java.time.format.DateTimeParseException e) {
+            throw new ApiException(400, "query parameter '" + name + "' must be an ISO instant such as 2026-11-01T00:00:00Z");
+        }
+    }
+
+    static dev.placementaudit.store.replay.WhatIf.CandidatePolicy candidate(Context ctx) {
+        String threshold = ctx.queryParam("threshold");
+        java.util.OptionalLong thresholdBytes = java.util.OptionalLong.empty();
+        if (threshold != null && !threshold.isEmpty()) {
+            try {
+                long bytes = Long.parseLong(threshold);
+                if (bytes <= 0) {
+                    throw new NumberFormatException();
+                }
+                thresholdBytes = java.util.OptionalLong.of(bytes);
+            } catch (NumberFormatException e) {
+                throw new ApiException(400, "query parameter 'threshold' must be a positive number of bytes");
+            }
+        }
+        String servable = ctx.queryParam("servable");
+        java.util.Optional<java.util.Set<dev.placementaudit.core.format.TensorEncoding>> encodings = java.util.Optional.empty();
+        if (servable != null) {
+            try {
+                encodings = java.util.Optional.of(java.util.Arrays.stream(servable.split(",")).map(String::trim).filter(x -> !x.isEmpty())
+                        .map(dev.placementaudit.core.format.TensorEncodings::parseKnown).collect(java.util.stream.Collectors.toSet()));
+            } catch (IllegalArgumentException e) {
+                throw new ApiException(400, "query parameter 'servable': " + e.getMessage());
+            }
+        }
+        return new dev.placementaudit.store.replay.WhatIf.CandidatePolicy(thresholdBytes, encodings, bool(ctx, "offheap"), bool(ctx, "mappedFiles"));
+    }
+
+    static java.util.Optional<Boolean> bool(Context ctx, String name) {
+        String value = ctx.queryParam(name);
+        if (value == null || value.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        if (!value.equals("true") && !value.equals("false")) {
+            throw new ApiException(400, "query parameter '" + name + "' must be true or false");
+        }
+        return java.util.Optional.of(Boolean.parseBoolean(value));
     }
 
     static int limit(Context ctx) {

@@ -36,7 +36,7 @@ import java.util.concurrent.Callable;
 @Command(name = "audit-store", mixinStandardHelpOptions = true, version = "audit-store 0.1.0",
         description = "Where every tensor of every model load landed, release after release.",
         subcommands = {AuditStoreCli.Run.class, AuditStoreCli.Where.class, AuditStoreCli.Diff.class, AuditStoreCli.Fleet.class,
-                AuditStoreCli.Alerts.class, AuditStoreCli.Budget.class})
+                AuditStoreCli.Alerts.class, AuditStoreCli.Budget.class, AuditStoreCli.Rebuild.class, AuditStoreCli.WhatIfCommand.class})
 public final class AuditStoreCli {
     static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS).enable(SerializationFeature.INDENT_OUTPUT);
@@ -244,6 +244,86 @@ public final class AuditStoreCli {
                         a.suppressedBy() == null ? "" : "  [suppressed: " + a.suppressedBy() + "]"));
                 return 0;
             }
+        }
+    }
+
+    @Command(name = "rebuild", mixinStandardHelpOptions = true,
+            description = "Rebuild the projection from the decision log into <schema>_rebuild, prove it equal to the live one, "
+                    + "and (with --swap) make it live. Interrupt and rerun at will: it resumes.")
+    static final class Rebuild implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--swap", description = "replace the live projection once proven equal")
+        boolean swap;
+        @Option(names = "--force", description = "swap even if different (after a deliberate change to the projection)")
+        boolean force;
+        @Option(names = "--stop-after", defaultValue = "9223372036854775807", description = "replay at most N records this run")
+        long stopAfter;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            var result = new dev.placementaudit.store.replay.ProjectionRebuild(common.storeConfig(), spec.commandLine().getOut())
+                    .run(stopAfter, swap, force);
+            return result.equal() || result.swapped() ? 0 : 3;
+        }
+    }
+
+    @Command(name = "whatif", mixinStandardHelpOptions = true,
+            description = "Re-resolve historical model loads under a candidate policy and report what would move. Writes nothing.")
+    static final class WhatIfCommand implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--loads-topic", defaultValue = "model-loads")
+        String loadsTopic;
+        @Option(names = "--from", defaultValue = "1970-01-01T00:00:00Z", description = "ISO instant (default: the beginning)")
+        Instant from;
+        @Option(names = "--to", description = "ISO instant (default: now)")
+        Instant to;
+        @Option(names = "--deployment")
+        String deployment;
+        @Option(names = "--model")
+        String model;
+        @Option(names = "--threshold", description = "candidate off-heap threshold in bytes")
+        Long threshold;
+        @Option(names = "--servable", split = ",", description = "candidate mapped-servable encodings, e.g. Q4_K,Q6_K,Dense(4B)")
+        List<String> servable;
+        @Option(names = "--offheap", description = "candidate off-heap support (true/false)")
+        Boolean offHeap;
+        @Option(names = "--mapped-files", description = "candidate file mapping support (true/false)")
+        Boolean mappedFiles;
+        @Option(names = "--tensors", defaultValue = "20", description = "tensor changes to list in the table (default: ${DEFAULT-VALUE})")
+        int tensors;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            StoreConfig config = common.storeConfig();
+            try (AuditDatabase db = common.open()) {
+                var report = new dev.placementaudit.store.replay.WhatIf(db.dataSource(), config.kafka(), loadsTopic).run(query());
+                if (common.json()) {
+                    out.println(JSON.writeValueAsString(report));
+                    return 0;
+                }
+                out.println(report.summary());
+                report.deployments().forEach(d -> out.printf(Locale.ROOT, "  %-16s %4d loads  %6d unchanged  %6d changed  %6d new  %s%n",
+                        d.deploymentId(), d.loads(), d.unchanged(), d.changed(), d.added(), d.deltaByDomain()));
+                report.changes().stream().limit(tensors).forEach(t -> out.printf(Locale.ROOT, "  %-9s %-16s %-32s %s -> %s  %s%n",
+                        t.change(), t.deploymentId(), t.tensorName(), t.beforeDomain(), t.afterDomain(), ByteSizes.format(t.residentBytes())));
+                return 0;
+            }
+        }
+
+        dev.placementaudit.store.replay.WhatIf.Query query() {
+            return new dev.placementaudit.store.replay.WhatIf.Query(from, to == null ? Instant.now() : to, deployment, model,
+                    new dev.placementaudit.store.replay.WhatIf.CandidatePolicy(
+                            threshold == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(threshold),
+                            servable == null ? java.util.Optional.empty() : java.util.Optional.of(servable.stream()
+                                    .map(dev.placementaudit.core.format.TensorEncodings::parseKnown).collect(java.util.stream.Collectors.toSet())),
+                            java.util.Optional.ofNullable(offHeap), java.util.Optional.ofNullable(mappedFiles)));
         }
     }
 

@@ -41,6 +41,7 @@ public final class AuditDatabase implements AutoCloseable {
             config.addDataSourceProperty("reWriteBatchedInserts", "true");
         }
         if (schema != null) {
+            createSchema(jdbcUrl, user, password, schema);
             config.setSchema(schema);
         }
         HikariDataSource pool = new HikariDataSource(config);
@@ -55,6 +56,18 @@ public final class AuditDatabase implements AutoCloseable {
             throw e;
         }
         return new AuditDatabase(pool, dialect);
+    }
+
+    /** H2 refuses a connection to a schema that does not exist yet (PostgreSQL merely searches it): make it first. */
+    private static void createSchema(String jdbcUrl, String user, String password, String schema) {
+        if (!schema.matches("[A-Za-z_][A-Za-z0-9_]{0,62}")) {
+            throw new IllegalArgumentException("schema name '" + schema + "' must be a plain identifier");
+        }
+        try (Connection c = java.sql.DriverManager.getConnection(jdbcUrl, user, password); java.sql.Statement s = c.createStatement()) {
+            s.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create schema " + schema + ": " + e.getMessage(), e);
+        }
     }
 
     public DataSource dataSource() {

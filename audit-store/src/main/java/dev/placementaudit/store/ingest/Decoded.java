@@ -6,7 +6,7 @@ import dev.placementaudit.service.DeadLetter;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /** One consumed record, decoded: a decision, a load summary, or a reject bound for the dead letters. */
-sealed interface Decoded {
+public sealed interface Decoded {
     ConsumerRecord<byte[], byte[]> record();
 
     record Decision(ConsumerRecord<byte[], byte[]> record, AllocationDecided event) implements Decoded {

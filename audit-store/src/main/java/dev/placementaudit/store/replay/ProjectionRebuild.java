@@ -1,0 +1,217 @@
+package dev.placementaudit.store.replay;
+
+import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.ingest.Decoded;
+import dev.placementaudit.store.ingest.ProjectionWriter;
+import dev.placementaudit.store.regression.RegressionDetector;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Rebuilds the projection from the decision log into a schema of its own ({@code <live>_rebuild}), proves it equal
+ * to the live projection, then swaps it in.
+ *
+ * <ul>
+ *   <li>It reads exactly up to the offsets the live projection has stored, so both describe the same prefix of the
+ *       log; if the live store moves on meanwhile, nothing is swapped (stop the store, or rerun).</li>
+ *   <li>The rebuild schema keeps its own offsets with its rows, the way the live one does: an interrupted rebuild
+ *       resumes where it stopped when rerun.</li>
+ *   <li>Growth budgets are configuration, not log: they are copied first, so suppression replays the same.</li>
+ *   <li>The swap replaces the live rows in one transaction and keeps each alert's publication time, so nothing
+ *       is published again.</li>
+ * </ul>
+ */
+public final class ProjectionRebuild {
+    private static final String REBUILD_GROUP = "projection-rebuild";
+    private static final List<String> SWAPPED = List.of("decisions", "loads", "findings", "alerts");
+
+    private final StoreConfig config;
+    private final PrintWriter out;
+
+    public ProjectionRebuild(StoreConfig config, PrintWriter out) {
+        this.config = config;
+        this.out = out;
+    }
+
+    public record Result(boolean equal, boolean swapped, long records, Map<String, String> live, Map<String, String> rebuilt) {
+    }
+
+    /**
+     * @param maxRecords stop after this many records (a staged rebuild); the next run resumes
+     * @param swap       replace the live projection once proven equal
+     * @param force      swap even when different (after a deliberate change to how the projection is derived)
+     */
+    public Result run(long maxRecords, boolean swap, boolean force) throws SQLException {
+        try (AuditDatabase live = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), config.jdbcSchema(), 2)) {
+            String liveSchema = currentSchema(live);
+            String rebuildSchema = liveSchema + "_rebuild";
+            Map<TopicPartition, Long> target = liveOffsets(live);
+            try (AuditDatabase rebuild = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), rebuildSchema, 2)) {
+                copyBudgets(rebuild, liveSchema, rebuildSchema);
+                ProjectionWriter writer = new ProjectionWriter(rebuild, REBUILD_GROUP, config.decisionsTopic(), config.resolvedTopic(),
+                        new RegressionDetector(rebuild.dialect(), config.offHeapGrowth(), config.heapGrowth()),
+                        new AlertOutbox(rebuild.dialect(), config.offHeapGrowth(), config.heapGrowth()), Clock.systemUTC());
+                long records = replay(writer, target, maxRecords);
+                if (records >= maxRecords && !caughtUp(writer, target)) {
+                    out.printf(Locale.ROOT, "rebuild stopped after %d records as asked; rerun to resume%n", records);
+                    return new Result(false, false, records, Map.of(), Map.of());
+                }
+                if (!liveOffsets(live).equals(target)) {
+                    out.println("the live projection moved on during the rebuild (is the store running?): not swapping; stop it and rerun");
+                    return new Result(false, false, records, Map.of(), Map.of());
+                }
+                Map<String, String> liveDigest;
+                Map<String, String> rebuiltDigest;
+                try (Connection c = live.dataSource().getConnection()) {
+                    liveDigest = ProjectionDigest.of(c, liveSchema);
+                    rebuiltDigest = ProjectionDigest.of(c, rebuildSchema);
+                }
+                boolean equal = liveDigest.equals(rebuiltDigest);
+                ProjectionDigest.tables().forEach(t -> out.printf(Locale.ROOT, "  %-10s live %-40s rebuilt %-40s %s%n", t, liveDigest.get(t),
+                        rebuiltDigest.get(t), liveDigest.get(t).equals(rebuiltDigest.get(t)) ? "equal" : "DIFFERENT"));
+                out.println(equal ? "rebuilt projection equals the live one" : "rebuilt projection DIFFERS from the live one");
+                boolean swapped = false;
+                if (swap && (equal || force)) {
+                    swapIn(live, liveSchema, rebuildSchema);
+                    swapped = true;
+                    out.println("swapped: the live projection is now the rebuilt one");
+                }
+                if (swapped || equal) {
+                    try (Connection c = live.dataSource().getConnection(); Statement s = c.createStatement()) {
+                        s.execute("DROP SCHEMA " + rebuildSchema + " CASCADE");
+                    }
+                }
+                return new Result(equal, swapped, records, liveDigest, rebuiltDigest);
+            }
+        }
+    }
+
+    private long replay(ProjectionWriter writer, Map<TopicPartition, Long> target, long maxRecords) throws SQLException {
+        Map<String, Object> kafka = new HashMap<>(config.kafka());
+        kafka.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        kafka.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        kafka.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(config.maxPollRecords()));
+        kafka.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        long total = 0;
+        Map<TopicPartition, Long> start = writer.storedOffsets(target.keySet());
+        for (Map.Entry<TopicPartition, Long> t : target.entrySet()) {
+            total += t.getValue() - start.getOrDefault(t.getKey(), 0L);
+        }
+        out.printf(Locale.ROOT, "rebuilding %d records of %s and %s up to the live offsets%s%n", total, config.decisionsTopic(),
+                config.resolvedTopic(), start.isEmpty() ? "" : " (resuming)");
+        long done = 0;
+        long started = System.nanoTime();
+        int lastDecile = -1;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(kafka, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> remaining = new ArrayList<>();
+            for (Map.Entry<TopicPartition, Long> t : target.entrySet()) {
+                if (start.getOrDefault(t.getKey(), 0L) < t.getValue()) {
+                    remaining.add(t.getKey());
+                }
+            }
+            consumer.assign(remaining);
+            for (TopicPartition partition : remaining) {
+                consumer.seek(partition, start.getOrDefault(partition, 0L));
+            }
+            while (!consumer.assignment().isEmpty() && done < maxRecords) {
+                List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+                    if (record.offset() < target.get(partition) && done + batch.size() < maxRecords) {
+                        batch.add(record);
+                    }
+                }
+                if (!batch.isEmpty()) {
+                    List<Decoded> decoded = writer.decode(batch);
+                    writer.write(decoded);
+                    done += batch.size();
+                }
+                List<TopicPartition> finished = new ArrayList<>();
+                for (TopicPartition partition : consumer.assignment()) {
+                    if (consumer.position(partition) >= target.get(partition)) {
+                        finished.add(partition);
+                    }
+                }
+                if (!finished.isEmpty()) {
+                    List<TopicPartition> still = new ArrayList<>(consumer.assignment());
+                    still.removeAll(finished);
+                    consumer.assign(still);
+                }
+                int decile = total == 0 ? 10 : (int) (done * 10 / total);
+                if (decile != lastDecile) {
+                    lastDecile = decile;
+                    out.printf(Locale.ROOT, "%3d%%  %d/%d records  %.0f records/s%n", decile * 10, done, total,
+                            done / Math.max(1e-9, (System.nanoTime() - started) / 1e9));
+                    out.flush();
+                }
+            }
+        }
+        out.printf(Locale.ROOT, "replayed %d records in %.1f s%n", done, (System.nanoTime() - started) / 1e9);
+        return done;
+    }
+
+    private static boolean caughtUp(ProjectionWriter writer, Map<TopicPartition, Long> target) throws SQLException {
+        return writer.storedOffsets(target.keySet()).equals(target);
+    }
+
+    private Map<TopicPartition, Long> liveOffsets(AuditDatabase live) throws SQLException {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        try (Connection c = live.dataSource().getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT topic, partition_id, next_offset FROM ingest_offsets WHERE consumer_group = ?")) {
+            s.setString(1, config.groupId());
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    offsets.put(new TopicPartition(rs.getString(1), rs.getInt(2)), rs.getLong(3));
+                }
+            }
+        }
+        // Partitions the live store never wrote (empty ones) are at 0 in both.
+        return offsets;
+    }
+
+    private static void copyBudgets(AuditDatabase rebuild, String from, String to) throws SQLException {
+        try (Connection c = rebuild.transaction(); Statement s = c.createStatement()) {
+            s.execute("DELETE FROM " + to + ".growth_budgets");
+            s.execute("INSERT INTO " + to + ".growth_budgets SELECT * FROM " + from + ".growth_budgets");
+            c.commit();
+        }
+    }
+
+    /** Replaces the live rows with the rebuilt ones in one transaction; the live store's offsets stay as they were. */
+    private static void swapIn(AuditDatabase live, String liveSchema, String rebuildSchema) throws SQLException {
+        try (Connection c = live.transaction(); Statement s = c.createStatement()) {
+            s.execute("UPDATE " + rebuildSchema + ".alerts SET published_at = (SELECT o.published_at FROM " + liveSchema
+                    + ".alerts o WHERE o.alert_id = " + rebuildSchema + ".alerts.alert_id)");
+            for (String table : SWAPPED) {
+                s.execute("DELETE FROM " + liveSchema + "." + table);
+                s.execute("INSERT INTO " + liveSchema + "." + table + " SELECT * FROM " + rebuildSchema + "." + table);
+            }
+            c.commit();
+        }
+    }
+
+    private static String currentSchema(AuditDatabase db) throws SQLException {
+        try (Connection c = db.dataSource().getConnection()) {
+            return c.getSchema();
+        }
+    }
+}

@@ -1,0 +1,250 @@
+package dev.placementaudit.store.replay;
+
+import dev.placementaudit.core.format.TensorEncoding;
+import dev.placementaudit.core.placement.AllocationDecision;
+import dev.placementaudit.core.placement.AllocationResolver;
+import dev.placementaudit.core.placement.ByteSizes;
+import dev.placementaudit.core.placement.PlacementPolicy;
+import dev.placementaudit.core.placement.PlanTensor;
+import dev.placementaudit.core.placement.StorageCapabilities;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.UndecodableEventException;
+import dev.placementaudit.worker.resolve.InvalidLoadException;
+import dev.placementaudit.worker.resolve.LoadValidator;
+import dev.placementaudit.worker.resolve.ValidLoad;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * "If this policy had shipped": re-resolves the historical ModelLoaded events of a time range under a candidate
+ * policy and compares every tensor with the decision recorded for it. Reads the log and the projection; writes
+ * nothing. Events of every released schema version decode, as replay needs.
+ */
+public final class WhatIf {
+    private static final int MAX_TENSOR_ROWS = 10_000;
+
+    private final DataSource database;
+    private final Map<String, Object> kafka;
+    private final String loadsTopic;
+    private final LoadValidator validator = new LoadValidator(10_000_000);
+    private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
+
+    public WhatIf(DataSource database, Map<String, Object> kafka, String loadsTopic) {
+        this.database = database;
+        this.kafka = Map.copyOf(kafka);
+        this.loadsTopic = loadsTopic;
+    }
+
+    /** What to change; empty fields keep what each load recorded. */
+    public record CandidatePolicy(OptionalLong offHeapThresholdBytes, Optional<Set<TensorEncoding>> mappedServable,
+                                  Optional<Boolean> offHeap, Optional<Boolean> mappedFiles) {
+        PlacementPolicy apply(PlacementPolicy recorded) {
+            var profile = offHeapThresholdBytes.isPresent() ? recorded.profile().withOffHeapThreshold(offHeapThresholdBytes.getAsLong())
+                    : recorded.profile();
+            StorageCapabilities platform = recorded.platform();
+            if (mappedServable.isPresent()) {
+                platform = platform.withMappedServableEncodings(mappedServable.get());
+            }
+            if (offHeap.isPresent()) {
+                platform = platform.withOffHeap(offHeap.get());
+            }
+            if (mappedFiles.isPresent()) {
+                platform = platform.withMappedFiles(mappedFiles.get());
+            }
+            return new PlacementPolicy(profile, platform);
+        }
+
+        public String describe() {
+            List<String> parts = new ArrayList<>();
+            offHeapThresholdBytes.ifPresent(t -> parts.add("off-heap threshold " + ByteSizes.format(t)));
+            mappedServable.ifPresent(s -> parts.add("servable " + s.stream().map(TensorEncoding::spec).sorted().toList()));
+            offHeap.ifPresent(o -> parts.add("off-heap " + (o ? "on" : "off")));
+            mappedFiles.ifPresent(m -> parts.add("mapped files " + (m ? "on" : "off")));
+            return parts.isEmpty() ? "the recorded policy" : String.join(", ", parts);
+        }
+    }
+
+    public record Query(Instant from, Instant to, String deployment, String model, CandidatePolicy candidate) {
+    }
+
+    public enum Change { UNCHANGED, CHANGED, NEW }
+
+    public record TensorChange(String loadId, String deploymentId, String release, String tensorName, Change change, String beforeDomain,
+                               String afterDomain, long residentBytes, String afterReason) {
+    }
+
+    public record DeploymentTotals(String deploymentId, int loads, int unchanged, int changed, int added, Map<String, Long> deltaByDomain) {
+    }
+
+    public record Report(String policy, Instant from, Instant to, int loads, int skipped, int unchanged, int changed, int added,
+                         Map<String, Long> deltaByDomain, List<DeploymentTotals> deployments, List<TensorChange> changes, String summary) {
+    }
+
+    public Report run(Query query) throws SQLException {
+        Map<String, Totals> perDeployment = new TreeMap<>();
+        Totals fleet = new Totals("fleet");
+        List<TensorChange> changes = new ArrayList<>();
+        int skipped = 0;
+        try (Connection c = database.getConnection(); KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+            for (ConsumerRecord<byte[], byte[]> record : records(consumer, query)) {
+                ModelLoaded load;
+                ValidLoad valid;
+                try {
+                    load = loads.decode(record.value());
+                    valid = validator.validate(load);
+                } catch (UndecodableEventException | InvalidLoadException e) {
+                    skipped++;
+                    continue;
+                }
+                if ((query.deployment() != null && !query.deployment().equals(load.getDeployment().getId()))
+                        || (query.model() != null && !query.model().equals(load.getModel().getId()))) {
+                    continue;
+                }
+                PlacementPolicy candidate = query.candidate().apply(valid.policy());
+                Map<String, String> recorded = recorded(c, load.getLoadId().toString());
+                Totals totals = perDeployment.computeIfAbsent(load.getDeployment().getId(), Totals::new);
+                totals.loads++;
+                fleet.loads++;
+                for (PlanTensor tensor : valid.tensors()) {
+                    AllocationDecision decision = AllocationResolver.resolve(tensor, candidate.profile(), candidate.platform());
+                    String after = decision.domain().name();
+                    String before = recorded.get(tensor.name());
+                    Change change = before == null ? Change.NEW : before.equals(after) ? Change.UNCHANGED : Change.CHANGED;
+                    totals.count(change, before, after, decision.residentBytes());
+                    fleet.count(change, before, after, decision.residentBytes());
+                    if (change != Change.UNCHANGED && changes.size() < MAX_TENSOR_ROWS) {
+                        changes.add(new TensorChange(load.getLoadId().toString(), load.getDeployment().getId(), load.getRelease(), tensor.name(),
+                                change, before, after, decision.residentBytes(), decision.reasonText()));
+                    }
+                }
+            }
+        }
+        String summary = String.format(Locale.ROOT, "if %s had shipped: %,d of %,d tensors in %,d loads move; off-heap %s, heap %s, mapped %s",
+                query.candidate().describe(), fleet.changed, fleet.changed + fleet.unchanged + fleet.added, fleet.loads,
+                signed(fleet.delta("HOST_OFFHEAP")), signed(fleet.delta("HOST_HEAP")), signed(fleet.delta("MMAP_FILE")));
+        return new Report(query.candidate().describe(), query.from(), query.to(), fleet.loads, skipped, fleet.unchanged, fleet.changed,
+                fleet.added, fleet.delta, perDeployment.values().stream().map(Totals::row).toList(), changes, summary);
+    }
+
+    private KafkaConsumer<byte[], byte[]> consumer() {
+        Map<String, Object> config = new HashMap<>(kafka);
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        config.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        return new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    /** The records of the time range, found with offsetsForTimes on every partition. */
+    private List<ConsumerRecord<byte[], byte[]>> records(KafkaConsumer<byte[], byte[]> consumer, Query query) {
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (PartitionInfo info : consumer.partitionsFor(loadsTopic, Duration.ofSeconds(30))) {
+            partitions.add(new TopicPartition(loadsTopic, info.partition()));
+        }
+        Map<TopicPartition, Long> fromTimes = new HashMap<>();
+        Map<TopicPartition, Long> toTimes = new HashMap<>();
+        partitions.forEach(p -> {
+            fromTimes.put(p, query.from().toEpochMilli());
+            toTimes.put(p, query.to().toEpochMilli());
+        });
+        Map<TopicPartition, OffsetAndTimestamp> starts = consumer.offsetsForTimes(fromTimes, Duration.ofSeconds(30));
+        Map<TopicPartition, OffsetAndTimestamp> ends = consumer.offsetsForTimes(toTimes, Duration.ofSeconds(30));
+        Map<TopicPartition, Long> endOffsets = consumer.endOffsets(partitions, Duration.ofSeconds(30));
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (TopicPartition partition : partitions) {
+            OffsetAndTimestamp start = starts.get(partition);
+            if (start == null) {
+                continue;
+            }
+            long end = ends.get(partition) == null ? endOffsets.get(partition) : ends.get(partition).offset();
+            if (start.offset() >= end) {
+                continue;
+            }
+            consumer.assign(List.of(partition));
+            consumer.seek(partition, start.offset());
+            while (consumer.position(partition) < end) {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    if (record.offset() < end) {
+                        records.add(record);
+                    }
+                }
+            }
+        }
+        return records;
+    }
+
+    /** The recorded domain of every tensor of a load, by the resolver version its summary names. */
+    private static Map<String, String> recorded(Connection c, String loadId) throws SQLException {
+        Map<String, String> domains = new HashMap<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT d.tensor_name, d.memory_domain FROM decisions d JOIN loads l ON l.load_id = d.load_id "
+                + "AND l.resolver_version = d.resolver_version WHERE d.load_id = ?")) {
+            s.setString(1, loadId);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    domains.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        return domains;
+    }
+
+    private static String signed(long bytes) {
+        return (bytes >= 0 ? "+" : "-") + ByteSizes.format(Math.abs(bytes));
+    }
+
+    private static final class Totals {
+        final String deploymentId;
+        final Map<String, Long> delta = new LinkedHashMap<>();
+        int loads;
+        int unchanged;
+        int changed;
+        int added;
+
+        Totals(String deploymentId) {
+            this.deploymentId = deploymentId;
+        }
+
+        void count(Change change, String before, String after, long bytes) {
+            switch (change) {
+                case UNCHANGED -> unchanged++;
+                case NEW -> added++;
+                case CHANGED -> {
+                    changed++;
+                    delta.merge(before, -bytes, Long::sum);
+                    delta.merge(after, bytes, Long::sum);
+                }
+            }
+        }
+
+        long delta(String domain) {
+            return delta.getOrDefault(domain, 0L);
+        }
+
+        DeploymentTotals row() {
+            return new DeploymentTotals(deploymentId, loads, unchanged, changed, added, Map.copyOf(delta));
+        }
+    }
+}
