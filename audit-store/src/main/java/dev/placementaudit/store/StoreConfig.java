@@ -42,7 +42,7 @@ public record StoreConfig(
 
     public static StoreConfig from(Settings settings) {
         String decisions = settings.string("store.decisions.topic", "allocation-decided");
-        return new StoreConfig(
+        StoreConfig config = new StoreConfig(
                 settings.kafkaClientConfig(),
                 decisions,
                 settings.string("store.resolved.topic", "load-resolved"),
@@ -63,6 +63,9 @@ public record StoreConfig(
                         settings.longValue("store.rules.heap.bytes", 16L << 20, 0)),
                 settings.integer("store.http.port", 8082, -1, 65_535),
                 settings.string("store.api.token", null));
+        settings.unreadKeys("store.").forEach(key -> org.slf4j.LoggerFactory.getLogger(StoreConfig.class)
+                .warn("configuration {} is not an audit-store setting (misspelt?); ignored", key));
+        return config;
     }
 
     public boolean hasKafka() {

@@ -48,7 +48,7 @@ public record WorkerConfig(
 
     public static WorkerConfig from(Settings settings) {
         String input = settings.string("worker.input.topic", "model-loads");
-        return new WorkerConfig(
+        WorkerConfig config = new WorkerConfig(
                 settings.kafkaClientConfig(),
                 input,
                 settings.string("worker.decisions.topic", "allocation-decided"),
@@ -66,6 +66,9 @@ public record WorkerConfig(
                 (short) settings.integer("worker.topics.replication", 1, 1, 32),
                 settings.integer("worker.http.port", 8081, -1, 65_535),
                 settings.integer("worker.resolve.threads", Runtime.getRuntime().availableProcessors(), 1, 256));
+        settings.unreadKeys("worker.").forEach(key -> org.slf4j.LoggerFactory.getLogger(WorkerConfig.class)
+                .warn("configuration {} is not a resolver-worker setting (misspelt?); ignored", key));
+        return config;
     }
 
     public String transactionalId() {

@@ -14,7 +14,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A service's configuration, layered like Debezium Server's: defaults, then a properties file, then
@@ -31,10 +33,22 @@ public final class Settings {
 
     private final Map<String, String> values;
     private final Map<String, String> sources;
+    /** Every key a service asked for, so that a setting nobody reads (a typo) can be reported. */
+    private final Set<String> read = ConcurrentHashMap.newKeySet();
 
     private Settings(Map<String, String> values, Map<String, String> sources) {
         this.values = values;
         this.sources = sources;
+    }
+
+    /** Keys under {@code prefix} that were given but never read: almost always a misspelling. */
+    public List<String> unreadKeys(String prefix) {
+        return values.keySet().stream().filter(k -> k.startsWith(prefix) && !read.contains(k)).sorted().toList();
+    }
+
+    private String get(String key) {
+        read.add(key);
+        return values.get(key);
     }
 
     public static Settings of(Map<String, String> values) {
@@ -62,7 +76,8 @@ public final class Settings {
         return builder.build();
     }
 
-    static Map<String, String> fromEnvironment(Map<String, String> env) {
+    /** The environment variables this service understands, as settings keys. */
+    public static Map<String, String> fromEnvironment(Map<String, String> env) {
         Map<String, String> mapped = new HashMap<>();
         String bootstrap = env.get("KAFKA_BOOTSTRAP_SERVERS");
         if (bootstrap != null && !bootstrap.isBlank()) {
@@ -89,12 +104,12 @@ public final class Settings {
     }
 
     public String string(String key, String fallback) {
-        String value = values.get(key);
+        String value = get(key);
         return value == null || value.isBlank() ? fallback : value;
     }
 
     public String requiredString(String key) {
-        String value = values.get(key);
+        String value = get(key);
         if (value == null || value.isBlank()) {
             throw new ConfigException(key, null, "is required");
         }
@@ -102,7 +117,7 @@ public final class Settings {
     }
 
     public int integer(String key, int fallback, int min, int max) {
-        String text = values.get(key);
+        String text = get(key);
         if (text == null || text.isBlank()) {
             return fallback;
         }
@@ -118,7 +133,7 @@ public final class Settings {
     }
 
     public long longValue(String key, long fallback, long min) {
-        String text = values.get(key);
+        String text = get(key);
         if (text == null || text.isBlank()) {
             return fallback;
         }
@@ -134,7 +149,7 @@ public final class Settings {
     }
 
     public boolean bool(String key, boolean fallback) {
-        String text = values.get(key);
+        String text = get(key);
         if (text == null || text.isBlank()) {
             return fallback;
         }
@@ -147,7 +162,7 @@ public final class Settings {
 
     /** ISO-8601 ({@code PT5S}) or a number with a unit: {@code 500ms}, {@code 5s}, {@code 2m}. */
     public Duration duration(String key, Duration fallback) {
-        String text = values.get(key);
+        String text = get(key);
         if (text == null || text.isBlank()) {
             return fallback;
         }
@@ -170,7 +185,7 @@ public final class Settings {
 
     /** Comma-separated; empty when absent. */
     public List<String> list(String key) {
-        String text = values.get(key);
+        String text = get(key);
         if (text == null || text.isBlank()) {
             return List.of();
         }
@@ -178,7 +193,7 @@ public final class Settings {
     }
 
     public boolean has(String key) {
-        String value = values.get(key);
+        String value = get(key);
         return value != null && !value.isBlank();
     }
 

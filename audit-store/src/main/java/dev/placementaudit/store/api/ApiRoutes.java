@@ -43,6 +43,8 @@ public final class ApiRoutes {
                 }
             });
         }
+        String dashboard = dashboard();
+        config.routes.get("/", ctx -> ctx.html(dashboard));
         config.routes.exception(ApiException.class, (e, ctx) -> ctx.status(e.status()).json(Map.of("error", e.getMessage())));
         config.routes.exception(java.sql.SQLException.class, (e, ctx) -> ctx.status(503).json(Map.of("error", "database unavailable")));
         config.routes.get("/api/loads", ctx -> ctx.json(queries.loads(id(ctx, "deployment", false), id(ctx, "model", false),
@@ -61,6 +63,15 @@ public final class ApiRoutes {
             ctx.json(whatIf.run(new dev.placementaudit.store.replay.WhatIf.Query(instant(ctx, "from", java.time.Instant.EPOCH),
                     instant(ctx, "to", java.time.Instant.now()), id(ctx, "deployment", false), id(ctx, "model", false), candidate(ctx))));
         });
+    }
+
+    /** The dashboard: one page, no build step, everything it shows comes from this API. */
+    private static String dashboard() {
+        try (var in = ApiRoutes.class.getResourceAsStream("/dashboard/index.html")) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (java.io.IOException | NullPointerException e) {
+            throw new IllegalStateException("the dashboard page is missing from the audit-store jar", e);
+        }
     }
 
     static String id(Context ctx, String name, boolean required) {

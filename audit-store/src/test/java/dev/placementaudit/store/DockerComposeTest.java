@@ -1,0 +1,84 @@
+package dev.placementaudit.store;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.worker.WorkerConfig;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** docker-compose.yml says what the services read: no unknown keys, ports and hosts that line up. */
+class DockerComposeTest {
+    private static JsonNode services() throws Exception {
+        return new ObjectMapper(new YAMLFactory()).readTree(Path.of("..", "docker-compose.yml").toFile()).get("services");
+    }
+
+    private static Settings settings(JsonNode service) {
+        Map<String, String> env = new HashMap<>();
+        service.get("environment").fields().forEachRemaining(e -> env.put(e.getKey(), e.getValue().asText()));
+        return Settings.of(Settings.fromEnvironment(env));
+    }
+
+    @Test
+    void hasKafkaPostgresAndTheThreeServices() throws Exception {
+        List<String> names = new java.util.ArrayList<>();
+        services().fieldNames().forEachRemaining(names::add);
+        assertThat(names).containsExactlyInAnyOrder("kafka", "postgres", "resolver-worker", "audit-store", "producer");
+    }
+
+    @Test
+    void everyWorkerSettingIsOneTheWorkerReadsAndItsPortIsPublished() throws Exception {
+        JsonNode worker = services().get("resolver-worker");
+        Settings settings = settings(worker);
+
+        WorkerConfig config = WorkerConfig.from(settings);
+
+        assertThat(settings.unreadKeys("worker.")).isEmpty();
+        assertThat(config.bootstrapServers()).isEqualTo("kafka:9092");
+        assertThat(worker.get("ports").get(0).asText()).isEqualTo(config.httpPort() + ":" + config.httpPort());
+        assertThat(worker.get("command").get(0).asText()).isEqualTo(dev.placementaudit.worker.ResolverWorkerMain.class.getName());
+    }
+
+    @Test
+    void everyStoreSettingIsOneTheStoreReadsAndPointsAtTheComposeServices() throws Exception {
+        JsonNode services = services();
+        JsonNode store = services.get("audit-store");
+        Settings settings = settings(store);
+
+        StoreConfig config = StoreConfig.from(settings);
+
+        assertThat(settings.unreadKeys("store.")).isEmpty();
+        assertThat(config.kafka()).containsEntry("bootstrap.servers", "kafka:9092");
+        JsonNode postgres = services.get("postgres").get("environment");
+        assertThat(config.jdbcUrl()).isEqualTo("jdbc:postgresql://postgres:5432/" + postgres.get("POSTGRES_DB").asText());
+        assertThat(config.jdbcUser()).isEqualTo(postgres.get("POSTGRES_USER").asText());
+        assertThat(config.jdbcPassword()).isEqualTo(postgres.get("POSTGRES_PASSWORD").asText());
+        assertThat(store.get("ports").get(0).asText()).isEqualTo(config.httpPort() + ":" + config.httpPort());
+        assertThat(store.get("command").get(0).asText()).isEqualTo(dev.placementaudit.store.cli.AuditStoreCli.class.getName());
+    }
+
+    @Test
+    void theBrokerAdvertisesTheAddressTheServicesUse() throws Exception {
+        JsonNode kafka = services().get("kafka").get("environment");
+
+        assertThat(kafka.get("KAFKA_ADVERTISED_LISTENERS").asText()).isEqualTo("PLAINTEXT://kafka:9092");
+        assertThat(kafka.get("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR").asText()).isEqualTo("1");
+        assertThat(services().get("producer").get("command").toString()).contains("kafka:9092");
+    }
+
+    @Test
+    void aMisspeltSettingIsReported() {
+        Settings settings = Settings.of(Settings.fromEnvironment(Map.of("PA_WORKER_INPUT_TOPPIC", "x", "KAFKA_BOOTSTRAP_SERVERS", "k:9092")));
+
+        WorkerConfig.from(settings);
+
+        assertThat(settings.unreadKeys("worker.")).containsExactly("worker.input.toppic");
+    }
+}
