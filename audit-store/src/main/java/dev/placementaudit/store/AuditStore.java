@@ -2,6 +2,7 @@ package dev.placementaudit.store;
 
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.api.ApiRoutes;
@@ -53,6 +54,12 @@ public final class AuditStore implements AutoCloseable {
     }
 
     public static AuditStore start(StoreConfig config, PrometheusMeterRegistry registry) {
+        if (config.createTopics() && config.hasKafka()) {
+            // Alerts and dead letters are records to keep; the decision topics are the worker's, but a store started
+            // first must not fail on them either.
+            TopicSetup.ensure(config.kafka(), config.topicPartitions(), config.topicReplication(),
+                    List.of(config.alertsTopic(), config.deadLetterTopic(), config.decisionsTopic(), config.resolvedTopic()), List.of());
+        }
         AuditDatabase database = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), config.jdbcSchema(), config.poolSize());
         AuditQueries queries = new AuditQueries(database.dataSource(), config.offHeapGrowth(), config.heapGrowth());
         StoreMetrics metrics = new StoreMetrics(registry, database.dataSource());

@@ -31,7 +31,10 @@ public record StoreConfig(
         GrowthRule offHeapGrowth,
         GrowthRule heapGrowth,
         int httpPort,
-        String apiToken) {
+        String apiToken,
+        boolean createTopics,
+        int topicPartitions,
+        short topicReplication) {
 
     /** AUTO_SERVER lets the CLI query the file while {@code audit-store run} has it open. */
     public static final String DEFAULT_JDBC_URL = "jdbc:h2:file:./data/audit;MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;AUTO_SERVER=TRUE";
@@ -62,7 +65,10 @@ public record StoreConfig(
                 new GrowthRule("heap", settings.integer("store.rules.heap.percent", 10, 0, 100_000),
                         settings.longValue("store.rules.heap.bytes", 16L << 20, 0)),
                 settings.integer("store.http.port", 8082, -1, 65_535),
-                settings.string("store.api.token", null));
+                settings.string("store.api.token", null),
+                settings.bool("store.topics.create", true),
+                settings.integer("store.topics.partitions", 3, 1, 10_000),
+                (short) settings.integer("store.topics.replication", 1, 1, 32));
         settings.unreadKeys("store.").forEach(key -> org.slf4j.LoggerFactory.getLogger(StoreConfig.class)
                 .warn("configuration {} is not an audit-store setting (misspelt?); ignored", key));
         return config;

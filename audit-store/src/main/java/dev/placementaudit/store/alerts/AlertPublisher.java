@@ -47,6 +47,10 @@ public final class AlertPublisher implements AutoCloseable {
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-alerts");
+        // Publishing runs between ingest batches: it may fail (the alerts wait in the outbox), never hold ingestion up.
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+        config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "15000");
         this.producer = new KafkaProducer<>(config, new StringSerializer(), EventSerde.of(PlacementAlert.class));
     }
 
@@ -65,10 +69,10 @@ public final class AlertPublisher implements AutoCloseable {
             return 0;
         }
         List<Future<?>> sends = new ArrayList<>();
-        for (PlacementAlert alert : pending) {
-            sends.add(producer.send(new ProducerRecord<>(topic, alert.getDeploymentId(), alert)));
-        }
         try {
+            for (PlacementAlert alert : pending) {
+                sends.add(producer.send(new ProducerRecord<>(topic, alert.getDeploymentId(), alert)));
+            }
             for (Future<?> send : sends) {
                 send.get(30, TimeUnit.SECONDS);
             }

@@ -2,6 +2,7 @@ package dev.placementaudit.worker.pipeline;
 
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.WorkerVersion;
 import dev.placementaudit.worker.resolve.LoadResolution;

@@ -1,4 +1,4 @@
-package dev.placementaudit.worker.pipeline;
+package dev.placementaudit.service;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Creates the worker's topics when missing. The decision log and the dead letters keep everything
+ * Creates a service's topics when missing. Logs of record (decisions, alerts, dead letters) keep everything
  * ({@code retention.ms=-1}): the log is the source of truth a projection is rebuilt from.
  */
 public final class TopicSetup {
