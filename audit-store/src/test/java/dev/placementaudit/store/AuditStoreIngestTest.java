@@ -26,6 +26,7 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -174,6 +175,23 @@ class AuditStoreIngestTest {
             List<PlacementAlert> onTopic = TopicReader.readCommitted(broker, h.alerts, 1).stream()
                     .map(r -> EventSerde.of(PlacementAlert.class).decode(r.value())).toList();
             assertThat(onTopic).extracting(PlacementAlert::getKind).containsExactly(AlertKind.LOST_MAPPING);
+        }
+    }
+
+    @DatabaseTest
+    void createsItsAlertAndDeadLetterTopicsWhenTheBrokerHasNone(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        Map<String, String> settings = h.settings();
+        String alerts = KafkaBroker.uniqueTopic("never-created-alerts");
+        settings.put("store.alerts.topic", alerts);
+        settings.put("store.dlq.topic", alerts + ".dlq");
+        h.publish(List.of(StoreHarness.load("phone-1", "r1", 2, 0, false), StoreHarness.load("phone-1", "r2", 2, 24, true)));
+
+        try (AuditStore store = h.start(settings)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM alerts WHERE published_at IS NOT NULL") == 2);
+
+            assertThat(TopicReader.readCommitted(broker, alerts, 2)).hasSize(2);
+            assertThat(TopicReader.readCommitted(broker, alerts + ".dlq", 0)).isEmpty();
         }
     }
 

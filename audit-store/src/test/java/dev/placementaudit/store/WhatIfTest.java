@@ -62,8 +62,6 @@ class WhatIfTest {
         storeSettings.put("store.http.port", "0");
         try (ResolverWorker worker = startWorker(broker, h, input)) {
             send(broker, input, List.of(StoreHarness.load("early", "r1", 2, 0, false)));
-            Thread.sleep(20);
-            Instant from = Instant.now();
             send(broker, input, List.of(StoreHarness.load("a", "r1", 2, 1, false), StoreHarness.load("b", "r1", 2, 2, false)));
             sendRaw(broker, input, v1Load());
             try (AuditStore store = h.start(storeSettings)) {
@@ -103,9 +101,8 @@ class WhatIfTest {
         String input = h.decisions.replace(".decided", ".loads");
         broker.createTopics(1, input);
         send(broker, input, List.of(StoreHarness.load("before", "r1", 1, 0, false)));
-        Thread.sleep(50);
-        Instant from = Instant.now();
-        Thread.sleep(50);
+        Instant from = clockPast(Instant.now());
+        clockPast(from);
         send(broker, input, List.of(StoreHarness.load("after", "r1", 1, 1, false)));
         try (AuditStore store = h.start()) {
             await().atMost(Duration.ofSeconds(30)).until(() -> store.state() == dev.placementaudit.store.ingest.IngestLoop.State.RUNNING);
@@ -128,6 +125,12 @@ class WhatIfTest {
             assertThat(bad.statusCode()).isEqualTo(400);
             assertThat(bad.body()).contains("Q9_Z");
         }
+    }
+
+    /** Waits until the wall clock is a millisecond past {@code instant} (record timestamps are milliseconds). */
+    private static Instant clockPast(Instant instant) {
+        await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(1)).until(() -> Instant.now().toEpochMilli() > instant.toEpochMilli());
+        return Instant.now();
     }
 
     private static ResolverWorker startWorker(KafkaBroker broker, StoreHarness h, String input) {

@@ -83,6 +83,24 @@ public final class AuditStoreCli {
         boolean json() {
             return format.equalsIgnoreCase("json");
         }
+
+        /** Opens the database, runs the query, and prints the result as JSON or, by default, with {@code table}. */
+        <T> int show(PrintWriter out, Query<T> query, java.util.function.BiConsumer<PrintWriter, T> table) throws Exception {
+            try (AuditDatabase db = open()) {
+                T result = query.run(db);
+                if (json()) {
+                    out.println(JSON.writeValueAsString(result));
+                } else {
+                    table.accept(out, result);
+                }
+                return 0;
+            }
+        }
+    }
+
+    @FunctionalInterface
+    interface Query<T> {
+        T run(AuditDatabase db) throws Exception;
     }
 
     @Command(name = "run", mixinStandardHelpOptions = true, description = "Ingest decisions into the database and serve the API. Stops on SIGTERM.")
@@ -121,31 +139,24 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
-            try (AuditDatabase db = common.open()) {
-                AuditQueries queries = common.queries(db);
-                if (load != null) {
-                    var detail = queries.load(load).orElseThrow(() -> new IllegalArgumentException("no load " + load));
-                    if (common.json()) {
-                        out.println(JSON.writeValueAsString(detail));
-                        return 0;
-                    }
-                    var l = detail.load();
-                    out.printf(Locale.ROOT, "%s  %s %s  %s  %d tensors  heap %s  off-heap %s  mapped %s%n", l.loadId(), l.deploymentId(), l.release(),
-                            l.modelId(), l.tensorCount(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()), ByteSizes.format(l.mappedBytes()));
-                    detail.tensors().forEach(t -> out.printf(Locale.ROOT, "  %-40s %-13s %10s  %-20s %s%n", t.name(), t.domain(),
-                            ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat()));
-                    return 0;
-                }
-                List<AuditQueries.LoadSummary> loads = queries.loads(deployment, model, release, limit);
-                if (common.json()) {
-                    out.println(JSON.writeValueAsString(loads));
-                    return 0;
-                }
-                out.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", "load", "deployment", "release", "model", "complete", "heap", "off-heap", "mapped");
-                loads.forEach(l -> out.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", l.loadId(), l.deploymentId(), l.release(),
-                        l.modelId(), l.complete(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()), ByteSizes.format(l.mappedBytes())));
-                return 0;
+            if (load != null) {
+                return common.show(out, db -> common.queries(db).load(load).orElseThrow(() -> new IllegalArgumentException("no load " + load)),
+                        (o, detail) -> {
+                            var l = detail.load();
+                            o.printf(Locale.ROOT, "%s  %s %s  %s  %d tensors  heap %s  off-heap %s  mapped %s%n", l.loadId(), l.deploymentId(),
+                                    l.release(), l.modelId(), l.tensorCount(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
+                                    ByteSizes.format(l.mappedBytes()));
+                            detail.tensors().forEach(t -> o.printf(Locale.ROOT, "  %-40s %-13s %10s  %-20s %s%n", t.name(), t.domain(),
+                                    ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat()));
+                        });
             }
+            return common.show(out, db -> common.queries(db).loads(deployment, model, release, limit), (o, loads) -> {
+                o.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", "load", "deployment", "release", "model", "complete",
+                        "heap", "off-heap", "mapped");
+                loads.forEach(l -> o.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", l.loadId(), l.deploymentId(),
+                        l.release(), l.modelId(), l.complete(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
+                        ByteSizes.format(l.mappedBytes())));
+            });
         }
     }
 
@@ -167,25 +178,19 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
-            try (AuditDatabase db = common.open()) {
-                var report = common.queries(db).diff(deployment, model, from, to)
-                        .orElseThrow(() -> new IllegalArgumentException("no complete load of " + model + " on " + deployment + " for " + from + " and " + to));
-                if (common.json()) {
-                    out.println(JSON.writeValueAsString(report));
-                    return 0;
-                }
-                out.printf(Locale.ROOT, "%s %s: %s -> %s  off-heap %s -> %s  heap %s -> %s  mapped %s -> %s%n", deployment, model, from, to,
+            return common.show(out, db -> common.queries(db).diff(deployment, model, from, to).orElseThrow(() ->
+                    new IllegalArgumentException("no complete load of " + model + " on " + deployment + " for " + from + " and " + to)), (o, report) -> {
+                o.printf(Locale.ROOT, "%s %s: %s -> %s  off-heap %s -> %s  heap %s -> %s  mapped %s -> %s%n", deployment, model, from, to,
                         ByteSizes.format(report.from().offHeapBytes()), ByteSizes.format(report.to().offHeapBytes()),
                         ByteSizes.format(report.from().heapBytes()), ByteSizes.format(report.to().heapBytes()),
                         ByteSizes.format(report.from().mappedBytes()), ByteSizes.format(report.to().mappedBytes()));
-                out.println("  " + report.countsByKind());
+                o.println("  " + report.countsByKind());
                 for (Finding f : report.findings()) {
-                    out.printf(Locale.ROOT, "  %-15s %-40s %s -> %s  %s -> %s%n      before: %s%n      after:  %s%n", f.kind(),
+                    o.printf(Locale.ROOT, "  %-15s %-40s %s -> %s  %s -> %s%n      before: %s%n      after:  %s%n", f.kind(),
                             f.tensorName() == null ? "(load total)" : f.tensorName(), f.beforeDomain(), f.afterDomain(),
                             ByteSizes.format(f.beforeBytes()), ByteSizes.format(f.afterBytes()), f.beforeReason(), f.afterReason());
                 }
-                return 0;
-            }
+            });
         }
     }
 
@@ -201,21 +206,15 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
-            try (AuditDatabase db = common.open()) {
-                var report = common.queries(db).fleet(release);
-                if (common.json()) {
-                    out.println(JSON.writeValueAsString(report));
-                    return 0;
-                }
-                out.printf(Locale.ROOT, "release %s: %d deployments  heap %s  off-heap %s  mapped %s%n", release, report.deployments(),
+            return common.show(out, db -> common.queries(db).fleet(release), (o, report) -> {
+                o.printf(Locale.ROOT, "release %s: %d deployments  heap %s  off-heap %s  mapped %s%n", release, report.deployments(),
                         ByteSizes.format(report.heapBytes()), ByteSizes.format(report.offHeapBytes()), ByteSizes.format(report.mappedBytes()));
-                out.println("  with regressions: " + report.withRegressions());
-                out.println("  drifting from the fleet: " + report.drifting());
-                report.rows().forEach(r -> out.printf(Locale.ROOT, "  %-16s %-20s %-8s %-8s off-heap %10s  mapped %10s  regressions %d%s%n",
-                        r.deploymentId(), r.modelId(), r.platform(), r.profile(), ByteSizes.format(r.offHeapBytes()), ByteSizes.format(r.mappedBytes()),
-                        r.regressions(), r.driftsFromFleet() ? "  DRIFT" : ""));
-                return 0;
-            }
+                o.println("  with regressions: " + report.withRegressions());
+                o.println("  drifting from the fleet: " + report.drifting());
+                report.rows().forEach(r -> o.printf(Locale.ROOT, "  %-16s %-20s %-8s %-8s off-heap %10s  mapped %10s  regressions %d%s%n",
+                        r.deploymentId(), r.modelId(), r.platform(), r.profile(), ByteSizes.format(r.offHeapBytes()),
+                        ByteSizes.format(r.mappedBytes()), r.regressions(), r.driftsFromFleet() ? "  DRIFT" : ""));
+            });
         }
     }
 
@@ -233,17 +232,9 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
-            try (AuditDatabase db = common.open()) {
-                var alerts = common.queries(db).alerts(deployment, limit);
-                if (common.json()) {
-                    out.println(JSON.writeValueAsString(alerts));
-                    return 0;
-                }
-                alerts.forEach(a -> out.printf(Locale.ROOT, "%s %-15s %-16s %s -> %s  %+d bytes (%s)  %s%s%n", a.detectedAt(), a.kind(),
-                        a.deploymentId(), a.fromRelease(), a.toRelease(), a.deltaBytes(), ByteSizes.format(a.deltaBytes()), a.rule(),
-                        a.suppressedBy() == null ? "" : "  [suppressed: " + a.suppressedBy() + "]"));
-                return 0;
-            }
+            return common.show(out, db -> common.queries(db).alerts(deployment, limit), (o, alerts) -> alerts.forEach(a -> o.printf(Locale.ROOT,
+                    "%s %-15s %-16s %s -> %s  %+d bytes (%s)  %s%s%n", a.detectedAt(), a.kind(), a.deploymentId(), a.fromRelease(), a.toRelease(),
+                    a.deltaBytes(), ByteSizes.format(a.deltaBytes()), a.rule(), a.suppressedBy() == null ? "" : "  [suppressed: " + a.suppressedBy() + "]")));
         }
     }
 
@@ -302,19 +293,14 @@ public final class AuditStoreCli {
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
             StoreConfig config = common.storeConfig();
-            try (AuditDatabase db = common.open()) {
-                var report = new dev.placementaudit.store.replay.WhatIf(db.dataSource(), config.kafka(), loadsTopic).run(query());
-                if (common.json()) {
-                    out.println(JSON.writeValueAsString(report));
-                    return 0;
-                }
-                out.println(report.summary());
-                report.deployments().forEach(d -> out.printf(Locale.ROOT, "  %-16s %4d loads  %6d unchanged  %6d changed  %6d new  %s%n",
-                        d.deploymentId(), d.loads(), d.unchanged(), d.changed(), d.added(), d.deltaByDomain()));
-                report.changes().stream().limit(tensors).forEach(t -> out.printf(Locale.ROOT, "  %-9s %-16s %-32s %s -> %s  %s%n",
-                        t.change(), t.deploymentId(), t.tensorName(), t.beforeDomain(), t.afterDomain(), ByteSizes.format(t.residentBytes())));
-                return 0;
-            }
+            return common.show(out, db -> new dev.placementaudit.store.replay.WhatIf(db.dataSource(), config.kafka(), loadsTopic).run(query()),
+                    (o, report) -> {
+                        o.println(report.summary());
+                        report.deployments().forEach(d -> o.printf(Locale.ROOT, "  %-16s %4d loads  %6d unchanged  %6d changed  %6d new  %s%n",
+                                d.deploymentId(), d.loads(), d.unchanged(), d.changed(), d.added(), d.deltaByDomain()));
+                        report.changes().stream().limit(tensors).forEach(t -> o.printf(Locale.ROOT, "  %-9s %-16s %-32s %s -> %s  %s%n",
+                                t.change(), t.deploymentId(), t.tensorName(), t.beforeDomain(), t.afterDomain(), ByteSizes.format(t.residentBytes())));
+                    });
         }
 
         dev.placementaudit.store.replay.WhatIf.Query query() {
