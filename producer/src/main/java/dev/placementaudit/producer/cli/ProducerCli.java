@@ -133,8 +133,8 @@ public final class ProducerCli {
         StorageCapabilities capabilities() {
             StorageCapabilities caps = Platforms.byName(platform);
             if (servable != null) {
-                caps = caps.withMappedServableEncodings(servable.stream().map(dev.placementaudit.core.format.TensorEncodings::parseKnown).toList()
-                        .stream().collect(java.util.stream.Collectors.toSet()));
+                caps = caps.withMappedServableEncodings(servable.stream().map(dev.placementaudit.core.format.TensorEncodings::parseKnown)
+                        .collect(java.util.stream.Collectors.toSet()));
             }
             return caps;
         }
