@@ -3,6 +3,7 @@ package dev.placementaudit.store;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.ingest.BatchOutcome;
 import dev.placementaudit.store.regression.Finding;
+import dev.placementaudit.store.regression.LoadRef;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -13,8 +14,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The store's meters. {@code pa_store_load_bytes{deployment,model,release,domain}} is what the shipped Prometheus
@@ -28,6 +32,8 @@ public final class StoreMetrics {
     private final Counter loadsCompleted;
     private final Counter ingestFailures;
     private final Counter alertsPublished;
+    /** Only the ingest thread writes it, but the gauge rows are read from the scrape thread. */
+    private final Map<Tags, Latest> latest = new ConcurrentHashMap<>();
 
     public StoreMetrics(MeterRegistry registry, DataSource database) {
         this.registry = registry;
@@ -50,7 +56,7 @@ public final class StoreMetrics {
             registry.counter("pa.store.alerts", "kind", alert.kind(), "state", alert.suppressedBy() == null ? "raised" : "suppressed").increment();
         }
         if (!outcome.completed().isEmpty()) {
-            refreshGauges();
+            updateGauges(outcome.completed());
         }
     }
 
@@ -66,22 +72,59 @@ public final class StoreMetrics {
         alertsPublished.increment(count);
     }
 
-    /** Re-reads the per-deployment totals; called after loads complete, so gauges follow the projection. */
+    /** Reads the latest complete load of every deployment, model and release: once, at start. */
     public void refreshGauges() {
-        List<MultiGauge.Row<?>> rows = new ArrayList<>();
-        String sql = "SELECT l.deployment_id, l.model_id, l.release_name, l.heap_bytes, l.offheap_bytes, l.mapped_bytes FROM loads l "
+        String sql = "SELECT l.deployment_id, l.model_id, l.release_name, l.occurred_at, l.heap_bytes, l.offheap_bytes, l.mapped_bytes FROM loads l "
                 + "WHERE l.complete = TRUE AND l.occurred_at = (SELECT MAX(x.occurred_at) FROM loads x WHERE x.complete = TRUE "
                 + "AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id AND x.release_name = l.release_name)";
         try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                Tags tags = Tags.of("deployment", rs.getString(1), "model", rs.getString(2), "release", rs.getString(3));
-                rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_HEAP"), rs.getLong(4)));
-                rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_OFFHEAP"), rs.getLong(5)));
-                rows.add(MultiGauge.Row.of(tags.and("domain", "MMAP_FILE"), rs.getLong(6)));
+            merge(rs);
+        } catch (SQLException e) {
+            return;
+        }
+        publishGauges();
+    }
+
+    /**
+     * Folds the loads a batch just completed into the gauges. Only those rows are read: a scan of every load after
+     * every batch would make ingestion slower the longer the history grows.
+     */
+    private void updateGauges(List<LoadRef> completed) {
+        String in = String.join(", ", java.util.Collections.nCopies(completed.size(), "?"));
+        String sql = "SELECT deployment_id, model_id, release_name, occurred_at, heap_bytes, offheap_bytes, mapped_bytes FROM loads "
+                + "WHERE load_id IN (" + in + ")";
+        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < completed.size(); i++) {
+                s.setString(i + 1, completed.get(i).loadId());
+            }
+            try (ResultSet rs = s.executeQuery()) {
+                merge(rs);
             }
         } catch (SQLException e) {
             return;
         }
+        publishGauges();
+    }
+
+    /** Keeps, per deployment, model and release, the totals of the load that occurred last. */
+    private void merge(ResultSet rs) throws SQLException {
+        while (rs.next()) {
+            Tags tags = Tags.of("deployment", rs.getString(1), "model", rs.getString(2), "release", rs.getString(3));
+            Latest load = new Latest(rs.getTimestamp(4).toInstant(), rs.getLong(5), rs.getLong(6), rs.getLong(7));
+            latest.merge(tags, load, (old, now) -> now.occurredAt().isBefore(old.occurredAt()) ? old : now);
+        }
+    }
+
+    private void publishGauges() {
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        latest.forEach((tags, load) -> {
+            rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_HEAP"), load.heapBytes()));
+            rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_OFFHEAP"), load.offHeapBytes()));
+            rows.add(MultiGauge.Row.of(tags.and("domain", "MMAP_FILE"), load.mappedBytes()));
+        });
         loadBytes.register(rows, true);
+    }
+
+    private record Latest(Instant occurredAt, long heapBytes, long offHeapBytes, long mappedBytes) {
     }
 }
