@@ -18,7 +18,8 @@ if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ]; then
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')
   java -Xmx1g -cp "$cp" dev.placementaudit.testkit.BrokerMain "$dir" "$port" "$((port + 1))" > "$dir/broker.log" 2>&1 &
   broker=$!
-  trap 'kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null; rm -rf "$dir"; true' EXIT
+  # Keep the runner's exit status: without saving it, the trap's own wait would replace it.
+  trap 'status=$?; kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null || true; rm -rf "$dir"; exit "$status"' EXIT
   for _ in $(seq 1 120); do grep -q "broker ready" "$dir/broker.log" && break; sleep 0.5; done
   grep -q "broker ready" "$dir/broker.log" || { cat "$dir/broker.log"; exit 1; }
   export KAFKA_BOOTSTRAP_SERVERS="localhost:$port" PA_BENCH_BROKER="separate JVM process on this machine"

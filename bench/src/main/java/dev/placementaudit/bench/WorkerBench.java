@@ -8,7 +8,7 @@ import dev.placementaudit.producer.simulate.ModelCatalog;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
-import dev.placementaudit.testkit.EmbeddedKafkaBroker;
+import dev.placementaudit.testkit.KafkaFixture;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.WorkerVersion;
@@ -69,8 +69,7 @@ public final class WorkerBench {
         int loads = Integer.parseInt(options.getOrDefault("loads", "600"));
         int runs = Integer.parseInt(options.getOrDefault("runs", "3"));
         String modelId = options.getOrDefault("model", ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id());
-        String external = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
-        try (KafkaBroker broker = external == null ? EmbeddedKafkaBroker.startEphemeral() : new ExternalForBench(external)) {
+        try (KafkaBroker broker = KafkaFixture.start()) {
             new WorkerBench(broker, loads, runs, ModelCatalog.byId(modelId)).run();
         }
     }
@@ -264,13 +263,6 @@ public final class WorkerBench {
 
         Mode(String label) {
             this.label = label;
-        }
-    }
-
-    /** An existing cluster, left running. */
-    private record ExternalForBench(String bootstrapServers) implements KafkaBroker {
-        @Override
-        public void close() {
         }
     }
 }

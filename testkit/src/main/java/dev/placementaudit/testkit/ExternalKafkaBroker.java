@@ -12,8 +12,9 @@ final class ExternalKafkaBroker implements KafkaBroker {
 
     ExternalKafkaBroker(String bootstrapServers) {
         this.bootstrapServers = bootstrapServers;
+        // The API timeout may not be shorter than the request timeout (30 s by default): bound both.
         Map<String, Object> config = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 15_000);
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 15_000);
         try (Admin admin = Admin.create(config)) {
             admin.describeCluster().nodes().get(15, TimeUnit.SECONDS);
         } catch (Exception e) {
