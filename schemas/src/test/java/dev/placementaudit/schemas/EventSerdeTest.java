@@ -44,6 +44,54 @@ class EventSerdeTest {
     }
 
     @Test
+    void writesExactlyTheBytesOfAvrosOwnMessageEncoder() {
+        assertSameBytesAsAvro(loads, Samples.modelLoaded());
+        assertSameBytesAsAvro(EventSerde.of(AllocationDecided.class), Samples.allocationDecided());
+        assertSameBytesAsAvro(EventSerde.of(LoadResolved.class), Samples.loadResolved());
+        assertSameBytesAsAvro(EventSerde.of(PlacementAlert.class), Samples.placementAlert());
+    }
+
+    @Test
+    void encodingAgainOnTheSameThreadLeavesNothingOfTheEarlierRecord() {
+        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+        AllocationDecided longer = AllocationDecided.newBuilder(Samples.allocationDecided())
+                .setReason("x".repeat(5_000)).build();
+
+        byte[] first = decisions.encode(longer);
+        byte[] second = decisions.encode(Samples.allocationDecided());
+
+        assertThat(first.length).isGreaterThan(5_000);
+        assertThat(decisions.decode(second)).isEqualTo(Samples.allocationDecided());
+        assertThat(second).isEqualTo(avroBytes(AllocationDecided.getClassSchema(), Samples.allocationDecided()));
+    }
+
+    /**
+     * A load's decisions share string instances (deployment, release, digest...) and differ in others (name, id,
+     * reason); strings at a position may also be equal but distinct instances, or other event types may be written
+     * in between. Every record must still be exactly Avro's bytes.
+     */
+    @Test
+    void recordsSharingStringInstancesAreStillExactlyAvrosBytes() {
+        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+        AllocationDecided template = Samples.allocationDecided();
+        String deployment = "phone-eu-\u00e9t\u00e9-7";
+        List<AllocationDecided> load = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            load.add(AllocationDecided.newBuilder(template).setDeploymentId(deployment).setTensorName("blk." + i + ".ffn_down.weight")
+                    .setDecisionId(java.util.UUID.randomUUID().toString()).setReason(i % 2 == 0 ? "w: HOST_HEAP/MODEL \u2014 small" : "")
+                    .setModelSha256(i == 3 ? null : template.getModelSha256()).build());
+        }
+        load.add(AllocationDecided.newBuilder(load.get(0)).setDeploymentId(new String(deployment.toCharArray())).build());
+        load.add(AllocationDecided.newBuilder(load.get(0)).setDeploymentId("another deployment").build());
+
+        for (AllocationDecided decision : load) {
+            assertThat(decisions.encode(decision)).isEqualTo(avroBytes(AllocationDecided.getClassSchema(), decision));
+            assertThat(loads.encode(Samples.modelLoaded())).isEqualTo(avroBytes(ModelLoaded.getClassSchema(), Samples.modelLoaded()));
+            assertThat(decisions.encode(decision)).isEqualTo(avroBytes(AllocationDecided.getClassSchema(), decision));
+        }
+    }
+
+    @Test
     void decodesARecordWrittenWithTheFirstModelLoadedSchema() {
         Schema v1 = EventType.MODEL_LOADED.history().get(0);
         GenericRecord old = v1Record(v1);
@@ -110,6 +158,22 @@ class EventSerdeTest {
         assertThat(loads.deserialize("model-loads", null)).isNull();
         assertThat(loads.deserialize("model-loads", loads.serialize("model-loads", Samples.modelLoaded())))
                 .isEqualTo(Samples.modelLoaded());
+    }
+
+    private static <T extends org.apache.avro.specific.SpecificRecord> void assertSameBytesAsAvro(EventSerde<T> serde, T event) {
+        assertThat(serde.encode(event)).as(event.getSchema().getName()).isEqualTo(avroBytes(event.getSchema(), event));
+    }
+
+    /** What Avro's reference single-object encoder writes, through the reflective (not custom-coder) path. */
+    private static byte[] avroBytes(Schema schema, Object event) {
+        try {
+            ByteBuffer buffer = new BinaryMessageEncoder<>(new org.apache.avro.specific.SpecificData(), schema).encode(event);
+            byte[] bytes = new byte[buffer.remaining()];
+            buffer.get(bytes);
+            return bytes;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static GenericRecord v1Record(Schema v1) {
