@@ -30,8 +30,11 @@ public record AllocationDecision(String tensorName, Format storedFormat, Allocat
         if (placement.placementDomain() != spec.domain()) {
             throw new IllegalArgumentException(placement + " cannot place into " + spec.domain());
         }
-        if (mappingBlockers.stream().anyMatch(code -> code.kind() != ReasonCode.Kind.MAPPING_BLOCKER)) {
-            throw new IllegalArgumentException("not all mapping blockers: " + mappingBlockers);
+        // A loop, not a stream: a worker builds one decision per tensor of every load.
+        for (ReasonCode blocker : mappingBlockers) {
+            if (blocker.kind() != ReasonCode.Kind.MAPPING_BLOCKER) {
+                throw new IllegalArgumentException("not all mapping blockers: " + mappingBlockers);
+            }
         }
     }
 
@@ -68,7 +71,27 @@ public record AllocationDecision(String tensorName, Format storedFormat, Allocat
 
     /** {@code <name>: <DOMAIN>/<SCOPE> — <why>}, the shape of SKaiNET's explain. */
     public String explanation() {
-        return tensorName + ": " + spec.domain() + "/" + spec.scope() + " \u2014 " + reasonText();
+        return explanation(reasonText());
+    }
+
+    /** The explanation around a "why" rendered for a decision with an equal {@link #reasonKey()}. */
+    String explanation(String why) {
+        return tensorName + ": " + spec.domain() + "/" + spec.scope() + " \u2014 " + why;
+    }
+
+    /**
+     * Every component but the tensor's name: decisions with equal keys have equal {@link #reasonText()}s, so
+     * {@link Explanations} renders each once. All of them, not only those the text reads today, so that a clause
+     * added later cannot make two different reasons share a text (AllocationDecisionTest checks the components).
+     */
+    ReasonKey reasonKey() {
+        return new ReasonKey(storedFormat, spec, residentBytes, mappingRequested, mappingBlockers, placement,
+                offHeapThresholdBytes, offHeapSupported);
+    }
+
+    record ReasonKey(Format storedFormat, AllocationSpec spec, long residentBytes, boolean mappingRequested,
+                     List<ReasonCode> mappingBlockers, ReasonCode placement, long offHeapThresholdBytes,
+                     boolean offHeapSupported) {
     }
 
     private String blockerClause(ReasonCode blocker) {
