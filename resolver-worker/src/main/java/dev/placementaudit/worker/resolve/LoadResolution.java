@@ -3,6 +3,7 @@ package dev.placementaudit.worker.resolve;
 import dev.placementaudit.core.format.Format;
 import dev.placementaudit.core.placement.AllocationDecision;
 import dev.placementaudit.core.placement.AllocationResolver;
+import dev.placementaudit.core.placement.Explanations;
 import dev.placementaudit.core.placement.MemoryDomain;
 import dev.placementaudit.core.placement.PlanTensor;
 import dev.placementaudit.events.AllocationDecided;
@@ -44,15 +45,35 @@ public final class LoadResolution {
 
     /**
      * A name-based (RFC 4122 v3) UUID of load, tensor and resolver version: the same value
-     * {@code UUID.nameUUIDFromBytes} gives, computed with a per-thread digest because this runs once per tensor.
+     * {@code UUID.nameUUIDFromBytes} gives for {@code loadId NUL tensorName NUL resolverVersion}.
      */
     public static String decisionId(UUID loadId, String tensorName, String resolverVersion) {
-        MessageDigest md5 = MD5.get();
-        byte[] hash = md5.digest((loadId + "\u0000" + tensorName + "\u0000" + resolverVersion).getBytes(StandardCharsets.UTF_8));
-        hash[6] = (byte) ((hash[6] & 0x0f) | 0x30);
-        hash[8] = (byte) ((hash[8] & 0x3f) | 0x80);
-        ByteBuffer bytes = ByteBuffer.wrap(hash);
-        return new UUID(bytes.getLong(), bytes.getLong()).toString();
+        return new DecisionIds(loadId.toString(), resolverVersion).of(tensorName);
+    }
+
+    /**
+     * Decision ids for the tensors of one load. The digest is fed the load's and the version's bytes, encoded once,
+     * around each tensor's name, with a per-thread MD5, because this runs once per tensor.
+     */
+    private static final class DecisionIds {
+        private final byte[] prefix;
+        private final byte[] suffix;
+
+        DecisionIds(String loadId, String resolverVersion) {
+            this.prefix = (loadId + "\u0000").getBytes(StandardCharsets.UTF_8);
+            this.suffix = ("\u0000" + resolverVersion).getBytes(StandardCharsets.UTF_8);
+        }
+
+        String of(String tensorName) {
+            MessageDigest md5 = MD5.get();
+            md5.update(prefix);
+            md5.update(tensorName.getBytes(StandardCharsets.UTF_8));
+            byte[] hash = md5.digest(suffix);
+            hash[6] = (byte) ((hash[6] & 0x0f) | 0x30);
+            hash[8] = (byte) ((hash[8] & 0x3f) | 0x80);
+            ByteBuffer bytes = ByteBuffer.wrap(hash);
+            return new UUID(bytes.getLong(), bytes.getLong()).toString();
+        }
     }
 
     private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(() -> {
@@ -69,27 +90,56 @@ public final class LoadResolution {
         List<PlanTensor> tensors = load.tensors();
         List<AllocationDecided> decisions = new ArrayList<>(tensors.size());
         Totals totals = new Totals();
-        // A model has a handful of distinct formats; render each once, not once per tensor.
-        Map<Format, String> rendered = new HashMap<>();
+        PerLoad shared = new PerLoad(event, digest, source, decidedAt);
         for (int i = 0; i < tensors.size(); i++) {
             PlanTensor tensor = tensors.get(i);
             AllocationDecision decision = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
             totals.add(tensor, decision);
-            decisions.add(decided(event, tensor, decision, i, tensors.size(), digest, source, decidedAt, rendered));
+            decisions.add(decided(shared, tensor, decision, i, tensors.size()));
         }
         return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, source, decidedAt));
+    }
+
+    /**
+     * What every decision of one load repeats, worked out once: the load id as text and its decision-id digest
+     * input, each distinct format and reason rendered once (a model has a handful of each, not one per tensor).
+     */
+    private final class PerLoad {
+        final ModelLoaded event;
+        final String loadId;
+        final long occurredAt;
+        final String digest;
+        final Provenance source;
+        final long decidedAt;
+        final DecisionIds ids;
+        final Map<Format, String> formats = new HashMap<>();
+        final Explanations explanations = new Explanations();
+
+        PerLoad(ModelLoaded event, String digest, Provenance source, Instant decidedAt) {
+            this.event = event;
+            this.loadId = event.getLoadId().toString();
+            this.occurredAt = event.getOccurredAt().toEpochMilli();
+            this.digest = digest;
+            this.source = source;
+            this.decidedAt = decidedAt.toEpochMilli();
+            this.ids = new DecisionIds(loadId, resolverVersion);
+        }
+
+        String format(Format format) {
+            return formats.computeIfAbsent(format, Format::toString);
+        }
     }
 
     /**
      * The generated all-fields constructor, not the builder: this runs once per tensor, and the builder's per-field
      * validation was a fifth of the worker's CPU. Arguments follow the schema's field order.
      */
-    private AllocationDecided decided(ModelLoaded event, PlanTensor tensor, AllocationDecision decision, int index, int count,
-                                      String digest, Provenance source, Instant decidedAt, Map<Format, String> rendered) {
+    private AllocationDecided decided(PerLoad load, PlanTensor tensor, AllocationDecision decision, int index, int count) {
+        ModelLoaded event = load.event;
         return new AllocationDecided(
-                decisionId(event.getLoadId(), tensor.name(), resolverVersion),
-                event.getLoadId().toString(),
-                event.getOccurredAt().toEpochMilli(),
+                load.ids.of(tensor.name()),
+                load.loadId,
+                load.occurredAt,
                 event.getDeployment().getId(),
                 event.getDeployment().getCluster(),
                 event.getDeployment().getHost(),
@@ -104,10 +154,10 @@ public final class LoadResolution {
                 count,
                 tensor.format().dtype().name(),
                 tensor.format().encoding().spec(),
-                rendered.computeIfAbsent(tensor.format(), Format::toString),
+                load.format(tensor.format()),
                 tensor.elementCount(),
                 tensor.bytes(),
-                rendered.computeIfAbsent(decision.residentFormat(), Format::toString),
+                load.format(decision.residentFormat()),
                 decision.residentBytes(),
                 DOMAINS[decision.domain().ordinal()],
                 SCOPES[decision.scope().ordinal()],
@@ -118,13 +168,13 @@ public final class LoadResolution {
                 REASONS[decision.placement().ordinal()],
                 decision.mappingBlockers().isEmpty() ? List.of()
                         : decision.mappingBlockers().stream().map(code -> REASONS[code.ordinal()]).toList(),
-                decision.explanation(),
+                load.explanations.of(decision),
                 resolverVersion,
-                digest,
-                source.topic(),
-                source.partition(),
-                source.offset(),
-                decidedAt.toEpochMilli());
+                load.digest,
+                load.source.topic(),
+                load.source.partition(),
+                load.source.offset(),
+                load.decidedAt);
     }
 
     private LoadResolved summary(ModelLoaded event, Totals totals, int count, String digest, Provenance source, Instant resolvedAt) {

@@ -63,12 +63,13 @@ public final class LoadValidator {
         List<PlanTensor> planned = new ArrayList<>(tensors.size());
         for (int i = 0; i < tensors.size(); i++) {
             TensorInfo tensor = tensors.get(i);
-            String field = "tensors[" + i + "]";
-            requireText(tensor.getName(), field + ".name");
-            if (!names.add(tensor.getName())) {
-                throw new InvalidLoadException(Code.DUPLICATE_TENSOR, field + ".name", "'" + tensor.getName() + "' appears more than once");
+            if (isBlank(tensor.getName())) {
+                throw new InvalidLoadException(Code.MISSING_FIELD, "tensors[" + i + "].name", "must not be blank");
             }
-            planned.add(tensor(tensor, field + " '" + tensor.getName() + "'"));
+            if (!names.add(tensor.getName())) {
+                throw new InvalidLoadException(Code.DUPLICATE_TENSOR, "tensors[" + i + "].name", "'" + tensor.getName() + "' appears more than once");
+            }
+            planned.add(tensor(tensor, new TensorField(i, tensor.getName())));
         }
         return new ValidLoad(load, new PlacementPolicy(profile, platform), planned);
     }
@@ -98,69 +99,79 @@ public final class LoadValidator {
         return new StorageCapabilities(platform.getSupportsMappedFiles(), platform.getSupportsOffHeap(), servable);
     }
 
-    private static PlanTensor tensor(TensorInfo tensor, String field) {
+    /**
+     * Names a tensor's field in an error, {@code tensors[3] 'blk.0.attn_q.weight'.storedBytes}; rendered only when
+     * there is an error to report, since the worker validates every tensor of every load.
+     */
+    private record TensorField(int index, String name) {
+        String dot(String field) {
+            return "tensors[" + index + "] '" + name + "'." + field;
+        }
+    }
+
+    private static PlanTensor tensor(TensorInfo tensor, TensorField field) {
         long elements = tensor.getElementCount();
         long stored = tensor.getStoredBytes();
         if (elements < 0) {
-            throw new InvalidLoadException(Code.NEGATIVE_SIZE, field + ".elementCount", "must be >= 0, was " + elements);
+            throw new InvalidLoadException(Code.NEGATIVE_SIZE, field.dot("elementCount"), "must be >= 0, was " + elements);
         }
         if (stored < 0) {
-            throw new InvalidLoadException(Code.NEGATIVE_SIZE, field + ".storedBytes", "must be >= 0, was " + stored);
+            throw new InvalidLoadException(Code.NEGATIVE_SIZE, field.dot("storedBytes"), "must be >= 0, was " + stored);
         }
         checkShape(tensor.getShape(), elements, field);
         DType dtype;
         try {
             dtype = DType.parse(tensor.getDtype());
         } catch (IllegalArgumentException e) {
-            throw new InvalidLoadException(Code.UNKNOWN_DTYPE, field + ".dtype", e.getMessage());
+            throw new InvalidLoadException(Code.UNKNOWN_DTYPE, field.dot("dtype"), e.getMessage());
         }
         TensorEncoding encoding;
         try {
             encoding = TensorEncodings.parse(tensor.getEncoding(), stored);
         } catch (UnknownEncodingException e) {
-            throw new InvalidLoadException(Code.UNKNOWN_ENCODING, field + ".encoding", e.getMessage());
+            throw new InvalidLoadException(Code.UNKNOWN_ENCODING, field.dot("encoding"), e.getMessage());
         }
         Format format = new Format(dtype, encoding);
         OptionalLong priced = format.physicalBytes(elements);
         if (priced.isPresent() && priced.getAsLong() != stored) {
-            throw new InvalidLoadException(Code.BYTES_MISMATCH, field + ".storedBytes", "is " + stored + " but " + format
+            throw new InvalidLoadException(Code.BYTES_MISMATCH, field.dot("storedBytes"), "is " + stored + " but " + format
                     + " prices " + elements + " elements at " + priced.getAsLong());
         }
-        return new PlanTensor(tensor.getName(), format, elements, stored, form(tensor.getForm(), field + ".form"));
+        return new PlanTensor(tensor.getName(), format, elements, stored, form(tensor.getForm(), field));
     }
 
     /** GGUF says a 0-dim tensor has 0 elements, safetensors says 1 (domain Q11): both are accepted. */
-    private static void checkShape(List<Long> shape, long elements, String field) {
+    private static void checkShape(List<Long> shape, long elements, TensorField field) {
         if (shape.isEmpty()) {
             if (elements > 1) {
-                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field + ".elementCount", "a scalar shape [] has 0 or 1 elements, not " + elements);
+                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field.dot("elementCount"), "a scalar shape [] has 0 or 1 elements, not " + elements);
             }
             return;
         }
         long product = 1;
         for (Long dim : shape) {
             if (dim < 0) {
-                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field + ".shape", "has a negative dimension: " + shape);
+                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field.dot("shape"), "has a negative dimension: " + shape);
             }
             try {
                 product = Math.multiplyExact(product, dim);
             } catch (ArithmeticException e) {
-                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field + ".shape", shape + " overflows 64 bits");
+                throw new InvalidLoadException(Code.SHAPE_MISMATCH, field.dot("shape"), shape + " overflows 64 bits");
             }
         }
         if (product != elements) {
-            throw new InvalidLoadException(Code.SHAPE_MISMATCH, field + ".elementCount", "is " + elements + " but shape " + shape + " holds " + product);
+            throw new InvalidLoadException(Code.SHAPE_MISMATCH, field.dot("elementCount"), "is " + elements + " but shape " + shape + " holds " + product);
         }
     }
 
-    private static WeightForm form(TensorForm form, String field) {
+    private static WeightForm form(TensorForm form, TensorField field) {
         if (form == null) {
             return WeightForm.AS_STORED_ON_HEAP;
         }
         EncodingRequest request = switch (form.getEncoding()) {
             case KEEP -> {
                 if (form.getTarget() != null) {
-                    throw new InvalidLoadException(Code.BAD_FORM, field + ".target", "KEEP takes no target, got '" + form.getTarget() + "'");
+                    throw new InvalidLoadException(Code.BAD_FORM, field.dot("form.target"), "KEEP takes no target, got '" + form.getTarget() + "'");
                 }
                 yield EncodingRequest.KEEP_AS_STORED;
             }
@@ -168,14 +179,14 @@ public final class LoadValidator {
                 try {
                     yield new EncodingRequest.DequantizeTo(DType.parse(String.valueOf(form.getTarget())));
                 } catch (IllegalArgumentException e) {
-                    throw new InvalidLoadException(Code.BAD_FORM, field + ".target", "DEQUANTIZE_TO needs a dtype: " + e.getMessage());
+                    throw new InvalidLoadException(Code.BAD_FORM, field.dot("form.target"), "DEQUANTIZE_TO needs a dtype: " + e.getMessage());
                 }
             }
             case REQUANTIZE_TO -> {
                 try {
                     yield new EncodingRequest.RequantizeTo(TensorEncodings.parseKnown(String.valueOf(form.getTarget())));
                 } catch (IllegalArgumentException e) {
-                    throw new InvalidLoadException(Code.BAD_FORM, field + ".target", "REQUANTIZE_TO needs an encoding: " + e.getMessage());
+                    throw new InvalidLoadException(Code.BAD_FORM, field.dot("form.target"), "REQUANTIZE_TO needs an encoding: " + e.getMessage());
                 }
             }
         };
@@ -184,8 +195,12 @@ public final class LoadValidator {
     }
 
     private static void requireText(String value, String field) {
-        if (value == null || value.isBlank()) {
+        if (isBlank(value)) {
             throw new InvalidLoadException(Code.MISSING_FIELD, field, "must not be blank");
         }
+    }
+
+    private static boolean isBlank(String value) {
+        return value == null || value.isBlank();
     }
 }
