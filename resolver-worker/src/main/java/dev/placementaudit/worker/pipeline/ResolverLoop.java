@@ -54,6 +54,14 @@ import java.util.Set;
  * batch visible to read_committed consumers or none of it; the batch is then redone from the committed offsets,
  * with the same decision ids.
  *
+ * <p>Batches are pipelined: once a batch's outputs are sent, the loop polls for the next batch without blocking
+ * and starts preparing it, then commits. The commit's round trips to the transaction coordinator would otherwise
+ * leave the preparing threads idle on every batch. Polling while a transaction is open is what Kafka Streams does
+ * too, and it needs the same care: a rebalance inside that poll commits the open transaction before the partitions
+ * move (or aborts it when they are lost), and a failed commit discards the look-ahead, which is pure work, and
+ * rewinds to the committed offsets. What a transaction holds is unchanged: the next batch's outputs are sent only
+ * after the previous transaction committed.
+ *
  * <p>Nothing stalls a partition: undecodable and invalid loads go to the dead-letter topic inside the same
  * transaction; if a whole batch keeps failing to commit for a reason that is not a rebalance, the next attempt
  * runs one record per transaction and dead-letters the one record whose outputs cannot be produced.
@@ -84,6 +92,8 @@ public final class ResolverLoop implements Runnable {
     private volatile Set<TopicPartition> assignment = Set.of();
     private boolean isolateNextBatch;
     private int consecutiveFailures;
+    /** The batch whose outputs are sent but not yet committed; only ever touched on the loop thread. */
+    private OpenTransaction open;
 
     public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> producer,
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
@@ -108,17 +118,24 @@ public final class ResolverLoop implements Runnable {
             producer.initTransactions();
             consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
             state = State.RUNNING;
+            Batch ahead = Batch.NONE;
             while (running) {
-                ConsumerRecords<byte[], byte[]> records = consumer.poll(config.pollTimeout());
-                lastPollNanos = System.nanoTime();
-                assignment = Set.copyOf(consumer.assignment());
-                metrics.lag(currentLag());
-                if (records.isEmpty()) {
+                Batch batch = ahead.isEmpty() ? poll(config.pollTimeout(), !isolateNextBatch) : ahead;
+                ahead = Batch.NONE;
+                if (batch.isEmpty()) {
                     continue;
                 }
-                boolean committed = isolateNextBatch ? processOneByOne(records) : processBatch(records);
+                boolean committed;
+                if (isolateNextBatch) {
+                    committed = processOneByOne(batch.records());
+                } else {
+                    Batch next = processBatch(batch);
+                    committed = next != null;
+                    ahead = committed ? next : Batch.NONE;
+                }
                 isolateNextBatch = !committed && isolateNextBatch;
                 backOffAfter(committed);
+                ahead.rethrowPollFailure();
             }
         } catch (WakeupException e) {
             if (running) {
@@ -158,26 +175,73 @@ public final class ResolverLoop implements Runnable {
         return Duration.ofNanos(System.nanoTime() - lastPollNanos);
     }
 
-    private boolean processBatch(ConsumerRecords<byte[], byte[]> records) {
+    /**
+     * One transaction for the batch. Returns the next batch, polled and being prepared while this one committed
+     * (possibly empty), or null when this one was aborted: the consumer is then rewound to the committed offsets.
+     */
+    private Batch processBatch(Batch batch) {
         Timer.Sample sample = Timer.start();
-        Outcome outcome = new Outcome();
+        Batch ahead = Batch.NONE;
         try {
-            List<java.util.concurrent.Future<Prepared>> prepared = prepareAll(records);
             producer.beginTransaction();
-            for (java.util.concurrent.Future<Prepared> one : prepared) {
-                send(await(one), outcome);
+            open = new OpenTransaction(nextOffsets(batch.records()), new Outcome());
+            for (java.util.concurrent.Future<Prepared> one : batch.prepared()) {
+                send(await(one), open.outcome);
             }
-            commit(nextOffsets(records), outcome);
+            ahead = lookAhead();
+            if (open != null) {
+                commit(open.offsets, open.outcome);
+                open = null;
+            }
             sample.stop(metrics.batchTimer());
-            return true;
+            return ahead;
         } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
             throw e;
         } catch (KafkaException e) {
+            ahead.cancel();
+            open = null;
             abortAndRewind(e);
             // A rebalance is not the batch's fault; anything else might be one record's, so isolate it next time.
             isolateNextBatch = !isGroupChange(e);
-            return false;
+            return null;
         }
+    }
+
+    /**
+     * Polls without blocking while the open transaction waits to commit, and starts preparing what came back. A
+     * rebalance in this poll settles the open transaction in {@link Rebalances}; if that commit failed, its error
+     * is rethrown here so the batch takes the abort-and-rewind path. A shutdown request ends the look-ahead but
+     * not the open transaction, which still commits. Any other poll failure is kept for after the commit, where
+     * it ends the loop just as it would have from the next regular poll.
+     */
+    private Batch lookAhead() {
+        Batch ahead;
+        try {
+            ahead = poll(Duration.ZERO, true);
+        } catch (WakeupException e) {
+            if (running) {
+                throw e;
+            }
+            ahead = Batch.NONE;
+        } catch (KafkaException e) {
+            ahead = Batch.failed(e);
+        }
+        if (open != null && open.failure != null) {
+            ahead.cancel();
+            throw open.failure;
+        }
+        return ahead;
+    }
+
+    private Batch poll(Duration timeout, boolean prepare) {
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
+        lastPollNanos = System.nanoTime();
+        assignment = Set.copyOf(consumer.assignment());
+        metrics.lag(currentLag());
+        if (records.isEmpty()) {
+            return Batch.NONE;
+        }
+        return new Batch(records, prepare ? prepareAll(records) : List.of(), null);
     }
 
     /** One transaction per record; the record whose outputs cannot be produced is dead-lettered on its own. */
@@ -296,7 +360,7 @@ public final class ResolverLoop implements Runnable {
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
         producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
         producer.commitTransaction();
-        metrics.committed(outcome.decisions, outcome.loads, outcome.deadLetters);
+        metrics.committed(outcome.loads, outcome.deadLetters);
     }
 
     private void abortAndRewind(KafkaException cause) {
@@ -419,15 +483,49 @@ public final class ResolverLoop implements Runnable {
         }
     }
 
+    /** One poll's records and their preparation, started as soon as they were polled. */
+    private record Batch(ConsumerRecords<byte[], byte[]> records, List<java.util.concurrent.Future<Prepared>> prepared,
+                         KafkaException pollFailure) {
+        static final Batch NONE = new Batch(ConsumerRecords.empty(), List.of(), null);
+
+        static Batch failed(KafkaException pollFailure) {
+            return new Batch(ConsumerRecords.empty(), List.of(), pollFailure);
+        }
+
+        boolean isEmpty() {
+            return records.isEmpty();
+        }
+
+        void cancel() {
+            prepared.forEach(future -> future.cancel(false));
+        }
+
+        void rethrowPollFailure() {
+            if (pollFailure != null) {
+                throw pollFailure;
+            }
+        }
+    }
+
+    /** A transaction whose outputs are sent: the offsets it will commit, and the error if settling it failed. */
+    private static final class OpenTransaction {
+        final Map<TopicPartition, OffsetAndMetadata> offsets;
+        final Outcome outcome;
+        KafkaException failure;
+
+        OpenTransaction(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
+            this.offsets = offsets;
+            this.outcome = outcome;
+        }
+    }
+
     /** What one transaction will have done once it commits. */
     private static final class Outcome {
-        final List<AllocationDecided> decisions = new ArrayList<>();
+        final List<LoadResolved> loads = new ArrayList<>();
         final Map<String, Integer> deadLetters = new HashMap<>();
-        int loads;
 
         void resolved(ResolvedLoad resolved) {
-            decisions.addAll(resolved.decisions());
-            loads++;
+            loads.add(resolved.summary());
         }
 
         void deadLettered(DeadLetter.Reason reason) {
@@ -435,16 +533,48 @@ public final class ResolverLoop implements Runnable {
         }
     }
 
+    /**
+     * Runs inside poll on the loop thread. Only the look-ahead poll can find a transaction open: on revocation it
+     * commits, with the generation that still owns the partitions, before they move to another worker; when the
+     * partitions are already lost, the generation is gone and committing would fail, so it aborts.
+     */
     private final class Rebalances implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            // No transaction is open during poll(), where this runs: nothing to flush or abort.
             LOG.info("partitions revoked: {}", partitions);
+            if (open == null || open.failure != null) {
+                return;
+            }
+            try {
+                commit(open.offsets, open.outcome);
+                open = null;
+            } catch (KafkaException e) {
+                open.failure = e;
+                abortInCallback();
+            }
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            LOG.warn("partitions lost: {}", partitions);
+            if (open != null && open.failure == null) {
+                open.failure = new CommitFailedException("partitions " + partitions + " were lost with a transaction open; it is aborted");
+                abortInCallback();
+            }
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             LOG.info("partitions assigned: {}", partitions);
+        }
+
+        /** A fencing error here is not lost: the loop rethrows the open transaction's failure after the poll. */
+        private void abortInCallback() {
+            try {
+                abortQuietly();
+            } catch (KafkaException fatal) {
+                LOG.debug("abort in rebalance callback failed: {}", fatal.toString());
+            }
         }
     }
 }

@@ -1,8 +1,7 @@
 package dev.placementaudit.worker.pipeline;
 
-import dev.placementaudit.service.DeadLetter;
-
-import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.MemoryDomain;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -22,8 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class WorkerMetrics {
     private final MeterRegistry registry;
-    private final Map<dev.placementaudit.events.MemoryDomain, Counter> decisions = new EnumMap<>(dev.placementaudit.events.MemoryDomain.class);
-    private final Map<dev.placementaudit.events.MemoryDomain, Counter> residentBytes = new EnumMap<>(dev.placementaudit.events.MemoryDomain.class);
+    private final Map<MemoryDomain, Counter> decisions = new EnumMap<>(MemoryDomain.class);
+    private final Map<MemoryDomain, Counter> residentBytes = new EnumMap<>(MemoryDomain.class);
     private final Map<String, Counter> deadLetters = new ConcurrentHashMap<>();
     private final Counter loadsResolved;
     private final Counter loadsDeadLettered;
@@ -34,7 +33,7 @@ public final class WorkerMetrics {
 
     public WorkerMetrics(MeterRegistry registry) {
         this.registry = registry;
-        for (dev.placementaudit.events.MemoryDomain domain : dev.placementaudit.events.MemoryDomain.values()) {
+        for (MemoryDomain domain : MemoryDomain.values()) {
             decisions.put(domain, Counter.builder("pa.worker.decisions").description("AllocationDecided events committed")
                     .tag("domain", domain.name()).register(registry));
             residentBytes.put(domain, Counter.builder("pa.worker.resident.bytes").description("resident bytes decided")
@@ -49,18 +48,27 @@ public final class WorkerMetrics {
                 .register(registry);
     }
 
-    /** What one committed transaction did. */
-    public void committed(List<AllocationDecided> decided, int loads, Map<String, Integer> deadLettersByReason) {
+    /**
+     * What one committed transaction did, counted from each load's summary, which totals its decisions per domain:
+     * this runs on the loop thread, which should not walk every decision again.
+     */
+    public void committed(List<LoadResolved> loads, Map<String, Integer> deadLettersByReason) {
         committed.increment();
-        for (AllocationDecided decision : decided) {
-            decisions.get(decision.getDomain()).increment();
-            residentBytes.get(decision.getDomain()).increment(decision.getResidentBytes());
+        for (LoadResolved load : loads) {
+            count(MemoryDomain.HOST_HEAP, load.getHeapTensors(), load.getHeapBytes());
+            count(MemoryDomain.HOST_OFFHEAP, load.getOffHeapTensors(), load.getOffHeapBytes());
+            count(MemoryDomain.MMAP_FILE, load.getMappedTensors(), load.getMappedBytes());
         }
-        loadsResolved.increment(loads);
+        loadsResolved.increment(loads.size());
         deadLettersByReason.forEach((reason, count) -> {
             loadsDeadLettered.increment(count);
             deadLetters.computeIfAbsent(reason, r -> Counter.builder("pa.worker.dlq").tag("reason", r).register(registry)).increment(count);
         });
+    }
+
+    private void count(MemoryDomain domain, int tensors, long bytes) {
+        decisions.get(domain).increment(tensors);
+        residentBytes.get(domain).increment(bytes);
     }
 
     public void aborted() {

@@ -1,0 +1,174 @@
+package dev.placementaudit.worker.pipeline;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.testkit.SampleEvents;
+import dev.placementaudit.worker.WorkerConfig;
+import dev.placementaudit.worker.resolve.LoadResolution;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The loop polls for the next batch while a transaction waits to commit. These are the ways that look-ahead poll can
+ * go wrong, each driven step by step: Kafka's mock clients run a scheduled task inside each poll, which is where a
+ * real consumer runs rebalance callbacks. The real-broker tests (ResolverWorkerTest, WorkerCrashTest) cover the
+ * same guarantees end to end, but cannot choose the moment a rebalance lands.
+ */
+class ResolverLoopLookAheadTest {
+    private static final String INPUT = "model-loads";
+    private static final TopicPartition P0 = new TopicPartition(INPUT, 0);
+    private static final EventSerde<ModelLoaded> LOADS = EventSerde.of(ModelLoaded.class);
+    private static final EventSerde<AllocationDecided> DECISIONS = EventSerde.of(AllocationDecided.class);
+    private static final EventSerde<LoadResolved> RESOLVED = EventSerde.of(LoadResolved.class);
+
+    private final List<ModelLoaded> loads = List.of(SampleEvents.edgeLoad("d0", "r1", 2), SampleEvents.edgeLoad("d1", "r1", 3),
+            SampleEvents.edgeLoad("d2", "r1", 1));
+    private final MockConsumer<byte[], byte[]> consumer = new MockConsumer<>("earliest");
+    private final MockProducer<byte[], byte[]> producer = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final ResolverLoop loop = new ResolverLoop(config(), consumer, producer, new WorkerMetrics(registry),
+            new LoadResolution("test"), Clock.systemUTC());
+    private final Thread thread = new Thread(loop, "loop-under-test");
+
+    ResolverLoopLookAheadTest() {
+        consumer.updateBeginningOffsets(Map.of(P0, 0L));
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        loop.shutdown();
+        thread.join(10_000);
+    }
+
+    @Test
+    void aRevocationDuringTheLookAheadCommitsTheOpenTransactionBeforeThePartitionsMove() {
+        AtomicLong commitsWhenRevoked = new AtomicLong(-1);
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> {
+            consumer.rebalance(List.of());
+            commitsWhenRevoked.set(producer.commitCount());
+        });
+
+        thread.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> commitsWhenRevoked.get() >= 0);
+
+        assertThat(commitsWhenRevoked).as("committed inside the revocation, before poll returned").hasValue(1);
+        assertThat(aborted()).isZero();
+        assertThat(producer.consumerGroupOffsetsHistory()).singleElement()
+                .satisfies(offsets -> assertThat(offsets.values()).containsExactly(Map.of(P0, new OffsetAndMetadata(2))));
+        assertExactlyOnce(loads.subList(0, 2));
+    }
+
+    @Test
+    void lostPartitionsAbortTheOpenTransactionAndTheBatchIsRedoneOnce() {
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> consumer.losePartitions(List.of(P0)));
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+
+        thread.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer.commitCount() == 1);
+
+        assertThat(aborted()).as("the transaction open when the partition was lost").isEqualTo(1);
+        assertExactlyOnce(loads.subList(0, 2));
+    }
+
+    @Test
+    void aShutdownDuringTheLookAheadStillCommitsTheOpenTransaction() throws InterruptedException {
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(loop::shutdown);
+
+        thread.start();
+        thread.join(10_000);
+
+        assertThat(loop.state()).isEqualTo(ResolverLoop.State.STOPPED);
+        assertThat(producer.commitCount()).isEqualTo(1);
+        assertExactlyOnce(loads.subList(0, 2));
+    }
+
+    @Test
+    void aFailedCommitDiscardsTheLookAheadAndRedoesEveryRecordOnce() {
+        producer.commitTransactionException = new KafkaException("the coordinator said no");
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> add(2));
+        consumer.schedulePollTask(() -> {
+            producer.commitTransactionException = null;
+            redeliver(0, 1, 2);
+        });
+
+        thread.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer.commitCount() == 3);
+
+        assertThat(aborted()).isEqualTo(1);
+        assertExactlyOnce(loads);
+        assertThat(producer.consumerGroupOffsetsHistory()).last()
+                .satisfies(offsets -> assertThat(offsets.values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
+    }
+
+    private double aborted() {
+        return registry.counter("pa.worker.transactions", "outcome", "aborted").count();
+    }
+
+    private void assignAndAdd(int... offsets) {
+        consumer.rebalance(List.of(P0));
+        redeliver(offsets);
+    }
+
+    /**
+     * The mock consumer hands out what was added and forgets it, and a rebalance clears it; a broker keeps its log.
+     * So after the loop rewinds, the test plays the broker and offers the records from the rewound offset again.
+     */
+    private void redeliver(int... offsets) {
+        for (int offset : offsets) {
+            add(offset);
+        }
+    }
+
+    private void add(int offset) {
+        ModelLoaded load = loads.get(offset);
+        consumer.addRecord(new ConsumerRecord<>(INPUT, 0, offset, load.getDeployment().getId().getBytes(StandardCharsets.UTF_8),
+                LOADS.encode(load)));
+    }
+
+    /** Every committed output, counted per load: each tensor's decision and the summary exactly once, nothing else. */
+    private void assertExactlyOnce(List<ModelLoaded> expected) {
+        List<ProducerRecord<byte[], byte[]>> committed = producer.history();
+        Map<String, Long> decisions = committed.stream().filter(r -> r.topic().equals("allocation-decided"))
+                .map(r -> DECISIONS.decode(r.value()).getLoadId()).collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
+        Map<String, Long> summaries = committed.stream().filter(r -> r.topic().equals("load-resolved"))
+                .map(r -> RESOLVED.decode(r.value()).getLoadId().toString()).collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
+
+        assertThat(decisions).isEqualTo(expected.stream().collect(Collectors.toMap(l -> l.getLoadId().toString(), l -> (long) l.getTensors().size())));
+        assertThat(summaries).isEqualTo(expected.stream().collect(Collectors.toMap(l -> l.getLoadId().toString(), l -> 1L)));
+        assertThat(committed).hasSize(decisions.values().stream().mapToInt(Long::intValue).sum() + summaries.size());
+    }
+
+    private static WorkerConfig config() {
+        return WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "unused:9092", "worker.input.topic", INPUT,
+                "worker.instance.id", "look-ahead-test", "worker.poll.timeout", "10ms", "worker.http.port", "-1")));
+    }
+}
