@@ -41,6 +41,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -58,7 +59,10 @@ import java.util.function.Function;
  *   <li><b>worker</b>: the real ResolverWorker.</li>
  * </ul>
  * Each mode starts its own consumer group from offset 0 of the same pre-filled input topic; time is measured from
- * client start to the last commit, so group join costs all three the same.
+ * client start to the last commit, so group join costs all three the same. Modes alternate within each round, and
+ * the first {@code --warmup} rounds are not counted: the first round runs cold code (the worker's took 1.7 times
+ * as long as later ones). Each mode's CPU seconds, in this JVM and in the broker's process, are reported beside its
+ * time, because on a shared 2-core machine they tell a mode that waited on round trips from one that ran out of cores.
  */
 public final class WorkerBench {
     private static final int MAX_POLL_RECORDS = 100;
@@ -68,39 +72,53 @@ public final class WorkerBench {
         Map<String, String> options = options(args);
         int loads = Integer.parseInt(options.getOrDefault("loads", "600"));
         int runs = Integer.parseInt(options.getOrDefault("runs", "3"));
+        int warmup = Integer.parseInt(options.getOrDefault("warmup", "1"));
         String modelId = options.getOrDefault("model", ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id());
         try (KafkaBroker broker = KafkaFixture.start()) {
-            new WorkerBench(broker, loads, runs, ModelCatalog.byId(modelId)).run();
+            new WorkerBench(broker, loads, runs, warmup, ModelCatalog.byId(modelId)).run();
         }
     }
 
     private final KafkaBroker broker;
     private final int loads;
     private final int runs;
+    private final int warmup;
     private final ModelCatalog.Archetype model;
+    private final CpuClock cpu = CpuClock.fromEnvironment();
     private final String input = KafkaBroker.uniqueTopic("bench-loads");
     private int tensorsPerLoad;
     private List<byte[]> templateOutputs;
 
-    private WorkerBench(KafkaBroker broker, int loads, int runs, ModelCatalog.Archetype model) {
+    private WorkerBench(KafkaBroker broker, int loads, int runs, int warmup, ModelCatalog.Archetype model) {
         this.broker = broker;
         this.loads = loads;
         this.runs = runs;
+        this.warmup = warmup;
         this.model = model;
     }
 
     private void run() throws Exception {
         fill();
-        Map<String, List<Double>> seconds = new HashMap<>();
-        for (int run = 1; run <= runs; run++) {
+        for (int round = 1; round <= warmup; round++) {
             for (Mode mode : Mode.values()) {
-                double s = measure(mode, run);
-                seconds.computeIfAbsent(mode.label, k -> new ArrayList<>()).add(s);
-                System.out.printf(Locale.ROOT, "run %d %-11s %6.2f s  %8.0f loads/s  %9.0f tensors/s%n", run, mode.label, s, loads / s,
-                        (double) loads * tensorsPerLoad / s);
+                print("warm-up " + round, mode, measure(mode, "warmup" + round));
             }
         }
-        report(seconds);
+        Map<Mode, List<Sample>> samples = new EnumMap<>(Mode.class);
+        for (int run = 1; run <= runs; run++) {
+            for (Mode mode : Mode.values()) {
+                Sample sample = measure(mode, "run" + run);
+                samples.computeIfAbsent(mode, k -> new ArrayList<>()).add(sample);
+                print("run " + run, mode, sample);
+            }
+        }
+        report(samples);
+    }
+
+    private void print(String round, Mode mode, Sample sample) {
+        System.out.printf(Locale.ROOT, "%-9s %-11s %6.2f s  %8.0f loads/s  %9.0f tensors/s  cpu client %5.2f s broker %5.2f s%n", round, mode.label,
+                sample.seconds, loads / sample.seconds, (double) loads * tensorsPerLoad / sample.seconds, sample.cpu.clientSeconds(),
+                sample.cpu.brokerSeconds());
     }
 
     private void fill() throws Exception {
@@ -133,9 +151,9 @@ public final class WorkerBench {
                 loads, model.id(), tensorsPerLoad, bytes / 1024.0 / loads, (long) loads * tensorsPerLoad, broker.bootstrapServers());
     }
 
-    /** Seconds from creating the clients to the commit that completes the input; shutdown is not counted. */
-    private double measure(Mode mode, int run) throws Exception {
-        String tag = mode.label + "-" + run + "-" + input;
+    /** From creating the clients to the commit that completes the input; shutdown is not counted. */
+    private Sample measure(Mode mode, String round) throws Exception {
+        String tag = mode.label + "-" + round + "-" + input;
         if (mode == Mode.WORKER) {
             return runWorker(tag);
         }
@@ -145,8 +163,8 @@ public final class WorkerBench {
     }
 
     /** consume -> transform -> produce with a transaction per poll, exactly as the worker's loop does. */
-    private double runRaw(String tag, Function<ConsumerRecord<byte[], byte[]>, List<byte[]>> transform, String out) {
-        long started = System.nanoTime();
+    private Sample runRaw(String tag, Function<ConsumerRecord<byte[], byte[]>, List<byte[]>> transform, String out) {
+        Stopwatch watch = new Stopwatch();
         Map<String, Object> consumerConfig = broker.clientConfig();
         consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, tag);
         consumerConfig.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -181,12 +199,12 @@ public final class WorkerBench {
                 producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
                 producer.commitTransaction();
             }
-            return (System.nanoTime() - started) / 1e9;
+            return watch.stop();
         }
     }
 
     /** The worker's own topic setup is done beforehand: the raw modes get their output topic for free too. */
-    private double runWorker(String tag) throws InterruptedException {
+    private Sample runWorker(String tag) throws InterruptedException {
         Map<String, String> settings = new HashMap<>();
         settings.put("kafka.bootstrap.servers", broker.bootstrapServers());
         settings.put("worker.input.topic", input);
@@ -201,32 +219,38 @@ public final class WorkerBench {
         settings.put("kafka.max.request.size", Integer.toString(4 << 20));
         broker.createTopics(3, tag + ".decided", tag + ".resolved", tag + ".dlq");
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        long started = System.nanoTime();
+        Stopwatch watch = new Stopwatch();
         try (ResolverWorker worker = ResolverWorker.start(WorkerConfig.from(Settings.of(settings)), registry)) {
             while (registry.counter("pa.worker.loads", "outcome", "resolved").count() < loads) {
                 Thread.sleep(1);
             }
-            return (System.nanoTime() - started) / 1e9;
+            return watch.stop();
         }
     }
 
-    private void report(Map<String, List<Double>> seconds) throws IOException {
-        double passthrough = median(seconds.get(Mode.PASSTHROUGH.label));
-        double fanout = median(seconds.get(Mode.FANOUT.label));
-        double worker = median(seconds.get(Mode.WORKER.label));
+    private void report(Map<Mode, List<Sample>> samples) throws IOException {
+        Map<Mode, Sample> median = new EnumMap<>(Mode.class);
+        samples.forEach((mode, list) -> median.put(mode, Sample.median(list)));
+        double worker = median.get(Mode.WORKER).seconds;
         long decisions = (long) loads * tensorsPerLoad;
         StringBuilder md = new StringBuilder();
         md.append("# resolver-worker benchmark, ").append(LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)).append("\n\n");
-        md.append(String.format(Locale.ROOT, "%d loads of %s (%d tensors each: %d decisions), median of %d runs, %d cores, broker %s.%n%n",
-                loads, model.id(), tensorsPerLoad, decisions, runs, Runtime.getRuntime().availableProcessors(),
+        md.append(String.format(Locale.ROOT, "%d loads of %s (%d tensors each: %d decisions), median of %d runs after %d warm-up round(s), %d cores, broker %s.%n%n",
+                loads, model.id(), tensorsPerLoad, decisions, runs, warmup, Runtime.getRuntime().availableProcessors(),
                 System.getenv("KAFKA_BOOTSTRAP_SERVERS") == null ? "in-JVM KRaft (same JVM)"
                         : System.getenv().getOrDefault("PA_BENCH_BROKER", "external " + System.getenv("KAFKA_BOOTSTRAP_SERVERS"))));
-        md.append("| mode | seconds | loads/s | records out/s | worker ratio |\n|---|---|---|---|---|\n");
-        md.append(row("raw EOS passthrough (1 record out per load)", passthrough, loads, loads, worker));
-        md.append(row("raw EOS fan-out (worker's bytes, no resolve)", fanout, loads, decisions + loads, worker));
-        md.append(row("resolver-worker", worker, loads, decisions + loads, worker));
+        md.append("| mode | seconds | loads/s | records out/s | CPU s, client | CPU s, broker | cores busy | worker ratio |\n|---|---|---|---|---|---|---|---|\n");
+        md.append(row("raw EOS passthrough (1 record out per load)", median.get(Mode.PASSTHROUGH), loads, worker));
+        md.append(row("raw EOS fan-out (worker's bytes, no resolve)", median.get(Mode.FANOUT), decisions + loads, worker));
+        md.append(row("resolver-worker", median.get(Mode.WORKER), decisions + loads, worker));
         md.append(String.format(Locale.ROOT, "%nresolver-worker: %.0f decisions/s; vs raw fan-out of the same output %.2f; vs raw passthrough of the same input %.2f%n",
-                decisions / worker, fanout / worker, passthrough / worker));
+                decisions / worker, median.get(Mode.FANOUT).seconds / worker, median.get(Mode.PASSTHROUGH).seconds / worker));
+        md.append(String.format(Locale.ROOT, "CPU per decision (client + broker): fan-out %.2f us, worker %.2f us%n",
+                median.get(Mode.FANOUT).cpuMicrosPer(decisions), median.get(Mode.WORKER).cpuMicrosPer(decisions)));
+        md.append("\nEvery round (seconds): ");
+        samples.forEach((mode, list) -> md.append(mode.label).append(' ')
+                .append(list.stream().map(x -> String.format(Locale.ROOT, "%.2f", x.seconds)).toList()).append("; "));
+        md.append('\n');
         System.out.println();
         System.out.println(md);
         Path results = Path.of("bench", "results");
@@ -236,13 +260,37 @@ public final class WorkerBench {
         System.out.println("written to " + file);
     }
 
-    private static String row(String mode, double seconds, int loads, long records, double worker) {
-        return String.format(Locale.ROOT, "| %s | %.2f | %.0f | %.0f | %.2f |%n", mode, seconds, loads / seconds, records / seconds, seconds / worker);
+    private String row(String mode, Sample sample, long records, double worker) {
+        return String.format(Locale.ROOT, "| %s | %.2f | %.0f | %.0f | %.2f | %s | %s | %.2f |%n", mode, sample.seconds, loads / sample.seconds,
+                records / sample.seconds, sample.cpu.clientSeconds(),
+                cpu.seesBroker() ? String.format(Locale.ROOT, "%.2f", sample.cpu.brokerSeconds()) : "n/a",
+                cpu.seesBroker() ? String.format(Locale.ROOT, "%.2f", sample.coresBusy()) : "n/a", sample.seconds / worker);
     }
 
-    private static double median(List<Double> values) {
-        double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+    /** Starts counting wall time and CPU at once; stopped at the same point both are read. */
+    private final class Stopwatch {
+        private final long startedNanos = System.nanoTime();
+        private final CpuClock.Reading startedCpu = cpu.read();
+
+        Sample stop() {
+            return new Sample((System.nanoTime() - startedNanos) / 1e9, cpu.read().since(startedCpu));
+        }
+    }
+
+    private record Sample(double seconds, CpuClock.Reading cpu) {
+        /** The run with the median time, with its own CPU figures (not medians taken column by column). */
+        static Sample median(List<Sample> samples) {
+            List<Sample> sorted = samples.stream().sorted(java.util.Comparator.comparingDouble(Sample::seconds)).toList();
+            return sorted.get((sorted.size() - 1) / 2);
+        }
+
+        double coresBusy() {
+            return (cpu.clientSeconds() + cpu.brokerSeconds()) / seconds;
+        }
+
+        double cpuMicrosPer(long decisions) {
+            return (cpu.clientSeconds() + (Double.isNaN(cpu.brokerSeconds()) ? 0 : cpu.brokerSeconds())) * 1e6 / decisions;
+        }
     }
 
     private static Map<String, String> options(String[] args) {

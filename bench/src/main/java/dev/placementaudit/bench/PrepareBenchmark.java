@@ -1,0 +1,97 @@
+package dev.placementaudit.bench;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.producer.simulate.FleetSimulator;
+import dev.placementaudit.producer.simulate.ModelCatalog;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.worker.WorkerVersion;
+import dev.placementaudit.worker.resolve.LoadResolution;
+import dev.placementaudit.worker.resolve.LoadValidator;
+import dev.placementaudit.worker.resolve.Provenance;
+import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.worker.resolve.ValidLoad;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The worker's CPU per record, without Kafka: one Llama 3.2 1B Q4_K_M load (146 tensors) through each stage the
+ * resolver loop runs before it sends (decode, validate, resolve, encode), and through all of them. On a machine
+ * whose cores the broker shares, this CPU is what stands between the worker and the raw Kafka baseline
+ * (WorkerBench); here it is measured alone, on one thread, with JMH's warm-up and forks.
+ *
+ * <p>{@code bench/run.sh prepare} (JMH options pass through, e.g. {@code -f 1 -wi 3 -i 5}).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 5, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 2, jvmArgs = "-Xmx1g")
+public class PrepareBenchmark {
+    private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
+    private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+    private final LoadValidator validator = new LoadValidator(100_000);
+    private final LoadResolution resolution = new LoadResolution(WorkerVersion.resolverVersion());
+    private final Provenance source = new Provenance("model-loads", 0, 42);
+    private final Instant decidedAt = Instant.parse("2026-12-01T00:00:00Z");
+    private byte[] record;
+    private ModelLoaded decoded;
+    private ValidLoad valid;
+    private List<AllocationDecided> resolved;
+
+    @Setup
+    public void setUp() {
+        FleetSimulator fleet = new FleetSimulator(1, 1, List.of("r1"), List.of(ModelCatalog.LLAMA_3_2_1B_Q4_K_M), List.of(),
+                Instant.parse("2026-11-01T00:00:00Z"));
+        record = loads.encode(fleet.iterator().next());
+        decoded = loads.decode(record);
+        valid = validator.validate(decoded);
+        resolved = resolution.resolve(valid, source, decidedAt).decisions();
+    }
+
+    @Benchmark
+    public ModelLoaded decode() {
+        return loads.decode(record);
+    }
+
+    @Benchmark
+    public ValidLoad validate() {
+        return validator.validate(decoded);
+    }
+
+    @Benchmark
+    public ResolvedLoad resolve() {
+        return resolution.resolve(valid, source, decidedAt);
+    }
+
+    @Benchmark
+    public void encode(Blackhole out) {
+        for (AllocationDecided decision : resolved) {
+            out.consume(decisions.encode(decision));
+        }
+    }
+
+    /** What ResolverLoop.prepare does for one good record. */
+    @Benchmark
+    public void prepare(Blackhole out) {
+        ResolvedLoad load = resolution.resolve(validator.validate(loads.decode(record)), source, decidedAt);
+        for (AllocationDecided decision : load.decisions()) {
+            out.consume(decisions.encode(decision));
+        }
+        out.consume(load.summary());
+    }
+}
