@@ -78,18 +78,24 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
     }
 
     public byte[] encode(T event) {
+        Scratch scratch = SCRATCH.get();
+        boolean encoded = false;
         try {
-            Scratch scratch = SCRATCH.get();
             scratch.buffer.reset();
             scratch.buffer.write(header);
             scratch.encoder.startRecord();
             writer.write(event, scratch.encoder);
             scratch.encoder.flush();
+            encoded = true;
             return scratch.buffer.toByteArray();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot encode " + type.schemaName(), e);
         } catch (AvroRuntimeException | NullPointerException | ClassCastException e) {
             throw new SerializationException("cannot encode " + type.schemaName() + ": " + e.getMessage(), e);
+        } finally {
+            if (!encoded) {
+                scratch.discard();
+            }
         }
     }
 
@@ -168,6 +174,19 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
         final ByteArrayOutputStream buffer = new ByteArrayOutputStream(1024);
         final RepeatedStringEncoder encoder = new RepeatedStringEncoder(EncoderFactory.get().binaryEncoder(buffer, null));
         BinaryDecoder decoder;
+
+        /**
+         * After a failed encode: the encoder buffers, so part of the broken record may still sit in it, and would
+         * otherwise open the next record written on this thread. Flushed into the buffer, it goes with the rest.
+         */
+        void discard() {
+            try {
+                encoder.flush();
+            } catch (IOException e) {
+                throw new UncheckedIOException("a ByteArrayOutputStream cannot fail", e);
+            }
+            buffer.reset();
+        }
     }
 
     private static String hex(long fingerprint) {

@@ -91,6 +91,19 @@ class EventSerdeTest {
         }
     }
 
+    /** A failed encode must leave nothing behind for the next record on the thread: the encoder buffers. */
+    @Test
+    void aRecordThatFailsToEncodeLeavesNothingInTheNextOne() {
+        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+        AllocationDecided broken = AllocationDecided.newBuilder(Samples.allocationDecided()).build();
+        broken.put("tensorName", null);
+
+        assertThatThrownBy(() -> decisions.encode(broken)).isInstanceOf(org.apache.kafka.common.errors.SerializationException.class)
+                .hasMessageContaining("AllocationDecided");
+        assertThat(decisions.encode(Samples.allocationDecided()))
+                .isEqualTo(avroBytes(AllocationDecided.getClassSchema(), Samples.allocationDecided()));
+    }
+
     @Test
     void decodesARecordWrittenWithTheFirstModelLoadedSchema() {
         Schema v1 = EventType.MODEL_LOADED.history().get(0);
