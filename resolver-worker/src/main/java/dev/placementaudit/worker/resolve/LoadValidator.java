@@ -64,7 +64,7 @@ public final class LoadValidator {
         for (int i = 0; i < tensors.size(); i++) {
             TensorInfo tensor = tensors.get(i);
             if (isBlank(tensor.getName())) {
-                throw new InvalidLoadException(Code.MISSING_FIELD, "tensors[" + i + "].name", "must not be blank");
+                throw blank("tensors[" + i + "].name");
             }
             if (!names.add(tensor.getName())) {
                 throw new InvalidLoadException(Code.DUPLICATE_TENSOR, "tensors[" + i + "].name", "'" + tensor.getName() + "' appears more than once");
@@ -196,8 +196,12 @@ public final class LoadValidator {
 
     private static void requireText(String value, String field) {
         if (isBlank(value)) {
-            throw new InvalidLoadException(Code.MISSING_FIELD, field, "must not be blank");
+            throw blank(field);
         }
+    }
+
+    private static InvalidLoadException blank(String field) {
+        return new InvalidLoadException(Code.MISSING_FIELD, field, "must not be blank");
     }
 
     private static boolean isBlank(String value) {

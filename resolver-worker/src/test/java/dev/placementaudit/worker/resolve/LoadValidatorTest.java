@@ -131,6 +131,11 @@ class LoadValidatorTest {
         assertInvalid(load, Code.MISSING_FIELD, "deployment.id");
     }
 
+    @Test
+    void refusesABlankTensorName() {
+        assertInvalid(withTensor(1, t -> t.setName(" ")), Code.MISSING_FIELD, "tensors[1].name");
+    }
+
     private InvalidLoadException assertInvalid(ModelLoaded load, Code code, String field) {
         try {
             validator.validate(load);
