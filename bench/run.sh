@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs a benchmark runner: bench/run.sh worker [--loads N] [--runs R] [--warmup W] [--model ID]
+# Runs a benchmark runner: bench/run.sh worker [--loads N] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2]
 #                          bench/run.sh store [--loads N] [--runs R] [--diff-rows 10000000]   (needs PostgreSQL: PG* env)
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,
-# so the broker's heap and GC are not shared with the JVM being measured. BENCH_JAVA_OPTS adds JVM options to the runner
+# so the broker's heap and GC are not shared with the JVM being measured. BENCH_RTT_MS=1 puts that broker one
+# emulated network hop away (bench/.../LatencyProxy: every round trip 1 ms longer). BENCH_JAVA_OPTS adds JVM options to the runner
 # (a profiler, say: BENCH_JAVA_OPTS=-XX:StartFlightRecording=filename=worker.jfr,settings=profile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,15 +20,27 @@ esac
 if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ]; then
   dir=$(mktemp -d /tmp/pa-bench-kafka.XXXXXX)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')
-  java -Xmx1g -cp "$cp" dev.placementaudit.testkit.BrokerMain "$dir" "$port" "$((port + 1))" > "$dir/broker.log" 2>&1 &
-  broker=$!
+  advertised=$port pids=""
+  # BENCH_RTT_MS=1 puts a proxy adding a 1 ms round trip between every client and the broker: a network hop.
+  if [ -n "${BENCH_RTT_MS:-}" ]; then
+    advertised=$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')
+    java -Xmx256m -cp "$cp" dev.placementaudit.bench.LatencyProxy "$advertised" "$port" "$BENCH_RTT_MS" > "$dir/proxy.log" 2>&1 &
+    pids="$!"
+    for _ in $(seq 1 40); do grep -q "proxy ready" "$dir/proxy.log" && break; sleep 0.25; done
+    grep -q "proxy ready" "$dir/proxy.log" || { cat "$dir/proxy.log"; exit 1; }
+  fi
+  java -Xmx1g -cp "$cp" dev.placementaudit.testkit.BrokerMain "$dir" "$port" "$((port + 1))" "$advertised" > "$dir/broker.log" 2>&1 &
+  pids="$! $pids"
   # Keep the runner's exit status: without saving it, the trap's own wait would replace it.
-  trap 'status=$?; kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null || true; rm -rf "$dir"; exit "$status"' EXIT
+  trap 'status=$?; kill $pids 2>/dev/null; wait $pids 2>/dev/null || true; rm -rf "$dir"; exit "$status"' EXIT
   for _ in $(seq 1 120); do grep -q "broker ready" "$dir/broker.log" && break; sleep 0.5; done
   grep -q "broker ready" "$dir/broker.log" || { cat "$dir/broker.log"; exit 1; }
-  export KAFKA_BOOTSTRAP_SERVERS="localhost:$port" PA_BENCH_BROKER="separate JVM process on this machine"
-  # The runner reports the broker's CPU per mode from /proc/$broker/stat.
-  export PA_BENCH_BROKER_PID="$broker" PA_BENCH_CLK_TCK="$(getconf CLK_TCK)"
+  export KAFKA_BOOTSTRAP_SERVERS="localhost:$advertised" PA_BENCH_BROKER="separate JVM process on this machine"
+  if [ -n "${BENCH_RTT_MS:-}" ]; then
+    PA_BENCH_BROKER="$PA_BENCH_BROKER, behind a proxy adding ${BENCH_RTT_MS} ms per round trip (its CPU counted with the broker's)"
+  fi
+  # The runner reports the broker's (and the proxy's) CPU per mode from /proc/PID/stat.
+  export PA_BENCH_BROKER_PID="$pids" PA_BENCH_CLK_TCK="$(getconf CLK_TCK)"
 fi
 rc=0
 java -Xmx2g ${BENCH_JAVA_OPTS:-} -cp "$cp" "$main" "$@" || rc=$?

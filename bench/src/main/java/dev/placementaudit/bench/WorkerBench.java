@@ -41,8 +41,8 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -63,6 +63,8 @@ import java.util.function.Function;
  * the first {@code --warmup} rounds are not counted: the first round runs cold code (the worker's took 1.7 times
  * as long as later ones). Each mode's CPU seconds, in this JVM and in the broker's process, are reported beside its
  * time, because on a shared 2-core machine they tell a mode that waited on round trips from one that ran out of cores.
+ * {@code --ahead 0,1,2} runs the worker once per {@code worker.batches.ahead} value in each round, for an A/B of the
+ * look-ahead under the same conditions; by default it runs once, with the worker's default.
  */
 public final class WorkerBench {
     private static final int MAX_POLL_RECORDS = 100;
@@ -74,8 +76,9 @@ public final class WorkerBench {
         int runs = Integer.parseInt(options.getOrDefault("runs", "3"));
         int warmup = Integer.parseInt(options.getOrDefault("warmup", "1"));
         String modelId = options.getOrDefault("model", ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id());
+        List<String> ahead = options.containsKey("ahead") ? List.of(options.get("ahead").split(",")) : List.of("");
         try (KafkaBroker broker = KafkaFixture.start()) {
-            new WorkerBench(broker, loads, runs, warmup, ModelCatalog.byId(modelId)).run();
+            new WorkerBench(broker, loads, runs, warmup, ModelCatalog.byId(modelId), ahead).run();
         }
     }
 
@@ -84,39 +87,49 @@ public final class WorkerBench {
     private final int runs;
     private final int warmup;
     private final ModelCatalog.Archetype model;
+    /** The worker variants run each round: a worker.batches.ahead value each, or "" for the worker's default. */
+    private final List<String> aheadValues;
     private final CpuClock cpu = CpuClock.fromEnvironment();
     private final String input = KafkaBroker.uniqueTopic("bench-loads");
     private int tensorsPerLoad;
     private List<byte[]> templateOutputs;
 
-    private WorkerBench(KafkaBroker broker, int loads, int runs, int warmup, ModelCatalog.Archetype model) {
+    private WorkerBench(KafkaBroker broker, int loads, int runs, int warmup, ModelCatalog.Archetype model, List<String> aheadValues) {
         this.broker = broker;
         this.loads = loads;
         this.runs = runs;
         this.warmup = warmup;
         this.model = model;
+        this.aheadValues = aheadValues;
+    }
+
+    /** Every mode of a round, in the order they run: the raw baselines, then each worker variant. */
+    private List<Variant> variants() {
+        List<Variant> variants = new ArrayList<>(List.of(new Variant(Mode.PASSTHROUGH, ""), new Variant(Mode.FANOUT, "")));
+        aheadValues.forEach(ahead -> variants.add(new Variant(Mode.WORKER, ahead)));
+        return variants;
     }
 
     private void run() throws Exception {
         fill();
         for (int round = 1; round <= warmup; round++) {
-            for (Mode mode : Mode.values()) {
-                print("warm-up " + round, mode, measure(mode, "warmup" + round));
+            for (Variant variant : variants()) {
+                print("warm-up " + round, variant, measure(variant, "warmup" + round));
             }
         }
-        Map<Mode, List<Sample>> samples = new EnumMap<>(Mode.class);
+        Map<Variant, List<Sample>> samples = new LinkedHashMap<>();
         for (int run = 1; run <= runs; run++) {
-            for (Mode mode : Mode.values()) {
-                Sample sample = measure(mode, "run" + run);
-                samples.computeIfAbsent(mode, k -> new ArrayList<>()).add(sample);
-                print("run " + run, mode, sample);
+            for (Variant variant : variants()) {
+                Sample sample = measure(variant, "run" + run);
+                samples.computeIfAbsent(variant, k -> new ArrayList<>()).add(sample);
+                print("run " + run, variant, sample);
             }
         }
         report(samples);
     }
 
-    private void print(String round, Mode mode, Sample sample) {
-        System.out.printf(Locale.ROOT, "%-9s %-11s %6.2f s  %8.0f loads/s  %9.0f tensors/s  cpu client %5.2f s broker %5.2f s%n", round, mode.label,
+    private void print(String round, Variant variant, Sample sample) {
+        System.out.printf(Locale.ROOT, "%-9s %-14s %6.2f s  %8.0f loads/s  %9.0f tensors/s  cpu client %5.2f s broker %5.2f s%n", round, variant.label(),
                 sample.seconds, loads / sample.seconds, (double) loads * tensorsPerLoad / sample.seconds, sample.cpu.clientSeconds(),
                 sample.cpu.brokerSeconds());
     }
@@ -152,14 +165,14 @@ public final class WorkerBench {
     }
 
     /** From creating the clients to the commit that completes the input; shutdown is not counted. */
-    private Sample measure(Mode mode, String round) throws Exception {
-        String tag = mode.label + "-" + round + "-" + input;
-        if (mode == Mode.WORKER) {
-            return runWorker(tag);
+    private Sample measure(Variant variant, String round) throws Exception {
+        String tag = variant.label() + "-" + round + "-" + input;
+        if (variant.mode == Mode.WORKER) {
+            return runWorker(tag, variant.ahead);
         }
         String out = tag + ".out";
         broker.createTopics(3, out);
-        return runRaw(tag, mode == Mode.PASSTHROUGH ? r -> List.of(r.value()) : r -> templateOutputs, out);
+        return runRaw(tag, variant.mode == Mode.PASSTHROUGH ? r -> List.of(r.value()) : r -> templateOutputs, out);
     }
 
     /** consume -> transform -> produce with a transaction per poll, exactly as the worker's loop does. */
@@ -204,7 +217,7 @@ public final class WorkerBench {
     }
 
     /** The worker's own topic setup is done beforehand: the raw modes get their output topic for free too. */
-    private Sample runWorker(String tag) throws InterruptedException {
+    private Sample runWorker(String tag, String ahead) throws InterruptedException {
         Map<String, String> settings = new HashMap<>();
         settings.put("kafka.bootstrap.servers", broker.bootstrapServers());
         settings.put("worker.input.topic", input);
@@ -217,6 +230,9 @@ public final class WorkerBench {
         settings.put("worker.poll.timeout", "200ms");
         settings.put("worker.http.port", "-1");
         settings.put("kafka.max.request.size", Integer.toString(4 << 20));
+        if (!ahead.isEmpty()) {
+            settings.put("worker.batches.ahead", ahead);
+        }
         broker.createTopics(3, tag + ".decided", tag + ".resolved", tag + ".dlq");
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Stopwatch watch = new Stopwatch();
@@ -228,10 +244,12 @@ public final class WorkerBench {
         }
     }
 
-    private void report(Map<Mode, List<Sample>> samples) throws IOException {
-        Map<Mode, Sample> median = new EnumMap<>(Mode.class);
-        samples.forEach((mode, list) -> median.put(mode, Sample.median(list)));
-        double worker = median.get(Mode.WORKER).seconds;
+    private void report(Map<Variant, List<Sample>> samples) throws IOException {
+        Map<Variant, Sample> median = new LinkedHashMap<>();
+        samples.forEach((variant, list) -> median.put(variant, Sample.median(list)));
+        Sample passthrough = median.get(new Variant(Mode.PASSTHROUGH, ""));
+        Sample fanout = median.get(new Variant(Mode.FANOUT, ""));
+        List<Variant> workers = median.keySet().stream().filter(v -> v.mode == Mode.WORKER).toList();
         long decisions = (long) loads * tensorsPerLoad;
         StringBuilder md = new StringBuilder();
         md.append("# resolver-worker benchmark, ").append(LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)).append("\n\n");
@@ -239,16 +257,24 @@ public final class WorkerBench {
                 loads, model.id(), tensorsPerLoad, decisions, runs, warmup, Runtime.getRuntime().availableProcessors(),
                 System.getenv("KAFKA_BOOTSTRAP_SERVERS") == null ? "in-JVM KRaft (same JVM)"
                         : System.getenv().getOrDefault("PA_BENCH_BROKER", "external " + System.getenv("KAFKA_BOOTSTRAP_SERVERS"))));
-        md.append("| mode | seconds | loads/s | records out/s | CPU s, client | CPU s, broker | cores busy | worker ratio |\n|---|---|---|---|---|---|---|---|\n");
-        md.append(row("raw EOS passthrough (1 record out per load)", median.get(Mode.PASSTHROUGH), loads, worker));
-        md.append(row("raw EOS fan-out (worker's bytes, no resolve)", median.get(Mode.FANOUT), decisions + loads, worker));
-        md.append(row("resolver-worker", median.get(Mode.WORKER), decisions + loads, worker));
-        md.append(String.format(Locale.ROOT, "%nresolver-worker: %.0f decisions/s; vs raw fan-out of the same output %.2f; vs raw passthrough of the same input %.2f%n",
-                decisions / worker, median.get(Mode.FANOUT).seconds / worker, median.get(Mode.PASSTHROUGH).seconds / worker));
-        md.append(String.format(Locale.ROOT, "CPU per decision (client + broker): fan-out %.2f us, worker %.2f us%n",
-                median.get(Mode.FANOUT).cpuMicrosPer(decisions), median.get(Mode.WORKER).cpuMicrosPer(decisions)));
+        md.append("| mode | seconds | loads/s | records out/s | CPU s, client | CPU s, broker | cores busy | vs fan-out | vs passthrough |\n"
+                + "|---|---|---|---|---|---|---|---|---|\n");
+        md.append(row("raw EOS passthrough (1 record out per load)", passthrough, loads, fanout, passthrough));
+        md.append(row("raw EOS fan-out (worker's bytes, no resolve)", fanout, decisions + loads, fanout, passthrough));
+        for (Variant variant : workers) {
+            md.append(row("resolver-worker" + (variant.ahead.isEmpty() ? "" : ", batches.ahead=" + variant.ahead), median.get(variant),
+                    decisions + loads, fanout, passthrough));
+        }
+        md.append('\n');
+        for (Variant variant : workers) {
+            Sample sample = median.get(variant);
+            md.append(String.format(Locale.ROOT, "%s: %.0f decisions/s; vs raw fan-out of the same output %.2f; vs raw passthrough of the same input %.2f; "
+                            + "CPU per decision (client + broker) %.2f us (fan-out %.2f us)%n",
+                    variant.label(), decisions / sample.seconds, fanout.seconds / sample.seconds, passthrough.seconds / sample.seconds,
+                    sample.cpuMicrosPer(decisions), fanout.cpuMicrosPer(decisions)));
+        }
         md.append("\nEvery round (seconds): ");
-        samples.forEach((mode, list) -> md.append(mode.label).append(' ')
+        samples.forEach((variant, list) -> md.append(variant.label()).append(' ')
                 .append(list.stream().map(x -> String.format(Locale.ROOT, "%.2f", x.seconds)).toList()).append("; "));
         md.append('\n');
         System.out.println();
@@ -260,11 +286,13 @@ public final class WorkerBench {
         System.out.println("written to " + file);
     }
 
-    private String row(String mode, Sample sample, long records, double worker) {
-        return String.format(Locale.ROOT, "| %s | %.2f | %.0f | %.0f | %.2f | %s | %s | %.2f |%n", mode, sample.seconds, loads / sample.seconds,
+    /** One mode's median run; the ratios are throughput relative to each baseline (baseline seconds / these). */
+    private String row(String mode, Sample sample, long records, Sample fanout, Sample passthrough) {
+        return String.format(Locale.ROOT, "| %s | %.2f | %.0f | %.0f | %.2f | %s | %s | %.2f | %.2f |%n", mode, sample.seconds, loads / sample.seconds,
                 records / sample.seconds, sample.cpu.clientSeconds(),
                 cpu.seesBroker() ? String.format(Locale.ROOT, "%.2f", sample.cpu.brokerSeconds()) : "n/a",
-                cpu.seesBroker() ? String.format(Locale.ROOT, "%.2f", sample.coresBusy()) : "n/a", sample.seconds / worker);
+                cpu.seesBroker() ? String.format(Locale.ROOT, "%.2f", sample.coresBusy()) : "n/a",
+                fanout.seconds / sample.seconds, passthrough.seconds / sample.seconds);
     }
 
     /** Starts counting wall time and CPU at once; stopped at the same point both are read. */
@@ -311,6 +339,13 @@ public final class WorkerBench {
 
         Mode(String label) {
             this.label = label;
+        }
+    }
+
+    /** A mode, and for the worker the worker.batches.ahead value it runs with ("" for its default). */
+    private record Variant(Mode mode, String ahead) {
+        String label() {
+            return ahead.isEmpty() ? mode.label : mode.label + "-ahead" + ahead;
         }
     }
 }

@@ -19,6 +19,9 @@ import java.util.Map;
  * @param httpPort          ops endpoint (/health, /metrics); 0 picks a free port, -1 disables it
  * @param resolveThreads    threads that decode, resolve and encode a batch's records in parallel (sending stays
  *                          on the loop thread, in input order)
+ * @param batchesAhead      polls, up to this many, made while a transaction commits, whose records are prepared
+ *                          meanwhile: throughput for memory, since each batch ahead holds up to maxPollRecords loads'
+ *                          outputs; 0 polls only between transactions
  */
 public record WorkerConfig(
         Map<String, Object> kafka,
@@ -37,7 +40,8 @@ public record WorkerConfig(
         int topicPartitions,
         short topicReplication,
         int httpPort,
-        int resolveThreads) {
+        int resolveThreads,
+        int batchesAhead) {
 
     public WorkerConfig {
         kafka = Map.copyOf(kafka);
@@ -65,7 +69,8 @@ public record WorkerConfig(
                 settings.integer("worker.topics.partitions", 3, 1, 10_000),
                 (short) settings.integer("worker.topics.replication", 1, 1, 32),
                 settings.integer("worker.http.port", 8081, -1, 65_535),
-                settings.integer("worker.resolve.threads", Runtime.getRuntime().availableProcessors(), 1, 256));
+                settings.integer("worker.resolve.threads", Runtime.getRuntime().availableProcessors(), 1, 256),
+                settings.integer("worker.batches.ahead", 2, 0, 16));
         settings.unreadKeys("worker.").forEach(key -> org.slf4j.LoggerFactory.getLogger(WorkerConfig.class)
                 .warn("configuration {} is not a resolver-worker setting (misspelt?); ignored", key));
         return config;

@@ -22,7 +22,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -78,7 +80,23 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
     }
 
     public byte[] encode(T event) {
+        return encode(event, SCRATCH.get());
+    }
+
+    /**
+     * Each event encoded as {@link #encode} would, in order; for the worker's one decision per tensor, which
+     * would otherwise look up this thread's buffer once per record.
+     */
+    public List<byte[]> encodeAll(List<? extends T> events) {
         Scratch scratch = SCRATCH.get();
+        List<byte[]> encoded = new ArrayList<>(events.size());
+        for (T event : events) {
+            encoded.add(encode(event, scratch));
+        }
+        return encoded;
+    }
+
+    private byte[] encode(T event, Scratch scratch) {
         boolean encoded = false;
         try {
             scratch.buffer.reset();

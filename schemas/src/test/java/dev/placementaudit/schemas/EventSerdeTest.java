@@ -91,6 +91,45 @@ class EventSerdeTest {
         }
     }
 
+    /**
+     * Strings at one position alternate from record to record (formats do), and there can be more distinct ones than
+     * the encoder keeps per position: kept ones are reused, evicted ones re-encoded, and every record is still
+     * exactly Avro's bytes.
+     */
+    @Test
+    void alternatingStringsBeyondWhatIsKeptPerPositionStillEncodeExactly() {
+        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+        List<String> reasons = new java.util.ArrayList<>();
+        for (int i = 0; i < RepeatedStringEncoder.WAYS * 2 + 3; i++) {
+            reasons.add("reason " + i + " \u2014 " + "x".repeat(i));
+        }
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < reasons.size(); i++) {
+                // Cycle through the first few, then the whole list: both hits and evictions at the same position.
+                String reason = reasons.get(round == 0 ? i % 3 : (i * 7 + round) % reasons.size());
+                AllocationDecided decision = AllocationDecided.newBuilder(Samples.allocationDecided()).setReason(reason)
+                        .setTensorName("blk." + i + ".attn_q.weight").build();
+                byte[] bytes = decisions.encode(decision);
+                assertThat(bytes).isEqualTo(avroBytes(AllocationDecided.getClassSchema(), decision));
+                assertThat(decisions.decode(bytes).getReason()).isEqualTo(reason);
+            }
+        }
+    }
+
+    @Test
+    void encodingAllIsEncodingEachInOrder() {
+        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+        List<AllocationDecided> load = List.of(Samples.allocationDecided(),
+                AllocationDecided.newBuilder(Samples.allocationDecided()).setTensorName("output.weight").setTensorIndex(1).build());
+
+        List<byte[]> all = decisions.encodeAll(load);
+
+        assertThat(all).hasSize(2);
+        for (int i = 0; i < load.size(); i++) {
+            assertThat(all.get(i)).isEqualTo(avroBytes(AllocationDecided.getClassSchema(), load.get(i)));
+        }
+    }
+
     /** A failed encode must leave nothing behind for the next record on the thread: the encoder buffers. */
     @Test
     void aRecordThatFailsToEncodeLeavesNothingInTheNextOne() {

@@ -4,7 +4,8 @@ import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * The in-JVM broker as a process of its own: {@code BrokerMain [dir] [port] [controllerPort]}. For benchmarks, where
+ * The in-JVM broker as a process of its own: {@code BrokerMain [dir] [port] [controllerPort] [advertisedPort]}, the
+ * last for a proxy in front of it. For benchmarks, where
  * a broker sharing the measured JVM's heap and GC would distort the numbers, and for local development.
  * Keeps its log in {@code dir} across restarts; stops cleanly on SIGTERM.
  */
@@ -16,7 +17,8 @@ public final class BrokerMain {
         Path dir = Path.of(args.length > 0 ? args[0] : "target/kafka");
         int port = args.length > 1 ? Integer.parseInt(args[1]) : 9092;
         int controllerPort = args.length > 2 ? Integer.parseInt(args[2]) : port + 1;
-        EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startPersistent(dir, port, controllerPort);
+        int advertisedPort = args.length > 3 ? Integer.parseInt(args[3]) : port;
+        EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startPersistent(dir, port, controllerPort, advertisedPort);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             broker.close();

@@ -41,13 +41,16 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
     private final boolean deleteOnClose;
     private final int brokerPort;
     private final int controllerPort;
+    /** The port clients are told to connect to: the broker's own, or a proxy's in front of it. */
+    private final int advertisedPort;
     private KafkaRaftServer server;
 
-    private EmbeddedKafkaBroker(Path dataDir, boolean deleteOnClose, int brokerPort, int controllerPort) {
+    private EmbeddedKafkaBroker(Path dataDir, boolean deleteOnClose, int brokerPort, int controllerPort, int advertisedPort) {
         this.dataDir = dataDir;
         this.deleteOnClose = deleteOnClose;
         this.brokerPort = brokerPort;
         this.controllerPort = controllerPort;
+        this.advertisedPort = advertisedPort;
     }
 
     /** A throwaway broker on free ports in a temporary directory, deleted on close. */
@@ -56,7 +59,8 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
             Path dir = createTempDir();
             // Free ports are picked, released, then bound by the broker: another process can take one in between.
-            EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dir, true, freePort(), freePort());
+            int port = freePort();
+            EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dir, true, port, freePort(), port);
             try {
                 broker.start();
                 return broker;
@@ -71,14 +75,23 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
 
     /** A broker that keeps its log in {@code dataDir} across runs (the demo), on fixed ports. */
     public static EmbeddedKafkaBroker startPersistent(Path dataDir, int brokerPort, int controllerPort) {
-        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dataDir, false, brokerPort, controllerPort);
+        return startPersistent(dataDir, brokerPort, controllerPort, brokerPort);
+    }
+
+    /**
+     * The same, telling clients to connect to {@code advertisedPort} instead, where a proxy forwards to
+     * {@code brokerPort} (the benchmark's emulated network hop). Every client connection then goes through it,
+     * the broker's own to itself included; the proxy must be listening before this is called.
+     */
+    public static EmbeddedKafkaBroker startPersistent(Path dataDir, int brokerPort, int controllerPort, int advertisedPort) {
+        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dataDir, false, brokerPort, controllerPort, advertisedPort);
         broker.start();
         return broker;
     }
 
     @Override
     public String bootstrapServers() {
-        return "localhost:" + brokerPort;
+        return "localhost:" + advertisedPort;
     }
 
     public Path dataDir() {
@@ -132,7 +145,7 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
                 Map.entry("node.id", "1"),
                 Map.entry("controller.quorum.voters", "1@localhost:" + controllerPort),
                 Map.entry("listeners", "PLAINTEXT://localhost:" + brokerPort + ",CONTROLLER://localhost:" + controllerPort),
-                Map.entry("advertised.listeners", "PLAINTEXT://localhost:" + brokerPort),
+                Map.entry("advertised.listeners", "PLAINTEXT://localhost:" + advertisedPort),
                 Map.entry("controller.listener.names", "CONTROLLER"),
                 Map.entry("inter.broker.listener.name", "PLAINTEXT"),
                 Map.entry("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"),

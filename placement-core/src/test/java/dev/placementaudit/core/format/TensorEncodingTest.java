@@ -54,6 +54,15 @@ class TensorEncodingTest {
     }
 
     @Test
+    void denseLabelsNameTheWidthWhetherPrecomputedOrNot() {
+        assertThat(new Dense(1).label()).isEqualTo("Dense(1B)");
+        assertThat(new Dense(16).label()).isEqualTo("Dense(16B)");
+        assertThat(new Dense(17).label()).isEqualTo("Dense(17B)");
+        assertThat(new Dense(128).spec()).isEqualTo("Dense(128B)");
+        assertThat(TensorEncodings.parse(new Dense(17).spec(), 0)).isEqualTo(new Dense(17));
+    }
+
+    @Test
     void formatsRenderAsDtypeSlashEncoding() {
         assertThat(new Format(DType.FP32, BlockQuant.Q4_K)).hasToString("Float32/Q4_K");
         assertThat(Format.dense(DType.FP32)).hasToString("Float32/Dense(4B)");

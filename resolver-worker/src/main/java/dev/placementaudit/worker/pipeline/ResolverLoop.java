@@ -40,8 +40,10 @@ import org.slf4j.LoggerFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,13 +56,16 @@ import java.util.Set;
  * batch visible to read_committed consumers or none of it; the batch is then redone from the committed offsets,
  * with the same decision ids.
  *
- * <p>Batches are pipelined: once a batch's outputs are sent, the loop polls for the next batch without blocking
- * and starts preparing it, then commits. The commit's round trips to the transaction coordinator would otherwise
- * leave the preparing threads idle on every batch. Polling while a transaction is open is what Kafka Streams does
- * too, and it needs the same care: a rebalance inside that poll commits the open transaction before the partitions
- * move (or aborts it when they are lost), and a failed commit discards the look-ahead, which is pure work, and
- * rewinds to the committed offsets. What a transaction holds is unchanged: the next batch's outputs are sent only
- * after the previous transaction committed.
+ * <p>Batches are pipelined: once a batch's outputs are sent, the loop polls without blocking for up to
+ * {@code worker.batches.ahead} (2) more batches and starts preparing them, then commits. The preparing threads therefore always
+ * have work: the next batch while this one's outputs are sent (the Kafka client compresses them on the loop thread),
+ * and the one after while the commit waits on the transaction coordinator's round trips. Polling while a
+ * transaction is open is what Kafka Streams does too, and it needs the same care: a rebalance inside that poll
+ * commits the open transaction before the partitions move (or aborts it when they are lost) and drops the batches
+ * ahead's records of the partitions that leave, which their next owner reads again from the committed offsets; a
+ * failed commit discards every batch ahead, which is pure work, and rewinds to the committed offsets. What a
+ * transaction holds is unchanged: one poll's records, whose outputs are sent only after the previous transaction
+ * committed.
  *
  * <p>Nothing stalls a partition: undecodable and invalid loads go to the dead-letter topic inside the same
  * transaction; if a whole batch keeps failing to commit for a reason that is not a rebalance, the next attempt
@@ -94,6 +99,10 @@ public final class ResolverLoop implements Runnable {
     private int consecutiveFailures;
     /** The batch whose outputs are sent but not yet committed; only ever touched on the loop thread. */
     private OpenTransaction open;
+    /** Polled, being prepared, nothing sent yet, oldest first; only ever touched on the loop thread. */
+    private final Deque<Batch> ahead = new ArrayDeque<>();
+    /** A look-ahead poll's failure, raised once the open transaction has committed. */
+    private KafkaException pollFailure;
 
     public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> producer,
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
@@ -118,24 +127,17 @@ public final class ResolverLoop implements Runnable {
             producer.initTransactions();
             consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
             state = State.RUNNING;
-            Batch ahead = Batch.NONE;
             while (running) {
-                Batch batch = ahead.isEmpty() ? poll(config.pollTimeout(), !isolateNextBatch) : ahead;
-                ahead = Batch.NONE;
+                Batch batch = ahead.isEmpty() ? poll(config.pollTimeout(), !isolateNextBatch) : ahead.removeFirst();
                 if (batch.isEmpty()) {
                     continue;
                 }
-                boolean committed;
-                if (isolateNextBatch) {
-                    committed = processOneByOne(batch.records());
-                } else {
-                    Batch next = processBatch(batch);
-                    committed = next != null;
-                    ahead = committed ? next : Batch.NONE;
-                }
+                boolean committed = isolateNextBatch ? processOneByOne(batch.records()) : processBatch(batch);
                 isolateNextBatch = !committed && isolateNextBatch;
                 backOffAfter(committed);
-                ahead.rethrowPollFailure();
+                if (pollFailure != null) {
+                    throw pollFailure;
+                }
             }
         } catch (WakeupException e) {
             if (running) {
@@ -176,77 +178,101 @@ public final class ResolverLoop implements Runnable {
     }
 
     /**
-     * One transaction for the batch. Returns the next batch, polled and being prepared while this one committed
-     * (possibly empty), or null when this one was aborted: the consumer is then rewound to the committed offsets.
+     * One transaction for the batch. Returns whether it committed; when it was aborted instead, the batches ahead
+     * are dropped and the consumer is rewound to the committed offsets.
      */
-    private Batch processBatch(Batch batch) {
+    private boolean processBatch(Batch batch) {
         Timer.Sample sample = Timer.start();
-        Batch ahead = Batch.NONE;
         try {
             producer.beginTransaction();
             open = new OpenTransaction(nextOffsets(batch.records()), new Outcome());
             for (java.util.concurrent.Future<Prepared> one : batch.prepared()) {
                 send(await(one), open.outcome);
             }
-            ahead = lookAhead();
+            lookAhead();
             if (open != null) {
                 commit(open.offsets, open.outcome);
                 open = null;
             }
             sample.stop(metrics.batchTimer());
-            return ahead;
+            return true;
         } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
             throw e;
         } catch (KafkaException e) {
-            ahead.cancel();
             open = null;
             abortAndRewind(e);
             // A rebalance is not the batch's fault; anything else might be one record's, so isolate it next time.
             isolateNextBatch = !isGroupChange(e);
-            return null;
+            return false;
         }
     }
 
     /**
-     * Polls without blocking while the open transaction waits to commit, and starts preparing what came back. A
-     * rebalance in this poll settles the open transaction in {@link Rebalances}; if that commit failed, its error
-     * is rethrown here so the batch takes the abort-and-rewind path. A shutdown request ends the look-ahead but
-     * not the open transaction, which still commits. Any other poll failure is kept for after the commit, where
-     * it ends the loop just as it would have from the next regular poll.
+     * Polls without blocking while the open transaction waits to commit, until the configured number of batches are
+     * ahead or nothing more has been fetched, and starts preparing what came back. A rebalance in these polls settles the
+     * open transaction in {@link Rebalances}; if that commit failed, its error is rethrown here so the batch takes
+     * the abort-and-rewind path. A shutdown request ends the look-ahead but not the open transaction, which still
+     * commits. Any other poll failure is kept for after the commit, where it ends the loop just as it would have
+     * from the next regular poll.
      */
-    private Batch lookAhead() {
-        Batch ahead;
+    private void lookAhead() {
         try {
-            ahead = poll(Duration.ZERO, true);
+            while (ahead.size() < config.batchesAhead() && running) {
+                Batch more = poll(Duration.ZERO, true);
+                if (more.isEmpty()) {
+                    break;
+                }
+                ahead.addLast(more);
+            }
         } catch (WakeupException e) {
             if (running) {
                 throw e;
             }
-            ahead = Batch.NONE;
         } catch (KafkaException e) {
-            ahead = Batch.failed(e);
+            pollFailure = e;
         }
         if (open != null && open.failure != null) {
-            ahead.cancel();
             throw open.failure;
         }
-        return ahead;
     }
 
     private Batch poll(Duration timeout, boolean prepare) {
-        ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
+        ConsumerRecords<byte[], byte[]> polled = consumer.poll(timeout);
         lastPollNanos = System.nanoTime();
         assignment = Set.copyOf(consumer.assignment());
         metrics.lag(currentLag());
-        if (records.isEmpty()) {
+        if (polled.isEmpty()) {
             return Batch.NONE;
         }
-        return new Batch(records, prepare ? prepareAll(records) : List.of(), null);
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>(polled.count());
+        polled.forEach(records::add);
+        return new Batch(records, prepare ? prepareAll(records) : List.of());
+    }
+
+    /**
+     * After a rebalance: records of partitions this worker no longer owns leave the batches ahead, unsent. Their
+     * next owner, or this worker if they come back, reads them again from the committed offset.
+     */
+    private void dropAhead(Collection<TopicPartition> leaving) {
+        int before = ahead.size();
+        for (int i = 0; i < before; i++) {
+            Batch kept = ahead.removeFirst().without(leaving);
+            if (!kept.isEmpty()) {
+                ahead.addLast(kept);
+            }
+        }
+    }
+
+    /** Drops every batch ahead, unsent, and seeks back to the committed offsets. */
+    private void rewind() {
+        ahead.forEach(Batch::cancel);
+        ahead.clear();
+        seekToCommitted();
     }
 
     /** One transaction per record; the record whose outputs cannot be produced is dead-lettered on its own. */
-    private boolean processOneByOne(ConsumerRecords<byte[], byte[]> records) {
-        LOG.warn("isolating {} records after a failed transaction", records.count());
+    private boolean processOneByOne(List<ConsumerRecord<byte[], byte[]>> records) {
+        LOG.warn("isolating {} records after a failed transaction", records.size());
         for (ConsumerRecord<byte[], byte[]> record : records) {
             KafkaException failed = tryAlone(record);
             if (failed == null) {
@@ -308,19 +334,20 @@ public final class ResolverLoop implements Runnable {
         ResolvedLoad resolved = resolution.resolve(valid, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
         byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
         List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.decisions().size() + 1);
-        for (AllocationDecided decision : resolved.decisions()) {
-            outputs.add(new ProducerRecord<>(config.decisionsTopic(), key, decisionSerde.encode(decision)));
+        for (byte[] decision : decisionSerde.encodeAll(resolved.decisions())) {
+            outputs.add(new ProducerRecord<>(config.decisionsTopic(), key, decision));
         }
         outputs.add(new ProducerRecord<>(config.resolvedTopic(), key, resolvedSerde.encode(resolved.summary())));
-        return new Prepared(record, outputs, resolved, null, null, null, null);
+        // Only the summary is kept: the decisions are in the outputs as bytes, and batches wait here to be sent.
+        return new Prepared(record, outputs, resolved.summary(), null, null, null, null);
     }
 
     /**
      * Starts preparing every record at once; the caller takes the results in input order, so the first records
      * are being sent while the later ones are still being resolved.
      */
-    private List<java.util.concurrent.Future<Prepared>> prepareAll(ConsumerRecords<byte[], byte[]> records) {
-        List<java.util.concurrent.Future<Prepared>> prepared = new ArrayList<>(records.count());
+    private List<java.util.concurrent.Future<Prepared>> prepareAll(List<ConsumerRecord<byte[], byte[]>> records) {
+        List<java.util.concurrent.Future<Prepared>> prepared = new ArrayList<>(records.size());
         for (ConsumerRecord<byte[], byte[]> record : records) {
             prepared.add(resolvers == null ? java.util.concurrent.CompletableFuture.completedFuture(prepare(record))
                     : resolvers.submit(() -> prepare(record)));
@@ -347,7 +374,7 @@ public final class ResolverLoop implements Runnable {
         for (ProducerRecord<byte[], byte[]> output : prepared.outputs) {
             producer.send(output);
         }
-        outcome.resolved(prepared.resolved);
+        outcome.resolved(prepared.summary);
     }
 
     private void deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field,
@@ -381,7 +408,7 @@ public final class ResolverLoop implements Runnable {
     }
 
     /** Seeks every assigned partition back to its committed offset: what the aborted transaction did is undone. */
-    private void rewind() {
+    private void seekToCommitted() {
         Set<TopicPartition> assigned = consumer.assignment();
         if (assigned.isEmpty()) {
             return;
@@ -436,11 +463,11 @@ public final class ResolverLoop implements Runnable {
         }
     }
 
-    private static Map<TopicPartition, OffsetAndMetadata> nextOffsets(ConsumerRecords<byte[], byte[]> records) {
+    private static Map<TopicPartition, OffsetAndMetadata> nextOffsets(List<ConsumerRecord<byte[], byte[]>> records) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        for (TopicPartition partition : records.partitions()) {
-            List<ConsumerRecord<byte[], byte[]>> inPartition = records.records(partition);
-            offsets.put(partition, new OffsetAndMetadata(inPartition.get(inPartition.size() - 1).offset() + 1));
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            // A partition's records come in offset order: the last one seen is the highest.
+            offsets.put(partition(record), new OffsetAndMetadata(record.offset() + 1));
         }
         return offsets;
     }
@@ -476,21 +503,19 @@ public final class ResolverLoop implements Runnable {
     }
 
     /** One record's outputs, or why it goes to the dead letters instead. */
-    private record Prepared(ConsumerRecord<byte[], byte[]> record, List<ProducerRecord<byte[], byte[]>> outputs, ResolvedLoad resolved,
+    private record Prepared(ConsumerRecord<byte[], byte[]> record, List<ProducerRecord<byte[], byte[]>> outputs, LoadResolved summary,
                             DeadLetter.Reason reason, String detail, String field, String error) {
         static Prepared deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field, String error) {
             return new Prepared(record, List.of(), null, reason, detail, field, error);
         }
     }
 
-    /** One poll's records and their preparation, started as soon as they were polled. */
-    private record Batch(ConsumerRecords<byte[], byte[]> records, List<java.util.concurrent.Future<Prepared>> prepared,
-                         KafkaException pollFailure) {
-        static final Batch NONE = new Batch(ConsumerRecords.empty(), List.of(), null);
-
-        static Batch failed(KafkaException pollFailure) {
-            return new Batch(ConsumerRecords.empty(), List.of(), pollFailure);
-        }
+    /**
+     * One poll's records, in poll order, and their preparation, started as soon as they were polled: one future per
+     * record, or none when the batch is to be run one record at a time.
+     */
+    private record Batch(List<ConsumerRecord<byte[], byte[]>> records, List<java.util.concurrent.Future<Prepared>> prepared) {
+        static final Batch NONE = new Batch(List.of(), List.of());
 
         boolean isEmpty() {
             return records.isEmpty();
@@ -500,10 +525,24 @@ public final class ResolverLoop implements Runnable {
             prepared.forEach(future -> future.cancel(false));
         }
 
-        void rethrowPollFailure() {
-            if (pollFailure != null) {
-                throw pollFailure;
+        /** This batch less the records of the given partitions, whose preparation is cancelled. */
+        Batch without(Collection<TopicPartition> partitions) {
+            List<ConsumerRecord<byte[], byte[]>> keptRecords = new ArrayList<>(records.size());
+            List<java.util.concurrent.Future<Prepared>> keptPrepared = new ArrayList<>(prepared.size());
+            for (int i = 0; i < records.size(); i++) {
+                boolean leaving = partitions.contains(partition(records.get(i)));
+                if (!leaving) {
+                    keptRecords.add(records.get(i));
+                }
+                if (!prepared.isEmpty()) {
+                    if (leaving) {
+                        prepared.get(i).cancel(false);
+                    } else {
+                        keptPrepared.add(prepared.get(i));
+                    }
+                }
             }
+            return new Batch(keptRecords, keptPrepared);
         }
     }
 
@@ -524,8 +563,8 @@ public final class ResolverLoop implements Runnable {
         final List<LoadResolved> loads = new ArrayList<>();
         final Map<String, Integer> deadLetters = new HashMap<>();
 
-        void resolved(ResolvedLoad resolved) {
-            loads.add(resolved.summary());
+        void resolved(LoadResolved summary) {
+            loads.add(summary);
         }
 
         void deadLettered(DeadLetter.Reason reason) {
@@ -542,6 +581,7 @@ public final class ResolverLoop implements Runnable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             LOG.info("partitions revoked: {}", partitions);
+            dropAhead(partitions);
             if (open == null || open.failure != null) {
                 return;
             }
@@ -557,6 +597,7 @@ public final class ResolverLoop implements Runnable {
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             LOG.warn("partitions lost: {}", partitions);
+            dropAhead(partitions);
             if (open != null && open.failure == null) {
                 open.failure = new CommitFailedException("partitions " + partitions + " were lost with a transaction open; it is aborted");
                 abortInCallback();

@@ -53,11 +53,13 @@ public final class LoadResolution {
 
     /**
      * Decision ids for the tensors of one load. The digest is fed the load's and the version's bytes, encoded once,
-     * around each tensor's name, with a per-thread MD5, because this runs once per tensor.
+     * around each tensor's name, because this runs once per tensor. It holds the creating thread's MD5: use it on
+     * that thread only (a load is resolved on one).
      */
     private static final class DecisionIds {
         private final byte[] prefix;
         private final byte[] suffix;
+        private final MessageDigest md5 = MD5.get();
 
         DecisionIds(String loadId, String resolverVersion) {
             this.prefix = (loadId + "\u0000").getBytes(StandardCharsets.UTF_8);
@@ -65,7 +67,6 @@ public final class LoadResolution {
         }
 
         String of(String tensorName) {
-            MessageDigest md5 = MD5.get();
             md5.update(prefix);
             md5.update(tensorName.getBytes(StandardCharsets.UTF_8));
             byte[] hash = md5.digest(suffix);

@@ -34,8 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The loop polls for the next batch while a transaction waits to commit. These are the ways that look-ahead poll can
- * go wrong, each driven step by step: Kafka's mock clients run a scheduled task inside each poll, which is where a
+ * The loop polls for the next batches while a transaction waits to commit. These are the ways those look-ahead polls
+ * can go wrong, each driven step by step: Kafka's mock clients run a scheduled task inside each poll, which is where a
  * real consumer runs rebalance callbacks. The real-broker tests (ResolverWorkerTest, WorkerCrashTest) cover the
  * same guarantees end to end, but cannot choose the moment a rebalance lands.
  */
@@ -115,6 +115,7 @@ class ResolverLoopLookAheadTest {
         producer.commitTransactionException = new KafkaException("the coordinator said no");
         consumer.schedulePollTask(() -> assignAndAdd(0, 1));
         consumer.schedulePollTask(() -> add(2));
+        consumer.schedulePollTask(() -> { }); // the look-ahead's second poll: nothing more fetched
         consumer.schedulePollTask(() -> {
             producer.commitTransactionException = null;
             redeliver(0, 1, 2);
@@ -127,6 +128,84 @@ class ResolverLoopLookAheadTest {
         assertExactlyOnce(loads);
         assertThat(producer.consumerGroupOffsetsHistory()).last()
                 .satisfies(offsets -> assertThat(offsets.values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
+    }
+
+    /**
+     * Two batches are ahead when the partition P1 moves to another worker: the open transaction commits, and P1's
+     * record still ahead is dropped unsent, for the partition's next owner to read from the committed offset. The
+     * other partition's record ahead is still produced, once.
+     */
+    @Test
+    void aRevocationDropsTheRecordsAheadOfTheLeavingPartitionOnly() {
+        TopicPartition p1 = new TopicPartition(INPUT, 1);
+        consumer.updateBeginningOffsets(Map.of(p1, 0L));
+        List<ModelLoaded> onP0 = List.of(SampleEvents.edgeLoad("a0", "r1", 2), SampleEvents.edgeLoad("a1", "r1", 1),
+                SampleEvents.edgeLoad("a2", "r1", 3));
+        List<ModelLoaded> onP1 = List.of(SampleEvents.edgeLoad("b0", "r1", 1), SampleEvents.edgeLoad("b1", "r1", 2),
+                SampleEvents.edgeLoad("b2", "r1", 2));
+        AtomicLong commitsWhenRevoked = new AtomicLong(-1);
+        consumer.schedulePollTask(() -> {
+            consumer.rebalance(List.of(P0, p1));
+            add(P0, 0, onP0.get(0));
+            add(p1, 0, onP1.get(0));
+        });
+        consumer.schedulePollTask(() -> { // look-ahead while the first batch commits: two more batches
+            add(P0, 1, onP0.get(1));
+            add(p1, 1, onP1.get(1));
+        });
+        consumer.schedulePollTask(() -> {
+            add(P0, 2, onP0.get(2));
+            add(p1, 2, onP1.get(2));
+        });
+        consumer.schedulePollTask(() -> { // look-ahead while the second batch commits; the third is still ahead
+            consumer.rebalance(List.of(P0));
+            commitsWhenRevoked.set(producer.commitCount());
+        });
+
+        thread.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer.commitCount() == 3);
+
+        assertThat(commitsWhenRevoked).as("the second batch committed inside the revocation").hasValue(2);
+        assertThat(aborted()).isZero();
+        assertThat(producer.consumerGroupOffsetsHistory()).extracting(offsets -> offsets.values().iterator().next()).containsExactly(
+                Map.of(P0, new OffsetAndMetadata(1), p1, new OffsetAndMetadata(1)),
+                Map.of(P0, new OffsetAndMetadata(2), p1, new OffsetAndMetadata(2)),
+                Map.of(P0, new OffsetAndMetadata(3)));
+        assertExactlyOnce(List.of(onP0.get(0), onP0.get(1), onP0.get(2), onP1.get(0), onP1.get(1)));
+    }
+
+    @Test
+    void withNoBatchesAheadTheNextPollWaitsForTheCommit() throws InterruptedException {
+        ResolverLoop sequential = new ResolverLoop(config(Map.of("worker.batches.ahead", "0")), consumer, producer,
+                new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
+        AtomicLong commitsAtSecondPoll = new AtomicLong(-1);
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> commitsAtSecondPoll.set(producer.commitCount()));
+
+        Thread sequentialThread = new Thread(sequential, "sequential-loop-under-test");
+        sequentialThread.start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> commitsAtSecondPoll.get() >= 0);
+        } finally {
+            sequential.shutdown();
+            sequentialThread.join(10_000);
+        }
+
+        assertThat(commitsAtSecondPoll).hasValue(1);
+        assertExactlyOnce(loads.subList(0, 2));
+    }
+
+    @Test
+    void byDefaultTheNextPollRunsWhileTheTransactionIsOpen() {
+        AtomicLong commitsAtSecondPoll = new AtomicLong(-1);
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> commitsAtSecondPoll.set(producer.commitCount()));
+
+        thread.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer.commitCount() == 1);
+
+        assertThat(commitsAtSecondPoll).hasValue(0);
+        assertExactlyOnce(loads.subList(0, 2));
     }
 
     private double aborted() {
@@ -149,9 +228,12 @@ class ResolverLoopLookAheadTest {
     }
 
     private void add(int offset) {
-        ModelLoaded load = loads.get(offset);
-        consumer.addRecord(new ConsumerRecord<>(INPUT, 0, offset, load.getDeployment().getId().getBytes(StandardCharsets.UTF_8),
-                LOADS.encode(load)));
+        add(P0, offset, loads.get(offset));
+    }
+
+    private void add(TopicPartition partition, long offset, ModelLoaded load) {
+        consumer.addRecord(new ConsumerRecord<>(INPUT, partition.partition(), offset,
+                load.getDeployment().getId().getBytes(StandardCharsets.UTF_8), LOADS.encode(load)));
     }
 
     /** Every committed output, counted per load: each tensor's decision and the summary exactly once, nothing else. */
@@ -168,7 +250,13 @@ class ResolverLoopLookAheadTest {
     }
 
     private static WorkerConfig config() {
-        return WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "unused:9092", "worker.input.topic", INPUT,
-                "worker.instance.id", "look-ahead-test", "worker.poll.timeout", "10ms", "worker.http.port", "-1")));
+        return config(Map.of());
+    }
+
+    private static WorkerConfig config(Map<String, String> more) {
+        Map<String, String> settings = new java.util.HashMap<>(Map.of("kafka.bootstrap.servers", "unused:9092", "worker.input.topic", INPUT,
+                "worker.instance.id", "look-ahead-test", "worker.poll.timeout", "10ms", "worker.http.port", "-1"));
+        settings.putAll(more);
+        return WorkerConfig.from(Settings.of(settings));
     }
 }
