@@ -17,8 +17,11 @@ import java.nio.charset.StandardCharsets;
  * of values that alternate from tensor to tensor (114 changes in a Llama 3.2 1B load's 146 decisions), hence
  * several instances kept per position, not only the last. Avro converts every string afresh, char by char; that
  * was 40% of encoding. Strings are immutable, so the same instance always has the same bytes: a hit can never
- * write stale text, and a miss (any other string: ids, names, explanations, which name their tensor) is encoded
- * as usual. Output is byte for byte what {@link BinaryEncoder} writes (EventSerdeTest compares whole loads). One
+ * write stale text. An instance met for the first time (most are never met again: ids, names, explanations, which
+ * name their tensor) is only remembered, and encoded into a reused buffer rather than a new array: {@code getBytes}
+ * allocates three bytes per char for a string with any non-Latin-1 char, as every explanation has (an em dash), which
+ * was a fifth of the worker's garbage. Its bytes are kept when the instance comes back. Output is byte for byte what
+ * {@link BinaryEncoder} writes, malformed surrogates included (EventSerdeTest compares whole loads and odd text). One
  * per thread; not thread-safe.
  */
 final class RepeatedStringEncoder extends Encoder {
@@ -32,6 +35,7 @@ final class RepeatedStringEncoder extends Encoder {
     private final byte[][] utf8 = new byte[POSITIONS * WAYS][];
     private final byte[] victim = new byte[POSITIONS];
     private int position;
+    private byte[] scratch = new byte[1024];
 
     RepeatedStringEncoder(BinaryEncoder out) {
         this.out = out;
@@ -49,25 +53,68 @@ final class RepeatedStringEncoder extends Encoder {
             out.writeString(string);
             return;
         }
-        byte[] bytes = cached(at * WAYS, string);
-        if (bytes == null) {
-            bytes = string.getBytes(StandardCharsets.UTF_8);
-            int slot = at * WAYS + victim[at];
+        int first = at * WAYS;
+        int slot = slotOf(first, string);
+        if (slot < 0) {
+            slot = first + victim[at];
             victim[at] = (byte) ((victim[at] + 1) & (WAYS - 1));
             strings[slot] = string;
+            utf8[slot] = null;
+            writeOnce(string);
+            return;
+        }
+        byte[] bytes = utf8[slot];
+        if (bytes == null) {
+            bytes = string.getBytes(StandardCharsets.UTF_8);
             utf8[slot] = bytes;
         }
         out.writeInt(bytes.length);
         out.writeFixed(bytes, 0, bytes.length);
     }
 
-    private byte[] cached(int first, String string) {
+    private int slotOf(int first, String string) {
         for (int slot = first; slot < first + WAYS; slot++) {
             if (strings[slot] == string) {
-                return utf8[slot];
+                return slot;
             }
         }
-        return null;
+        return -1;
+    }
+
+    /**
+     * UTF-8 as {@code String.getBytes(UTF_8)} produces it, into the reused buffer: a surrogate pair is one 4-byte
+     * code point, and a surrogate without its other half becomes {@code '?'}, as the JDK replaces it.
+     */
+    private void writeOnce(String string) throws IOException {
+        int length = string.length();
+        if (scratch.length < length * 3) {
+            scratch = new byte[Math.max(length * 3, scratch.length * 2)];
+        }
+        byte[] bytes = scratch;
+        int n = 0;
+        for (int i = 0; i < length; i++) {
+            char c = string.charAt(i);
+            if (c < 0x80) {
+                bytes[n++] = (byte) c;
+            } else if (c < 0x800) {
+                bytes[n++] = (byte) (0xC0 | c >> 6);
+                bytes[n++] = (byte) (0x80 | c & 0x3F);
+            } else if (!Character.isSurrogate(c)) {
+                bytes[n++] = (byte) (0xE0 | c >> 12);
+                bytes[n++] = (byte) (0x80 | c >> 6 & 0x3F);
+                bytes[n++] = (byte) (0x80 | c & 0x3F);
+            } else if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(string.charAt(i + 1))) {
+                int codePoint = Character.toCodePoint(c, string.charAt(++i));
+                bytes[n++] = (byte) (0xF0 | codePoint >> 18);
+                bytes[n++] = (byte) (0x80 | codePoint >> 12 & 0x3F);
+                bytes[n++] = (byte) (0x80 | codePoint >> 6 & 0x3F);
+                bytes[n++] = (byte) (0x80 | codePoint & 0x3F);
+            } else {
+                bytes[n++] = '?';
+            }
+        }
+        out.writeInt(n);
+        out.writeFixed(bytes, 0, n);
     }
 
     @Override

@@ -116,6 +116,27 @@ class EventSerdeTest {
         }
     }
 
+    /**
+     * Strings met once are encoded to UTF-8 by the encoder itself, not by the JDK: every kind of char, and the broken
+     * surrogates the JDK replaces with '?', must come out exactly as Avro (through the JDK) writes them, the first
+     * time, the second (when the bytes are kept) and after.
+     */
+    @Test
+    void everyKindOfTextEncodesExactlyAsAvroDoes() {
+        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+        List<String> texts = List.of("", "a", "blk.0.attn_q.weight", "caf\u00e9 \u00e0 \u00ff", "w: HOST_HEAP/MODEL \u2014 small \u20ac",
+                "emoji \ud83d\ude80 pair", "lone high \ud83d then text", "lone low \ude80 here", "ends high \ud83d",
+                "\ude80\ud83d reversed", "\u0800\uffff\u007f\u0080\u07ff", "long " + "\u2014x".repeat(700));
+        for (int round = 0; round < 3; round++) {
+            for (String text : texts) {
+                AllocationDecided decision = AllocationDecided.newBuilder(Samples.allocationDecided()).setReason(text)
+                        .setTensorName(round == 0 ? new String(text.toCharArray()) : text).build();
+                assertThat(decisions.encode(decision)).as("%s, round %d", text, round)
+                        .isEqualTo(avroBytes(AllocationDecided.getClassSchema(), decision));
+            }
+        }
+    }
+
     @Test
     void encodingAllIsEncodingEachInOrder() {
         EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
