@@ -57,9 +57,9 @@ import java.util.Set;
  * with the same decision ids.
  *
  * <p>Batches are pipelined: once a batch's outputs are sent, the loop polls without blocking for up to
- * {@code worker.batches.ahead} (2) more batches and starts preparing them, then commits. The preparing threads therefore always
- * have work: the next batch while this one's outputs are sent (the Kafka client compresses them on the loop thread),
- * and the one after while the commit waits on the transaction coordinator's round trips. Polling while a
+ * {@code worker.batches.ahead} (1) more batches and starts preparing them, then commits, so the preparing threads
+ * work while the commit waits on the transaction coordinator's round trips; with 2 or more, they also have the
+ * next batch while this one's outputs are sent (the Kafka client compresses them on the loop thread). Polling while a
  * transaction is open is what Kafka Streams does too, and it needs the same care: a rebalance inside that poll
  * commits the open transaction before the partitions move (or aborts it when they are lost) and drops the batches
  * ahead's records of the partitions that leave, which their next owner reads again from the committed offsets; a

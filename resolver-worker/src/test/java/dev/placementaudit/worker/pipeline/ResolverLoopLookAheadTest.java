@@ -51,9 +51,11 @@ class ResolverLoopLookAheadTest {
     private final MockConsumer<byte[], byte[]> consumer = new MockConsumer<>("earliest");
     private final MockProducer<byte[], byte[]> producer = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final ResolverLoop loop = new ResolverLoop(config(), consumer, producer, new WorkerMetrics(registry),
-            new LoadResolution("test"), Clock.systemUTC());
+    private final ResolverLoop loop = loop(config());
     private final Thread thread = new Thread(loop, "loop-under-test");
+    /** The same clients under a loop that keeps two batches ahead; started by the tests that need it. */
+    private final ResolverLoop twoAhead = loop(config(Map.of("worker.batches.ahead", "2")));
+    private final Thread twoAheadThread = new Thread(twoAhead, "two-ahead-loop-under-test");
 
     ResolverLoopLookAheadTest() {
         consumer.updateBeginningOffsets(Map.of(P0, 0L));
@@ -62,7 +64,13 @@ class ResolverLoopLookAheadTest {
     @AfterEach
     void stop() throws InterruptedException {
         loop.shutdown();
+        twoAhead.shutdown();
         thread.join(10_000);
+        twoAheadThread.join(10_000);
+    }
+
+    private ResolverLoop loop(WorkerConfig config) {
+        return new ResolverLoop(config, consumer, producer, new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
     }
 
     @Test
@@ -111,17 +119,17 @@ class ResolverLoopLookAheadTest {
     }
 
     @Test
-    void aFailedCommitDiscardsTheLookAheadAndRedoesEveryRecordOnce() {
+    void aFailedCommitDiscardsTheBatchesAheadAndRedoesEveryRecordOnce() {
         producer.commitTransactionException = new KafkaException("the coordinator said no");
-        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> assignAndAdd(0));
+        consumer.schedulePollTask(() -> add(1)); // two batches ahead when the commit fails
         consumer.schedulePollTask(() -> add(2));
-        consumer.schedulePollTask(() -> { }); // the look-ahead's second poll: nothing more fetched
         consumer.schedulePollTask(() -> {
             producer.commitTransactionException = null;
             redeliver(0, 1, 2);
         });
 
-        thread.start();
+        twoAheadThread.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> producer.commitCount() == 3);
 
         assertThat(aborted()).isEqualTo(1);
@@ -137,6 +145,7 @@ class ResolverLoopLookAheadTest {
      */
     @Test
     void aRevocationDropsTheRecordsAheadOfTheLeavingPartitionOnly() {
+        // Two batches ahead: the one sent next and the one after it, which still holds the leaving partition's record.
         TopicPartition p1 = new TopicPartition(INPUT, 1);
         consumer.updateBeginningOffsets(Map.of(p1, 0L));
         List<ModelLoaded> onP0 = List.of(SampleEvents.edgeLoad("a0", "r1", 2), SampleEvents.edgeLoad("a1", "r1", 1),
@@ -162,7 +171,7 @@ class ResolverLoopLookAheadTest {
             commitsWhenRevoked.set(producer.commitCount());
         });
 
-        thread.start();
+        twoAheadThread.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> producer.commitCount() == 3);
 
         assertThat(commitsWhenRevoked).as("the second batch committed inside the revocation").hasValue(2);
@@ -176,8 +185,7 @@ class ResolverLoopLookAheadTest {
 
     @Test
     void withNoBatchesAheadTheNextPollWaitsForTheCommit() throws InterruptedException {
-        ResolverLoop sequential = new ResolverLoop(config(Map.of("worker.batches.ahead", "0")), consumer, producer,
-                new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
+        ResolverLoop sequential = loop(config(Map.of("worker.batches.ahead", "0")));
         AtomicLong commitsAtSecondPoll = new AtomicLong(-1);
         consumer.schedulePollTask(() -> assignAndAdd(0, 1));
         consumer.schedulePollTask(() -> commitsAtSecondPoll.set(producer.commitCount()));
