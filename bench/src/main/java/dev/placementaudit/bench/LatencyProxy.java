@@ -73,14 +73,11 @@ public final class LatencyProxy {
         InputStream in = from.getInputStream();
         OutputStream out = to.getOutputStream();
         daemon("proxy-read", () -> {
+            byte[] buffer = new byte[CHUNK];
             try {
-                while (true) {
-                    byte[] buffer = new byte[CHUNK];
-                    int read = in.read(buffer);
-                    if (read < 0) {
-                        break;
-                    }
-                    inFlight.add(new Chunk(System.nanoTime() + oneWayNanos, buffer, read));
+                for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
+                    // Stamped as it arrives; copied to its size, since most reads are a small request or response.
+                    inFlight.add(new Chunk(System.nanoTime() + oneWayNanos, Arrays.copyOf(buffer, read)));
                 }
             } catch (IOException e) {
                 // the connection closed: end this direction
@@ -93,7 +90,7 @@ public final class LatencyProxy {
                     for (long wait = chunk.due - System.nanoTime(); wait > 0; wait = chunk.due - System.nanoTime()) {
                         LockSupport.parkNanos(wait);
                     }
-                    out.write(chunk.bytes, 0, chunk.length);
+                    out.write(chunk.bytes);
                 }
             } catch (IOException | InterruptedException e) {
                 // the connection closed: end this direction
@@ -117,7 +114,7 @@ public final class LatencyProxy {
         }
     }
 
-    private record Chunk(long due, byte[] bytes, int length) {
-        static final Chunk END = new Chunk(0, new byte[0], 0);
+    private record Chunk(long due, byte[] bytes) {
+        static final Chunk END = new Chunk(0, new byte[0]);
     }
 }

@@ -67,8 +67,10 @@ public final class LoadResolution {
         }
 
         String of(String tensorName) {
+            // The name's bytes first: a digest left half-fed by a failure would corrupt the thread's next id.
+            byte[] name = tensorName.getBytes(StandardCharsets.UTF_8);
             md5.update(prefix);
-            md5.update(tensorName.getBytes(StandardCharsets.UTF_8));
+            md5.update(name);
             byte[] hash = md5.digest(suffix);
             hash[6] = (byte) ((hash[6] & 0x0f) | 0x30);
             hash[8] = (byte) ((hash[8] & 0x3f) | 0x80);
