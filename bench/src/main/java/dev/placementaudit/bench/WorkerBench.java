@@ -191,6 +191,7 @@ public final class WorkerBench {
         producerConfig.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         producerConfig.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(4 << 20));
         int consumed = 0;
+        int transactions = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
@@ -211,8 +212,11 @@ public final class WorkerBench {
                 }
                 producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
                 producer.commitTransaction();
+                transactions++;
             }
-            return watch.stop();
+            Sample sample = watch.stop();
+            System.out.printf(Locale.ROOT, "  %s: %d transactions%n", tag, transactions);
+            return sample;
         }
     }
 
@@ -240,7 +244,9 @@ public final class WorkerBench {
             while (registry.counter("pa.worker.loads", "outcome", "resolved").count() < loads) {
                 Thread.sleep(1);
             }
-            return watch.stop();
+            Sample sample = watch.stop();
+            System.out.printf(Locale.ROOT, "  %s: %d transactions%n", tag, registry.timer("pa.worker.batch").count());
+            return sample;
         }
     }
 
