@@ -41,7 +41,7 @@ final class RepeatedStringEncoder extends Encoder {
         this.out = out;
     }
 
-    /** Called before each record: its strings are matched against the previous record's, position by position. */
+    /** Called before each record: its strings are matched against earlier records', position by position. */
     void startRecord() {
         position = 0;
     }
