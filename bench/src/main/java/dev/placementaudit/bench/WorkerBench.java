@@ -54,8 +54,9 @@ import java.util.function.Function;
  * <ul>
  *   <li><b>passthrough</b>: copy each ModelLoaded record to an output topic, exactly once;</li>
  *   <li><b>fan-out</b>: for each ModelLoaded, write the worker's real output bytes (one pre-encoded decision per
- *       tensor and a summary, taken from resolving one load beforehand), exactly once - everything the worker
- *       does except decode, validate, resolve and encode;</li>
+ *       tensor and a summary, taken from resolving one load beforehand), exactly once, to the worker's two topics
+ *       (decisions to one, the summary to the other, so a transaction spans the same partitions as the worker's)
+ *       - everything the worker does except decode, validate, resolve and encode;</li>
  *   <li><b>worker</b>: the real ResolverWorker.</li>
  * </ul>
  * Each mode starts its own consumer group from offset 0 of the same pre-filled input topic; time is measured from
@@ -64,7 +65,8 @@ import java.util.function.Function;
  * as long as later ones). Each mode's CPU seconds, in this JVM and in the broker's process, are reported beside its
  * time, because on a shared 2-core machine they tell a mode that waited on round trips from one that ran out of cores.
  * {@code --ahead 0,1,2} runs the worker once per {@code worker.batches.ahead} value in each round, for an A/B of the
- * look-ahead under the same conditions; by default it runs once, with the worker's default.
+ * look-ahead under the same conditions; by default it runs once, with the worker's default. Beside the ratio of the
+ * medians, the report gives each round's ratio (modes of a round run back to back) and their median.
  */
 public final class WorkerBench {
     private static final int MAX_POLL_RECORDS = 100;
@@ -81,6 +83,9 @@ public final class WorkerBench {
             new WorkerBench(broker, loads, runs, warmup, ModelCatalog.byId(modelId), ahead).run();
         }
     }
+
+    private static final Variant PASSTHROUGH = new Variant(Mode.PASSTHROUGH, "");
+    private static final Variant FANOUT = new Variant(Mode.FANOUT, "");
 
     private final KafkaBroker broker;
     private final int loads;
@@ -105,7 +110,7 @@ public final class WorkerBench {
 
     /** Every mode of a round, in the order they run: the raw baselines, then each worker variant. */
     private List<Variant> variants() {
-        List<Variant> variants = new ArrayList<>(List.of(new Variant(Mode.PASSTHROUGH, ""), new Variant(Mode.FANOUT, "")));
+        List<Variant> variants = new ArrayList<>(List.of(PASSTHROUGH, FANOUT));
         aheadValues.forEach(ahead -> variants.add(new Variant(Mode.WORKER, ahead)));
         return variants;
     }
@@ -171,12 +176,32 @@ public final class WorkerBench {
             return runWorker(tag, variant.ahead);
         }
         String out = tag + ".out";
-        broker.createTopics(3, out);
-        return runRaw(tag, variant.mode == Mode.PASSTHROUGH ? r -> List.of(r.value()) : r -> templateOutputs, out);
+        if (variant.mode == Mode.PASSTHROUGH) {
+            broker.createTopics(3, out);
+            return runRaw(tag, r -> passthrough(out, r));
+        }
+        // The worker's two output topics, as it uses them: the decisions to one, the load's summary to the other.
+        String decided = tag + ".decided";
+        String resolved = tag + ".resolved";
+        broker.createTopics(3, decided, resolved);
+        return runRaw(tag, r -> fanOut(decided, resolved, r));
+    }
+
+    private static List<ProducerRecord<byte[], byte[]>> passthrough(String out, ConsumerRecord<byte[], byte[]> record) {
+        return List.of(new ProducerRecord<>(out, record.key(), record.value()));
+    }
+
+    private List<ProducerRecord<byte[], byte[]>> fanOut(String decided, String resolved, ConsumerRecord<byte[], byte[]> record) {
+        List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(templateOutputs.size());
+        for (int i = 0; i < templateOutputs.size() - 1; i++) {
+            outputs.add(new ProducerRecord<>(decided, record.key(), templateOutputs.get(i)));
+        }
+        outputs.add(new ProducerRecord<>(resolved, record.key(), templateOutputs.get(templateOutputs.size() - 1)));
+        return outputs;
     }
 
     /** consume -> transform -> produce with a transaction per poll, exactly as the worker's loop does. */
-    private Sample runRaw(String tag, Function<ConsumerRecord<byte[], byte[]>, List<byte[]>> transform, String out) {
+    private Sample runRaw(String tag, Function<ConsumerRecord<byte[], byte[]>, List<ProducerRecord<byte[], byte[]>>> transform) {
         Stopwatch watch = new Stopwatch();
         Map<String, Object> consumerConfig = broker.clientConfig();
         consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, tag);
@@ -204,8 +229,8 @@ public final class WorkerBench {
                 producer.beginTransaction();
                 Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
-                    for (byte[] value : transform.apply(record)) {
-                        producer.send(new ProducerRecord<>(out, record.key(), value));
+                    for (ProducerRecord<byte[], byte[]> output : transform.apply(record)) {
+                        producer.send(output);
                     }
                     offsets.put(new TopicPartition(record.topic(), record.partition()), new OffsetAndMetadata(record.offset() + 1));
                     consumed++;
@@ -253,8 +278,8 @@ public final class WorkerBench {
     private void report(Map<Variant, List<Sample>> samples) throws IOException {
         Map<Variant, Sample> median = new LinkedHashMap<>();
         samples.forEach((variant, list) -> median.put(variant, Sample.median(list)));
-        Sample passthrough = median.get(new Variant(Mode.PASSTHROUGH, ""));
-        Sample fanout = median.get(new Variant(Mode.FANOUT, ""));
+        Sample passthrough = median.get(PASSTHROUGH);
+        Sample fanout = median.get(FANOUT);
         List<Variant> workers = median.keySet().stream().filter(v -> v.mode == Mode.WORKER).toList();
         long decisions = (long) loads * tensorsPerLoad;
         StringBuilder md = new StringBuilder();
@@ -275,9 +300,13 @@ public final class WorkerBench {
         for (Variant variant : workers) {
             Sample sample = median.get(variant);
             md.append(String.format(Locale.ROOT, "%s: %.0f decisions/s; vs raw fan-out of the same output %.2f; vs raw passthrough of the same input %.2f; "
-                            + "CPU per decision (client + broker) %.2f us (fan-out %.2f us)%n",
+                            + "CPU per decision (client + broker) %.2f us (fan-out %.2f us); "
+                            + "round by round, vs fan-out %s (median %.2f), vs passthrough median %.2f%n",
                     variant.label(), decisions / sample.seconds, fanout.seconds / sample.seconds, passthrough.seconds / sample.seconds,
-                    sample.cpuMicrosPer(decisions), fanout.cpuMicrosPer(decisions)));
+                    sample.cpuMicrosPer(decisions), fanout.cpuMicrosPer(decisions),
+                    pairedRatios(samples.get(FANOUT), samples.get(variant)).stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
+                    median(pairedRatios(samples.get(FANOUT), samples.get(variant))),
+                    median(pairedRatios(samples.get(PASSTHROUGH), samples.get(variant)))));
         }
         md.append("\nEvery round (seconds): ");
         samples.forEach((variant, list) -> md.append(variant.label()).append(' ')
@@ -290,6 +319,25 @@ public final class WorkerBench {
         Path file = results.resolve("worker-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
         Files.writeString(file, md.toString());
         System.out.println("written to " + file);
+    }
+
+    /**
+     * Baseline seconds / variant seconds for each round. The modes of a round run back to back, so a round that the
+     * machine made slow (a JIT burst, the broker's own warm-up, another process) is slow for both, and the median of
+     * these paired ratios moves less than the ratio of two medians taken apart.
+     */
+    private static List<Double> pairedRatios(List<Sample> baseline, List<Sample> variant) {
+        List<Double> ratios = new ArrayList<>(variant.size());
+        for (int i = 0; i < variant.size(); i++) {
+            ratios.add(baseline.get(i).seconds / variant.get(i).seconds);
+        }
+        return ratios;
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = values.stream().sorted().toList();
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
     }
 
     /** One mode's median run; the ratios are throughput relative to each baseline (baseline seconds / these). */
