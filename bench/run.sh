@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a benchmark runner: bench/run.sh worker [--loads N] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2]
+# Runs a benchmark runner: bench/run.sh worker [--loads N] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2] [--threads 1,2]
 #                          bench/run.sh store [--loads N] [--runs R] [--diff-rows 10000000]   (needs PostgreSQL: PG* env)
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,

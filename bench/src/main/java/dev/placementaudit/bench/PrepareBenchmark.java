@@ -1,6 +1,6 @@
 package dev.placementaudit.bench;
 
-import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The worker's CPU per record, without Kafka: one Llama 3.2 1B Q4_K_M load (146 tensors) through each stage the
- * resolver loop runs before it sends (decode, validate, resolve, encode), and through all of them. On a machine
+ * resolver loop runs before it sends (decode, validate, resolve, which also encodes every decision), and through all
+ * of them. On a machine
  * whose cores the broker shares, this CPU is what stands between the worker and the raw Kafka baseline
  * (WorkerBench); here it is measured alone, on one thread, with JMH's warm-up and forks.
  *
@@ -43,7 +44,7 @@ import java.util.concurrent.TimeUnit;
 @Fork(value = 2, jvmArgs = "-Xmx1g")
 public class PrepareBenchmark {
     private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
-    private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+    private final EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
     private final LoadValidator validator = new LoadValidator(100_000);
     private final LoadResolution resolution = new LoadResolution(WorkerVersion.resolverVersion());
     private final Provenance source = new Provenance("model-loads", 0, 42);
@@ -51,7 +52,6 @@ public class PrepareBenchmark {
     private byte[] record;
     private ModelLoaded decoded;
     private ValidLoad valid;
-    private List<AllocationDecided> resolved;
 
     @Setup
     public void setUp() {
@@ -60,7 +60,6 @@ public class PrepareBenchmark {
         record = loads.encode(fleet.iterator().next());
         decoded = loads.decode(record);
         valid = validator.validate(decoded);
-        resolved = resolution.resolve(valid, source, decidedAt).decisions();
     }
 
     @Benchmark
@@ -78,16 +77,11 @@ public class PrepareBenchmark {
         return resolution.resolve(valid, source, decidedAt);
     }
 
-    @Benchmark
-    public List<byte[]> encode() {
-        return decisions.encodeAll(resolved);
-    }
-
     /** What ResolverLoop.prepare does for one good record. */
     @Benchmark
     public void prepare(Blackhole out) {
         ResolvedLoad load = resolution.resolve(validator.validate(loads.decode(record)), source, decidedAt);
-        out.consume(decisions.encodeAll(load.decisions()));
-        out.consume(load.summary());
+        out.consume(load.encodedDecisions());
+        out.consume(summaries.encode(load.summary()));
     }
 }

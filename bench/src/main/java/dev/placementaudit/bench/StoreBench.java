@@ -141,7 +141,6 @@ public final class StoreBench {
     private void publish(List<ResolvedLoad> resolved, String base) throws Exception {
         Map<String, Object> config = new HashMap<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.LINGER_MS_CONFIG, "10", ProducerConfig.BATCH_SIZE_CONFIG, "131072", ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"));
-        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
         EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
         try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(base + ".decided", 3, (short) 1),
@@ -152,8 +151,8 @@ public final class StoreBench {
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (ResolvedLoad r : resolved) {
                 byte[] key = r.summary().getDeploymentId().getBytes(StandardCharsets.UTF_8);
-                for (AllocationDecided d : r.decisions()) {
-                    producer.send(new ProducerRecord<>(base + ".decided", key, decisions.encode(d)));
+                for (byte[] decision : r.encodedDecisions()) {
+                    producer.send(new ProducerRecord<>(base + ".decided", key, decision));
                 }
                 producer.send(new ProducerRecord<>(base + ".resolved", key, summaries.encode(r.summary())));
             }

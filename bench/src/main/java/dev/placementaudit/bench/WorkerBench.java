@@ -1,6 +1,5 @@
 package dev.placementaudit.bench;
 
-import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.producer.simulate.FleetSimulator;
@@ -65,7 +64,8 @@ import java.util.function.Function;
  * as long as later ones). Each mode's CPU seconds, in this JVM and in the broker's process, are reported beside its
  * time, because on a shared 2-core machine they tell a mode that waited on round trips from one that ran out of cores.
  * {@code --ahead 0,1,2} runs the worker once per {@code worker.batches.ahead} value in each round, for an A/B of the
- * look-ahead under the same conditions; by default it runs once, with the worker's default. Beside the ratio of the
+ * look-ahead under the same conditions; by default it runs once, with the worker's default. {@code --threads 1,2}
+ * does the same for {@code worker.resolve.threads} (every pair of the two lists is a variant). Beside the ratio of the
  * medians, the report gives each round's ratio (modes of a round run back to back) and their median.
  */
 public final class WorkerBench {
@@ -79,39 +79,46 @@ public final class WorkerBench {
         int warmup = Integer.parseInt(options.getOrDefault("warmup", "1"));
         String modelId = options.getOrDefault("model", ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id());
         List<String> ahead = options.containsKey("ahead") ? List.of(options.get("ahead").split(",")) : List.of("");
+        List<String> threads = options.containsKey("threads") ? List.of(options.get("threads").split(",")) : List.of("");
         try (KafkaBroker broker = KafkaFixture.start()) {
-            new WorkerBench(broker, loads, runs, warmup, ModelCatalog.byId(modelId), ahead).run();
+            new WorkerBench(broker, loads, runs, warmup, ModelCatalog.byId(modelId), ahead, threads).run();
         }
     }
 
-    private static final Variant PASSTHROUGH = new Variant(Mode.PASSTHROUGH, "");
-    private static final Variant FANOUT = new Variant(Mode.FANOUT, "");
+    private static final Variant PASSTHROUGH = new Variant(Mode.PASSTHROUGH, "", "");
+    private static final Variant FANOUT = new Variant(Mode.FANOUT, "", "");
 
     private final KafkaBroker broker;
     private final int loads;
     private final int runs;
     private final int warmup;
     private final ModelCatalog.Archetype model;
-    /** The worker variants run each round: a worker.batches.ahead value each, or "" for the worker's default. */
+    /** The worker variants run each round: each worker.batches.ahead value ("" for the worker's default) ... */
     private final List<String> aheadValues;
+    /** ... with each worker.resolve.threads value ("" for the worker's default). */
+    private final List<String> threadValues;
     private final CpuClock cpu = CpuClock.fromEnvironment();
     private final String input = KafkaBroker.uniqueTopic("bench-loads");
     private int tensorsPerLoad;
     private List<byte[]> templateOutputs;
 
-    private WorkerBench(KafkaBroker broker, int loads, int runs, int warmup, ModelCatalog.Archetype model, List<String> aheadValues) {
+    private WorkerBench(KafkaBroker broker, int loads, int runs, int warmup, ModelCatalog.Archetype model, List<String> aheadValues,
+                        List<String> threadValues) {
         this.broker = broker;
         this.loads = loads;
         this.runs = runs;
         this.warmup = warmup;
         this.model = model;
         this.aheadValues = aheadValues;
+        this.threadValues = threadValues;
     }
 
     /** Every mode of a round, in the order they run: the raw baselines, then each worker variant. */
     private List<Variant> variants() {
         List<Variant> variants = new ArrayList<>(List.of(PASSTHROUGH, FANOUT));
-        aheadValues.forEach(ahead -> variants.add(new Variant(Mode.WORKER, ahead)));
+        for (String threads : threadValues) {
+            aheadValues.forEach(ahead -> variants.add(new Variant(Mode.WORKER, ahead, threads)));
+        }
         return variants;
     }
 
@@ -134,8 +141,8 @@ public final class WorkerBench {
     }
 
     private void print(String round, Variant variant, Sample sample) {
-        System.out.printf(Locale.ROOT, "%-9s %-14s %6.2f s  %8.0f loads/s  %9.0f tensors/s  cpu client %5.2f s broker %5.2f s%n", round, variant.label(),
-                sample.seconds, loads / sample.seconds, (double) loads * tensorsPerLoad / sample.seconds, sample.cpu.clientSeconds(),
+        System.out.printf(Locale.ROOT, "%-9s %-14s %6.2f s (first commit %4.2f s)  %8.0f loads/s  %9.0f tensors/s  cpu client %5.2f s broker %5.2f s%n", round, variant.label(),
+                sample.seconds, sample.firstCommit, loads / sample.seconds, (double) loads * tensorsPerLoad / sample.seconds, sample.cpu.clientSeconds(),
                 sample.cpu.brokerSeconds());
     }
 
@@ -160,10 +167,8 @@ public final class WorkerBench {
         }
         ResolvedLoad template = new LoadResolution(WorkerVersion.resolverVersion())
                 .resolve(new LoadValidator(1_000_000).validate(first), new Provenance(input, 0, 0), Instant.now());
-        tensorsPerLoad = template.decisions().size();
-        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
-        templateOutputs = new ArrayList<>();
-        template.decisions().forEach(d -> templateOutputs.add(decisions.encode(d)));
+        tensorsPerLoad = template.encodedDecisions().size();
+        templateOutputs = new ArrayList<>(template.encodedDecisions());
         templateOutputs.add(EventSerde.of(LoadResolved.class).encode(template.summary()));
         System.out.printf(Locale.ROOT, "input: %d loads of %s (%d tensors each, %.1f KB per record), %d decisions per mode; broker %s%n",
                 loads, model.id(), tensorsPerLoad, bytes / 1024.0 / loads, (long) loads * tensorsPerLoad, broker.bootstrapServers());
@@ -173,7 +178,7 @@ public final class WorkerBench {
     private Sample measure(Variant variant, String round) throws Exception {
         String tag = variant.label() + "-" + round + "-" + input;
         if (variant.mode == Mode.WORKER) {
-            return runWorker(tag, variant.ahead);
+            return runWorker(tag, variant);
         }
         String out = tag + ".out";
         if (variant.mode == Mode.PASSTHROUGH) {
@@ -237,6 +242,7 @@ public final class WorkerBench {
                 }
                 producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
                 producer.commitTransaction();
+                watch.committed();
                 transactions++;
             }
             Sample sample = watch.stop();
@@ -246,7 +252,7 @@ public final class WorkerBench {
     }
 
     /** The worker's own topic setup is done beforehand: the raw modes get their output topic for free too. */
-    private Sample runWorker(String tag, String ahead) throws InterruptedException {
+    private Sample runWorker(String tag, Variant variant) throws InterruptedException {
         Map<String, String> settings = new HashMap<>();
         settings.put("kafka.bootstrap.servers", broker.bootstrapServers());
         settings.put("worker.input.topic", input);
@@ -258,15 +264,23 @@ public final class WorkerBench {
         settings.put("worker.max.poll.records", Integer.toString(MAX_POLL_RECORDS));
         settings.put("worker.poll.timeout", "200ms");
         settings.put("worker.http.port", "-1");
+        // Its topics are created below, before the clock starts, as the raw modes' are: no admin round trips timed.
+        settings.put("worker.topics.create", "false");
         settings.put("kafka.max.request.size", Integer.toString(4 << 20));
-        if (!ahead.isEmpty()) {
-            settings.put("worker.batches.ahead", ahead);
+        if (!variant.ahead.isEmpty()) {
+            settings.put("worker.batches.ahead", variant.ahead);
+        }
+        if (!variant.threads.isEmpty()) {
+            settings.put("worker.resolve.threads", variant.threads);
         }
         broker.createTopics(3, tag + ".decided", tag + ".resolved", tag + ".dlq");
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Stopwatch watch = new Stopwatch();
         try (ResolverWorker worker = ResolverWorker.start(WorkerConfig.from(Settings.of(settings)), registry)) {
             while (registry.counter("pa.worker.loads", "outcome", "resolved").count() < loads) {
+                if (registry.timer("pa.worker.batch").count() > 0) {
+                    watch.committed();
+                }
                 Thread.sleep(1);
             }
             Sample sample = watch.stop();
@@ -293,7 +307,8 @@ public final class WorkerBench {
         md.append(row("raw EOS passthrough (1 record out per load)", passthrough, loads, fanout, passthrough));
         md.append(row("raw EOS fan-out (worker's bytes, no resolve)", fanout, decisions + loads, fanout, passthrough));
         for (Variant variant : workers) {
-            md.append(row("resolver-worker" + (variant.ahead.isEmpty() ? "" : ", batches.ahead=" + variant.ahead), median.get(variant),
+            md.append(row("resolver-worker" + (variant.ahead.isEmpty() ? "" : ", batches.ahead=" + variant.ahead)
+                            + (variant.threads.isEmpty() ? "" : ", resolve.threads=" + variant.threads), median.get(variant),
                     decisions + loads, fanout, passthrough));
         }
         md.append('\n');
@@ -311,6 +326,9 @@ public final class WorkerBench {
         md.append("\nEvery round (seconds): ");
         samples.forEach((variant, list) -> md.append(variant.label()).append(' ')
                 .append(list.stream().map(x -> String.format(Locale.ROOT, "%.2f", x.seconds)).toList()).append("; "));
+        md.append("\nSeconds to the first commit (start-up, group join, first batch): ");
+        samples.forEach((variant, list) -> md.append(variant.label()).append(' ')
+                .append(list.stream().map(x -> String.format(Locale.ROOT, "%.2f", x.firstCommit)).toList()).append("; "));
         md.append('\n');
         System.out.println();
         System.out.println(md);
@@ -353,13 +371,23 @@ public final class WorkerBench {
     private final class Stopwatch {
         private final long startedNanos = System.nanoTime();
         private final CpuClock.Reading startedCpu = cpu.read();
+        private long firstCommitNanos;
+
+        /** Marks the first commit (later calls change nothing): what came before it was start-up and group join. */
+        void committed() {
+            if (firstCommitNanos == 0) {
+                firstCommitNanos = System.nanoTime();
+            }
+        }
 
         Sample stop() {
-            return new Sample((System.nanoTime() - startedNanos) / 1e9, cpu.read().since(startedCpu));
+            long now = System.nanoTime();
+            return new Sample((now - startedNanos) / 1e9, (firstCommitNanos - startedNanos) / 1e9, cpu.read().since(startedCpu));
         }
     }
 
-    private record Sample(double seconds, CpuClock.Reading cpu) {
+    /** @param firstCommit seconds from the start to the first commit (clients created, group joined, one batch) */
+    private record Sample(double seconds, double firstCommit, CpuClock.Reading cpu) {
         /** The run with the median time, with its own CPU figures (not medians taken column by column). */
         static Sample median(List<Sample> samples) {
             List<Sample> sorted = samples.stream().sorted(java.util.Comparator.comparingDouble(Sample::seconds)).toList();
@@ -396,10 +424,10 @@ public final class WorkerBench {
         }
     }
 
-    /** A mode, and for the worker the worker.batches.ahead value it runs with ("" for its default). */
-    private record Variant(Mode mode, String ahead) {
+    /** A mode, and for the worker the worker.batches.ahead and worker.resolve.threads it runs with ("" for its defaults). */
+    private record Variant(Mode mode, String ahead, String threads) {
         String label() {
-            return ahead.isEmpty() ? mode.label : mode.label + "-ahead" + ahead;
+            return mode.label + (ahead.isEmpty() ? "" : "-ahead" + ahead) + (threads.isEmpty() ? "" : "-threads" + threads);
         }
     }
 }

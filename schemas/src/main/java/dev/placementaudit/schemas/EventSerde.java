@@ -79,6 +79,14 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
         return type;
     }
 
+    /**
+     * The 10 bytes every record this serde writes begins with ({@code C3 01} and the current schema's fingerprint),
+     * for a writer that encodes the body by other means.
+     */
+    public byte[] header() {
+        return header.clone();
+    }
+
     public byte[] encode(T event) {
         return encode(event, SCRATCH.get());
     }

@@ -71,12 +71,15 @@ public record AllocationDecision(String tensorName, Format storedFormat, Allocat
 
     /** {@code <name>: <DOMAIN>/<SCOPE> — <why>}, the shape of SKaiNET's explain. */
     public String explanation() {
-        return explanation(reasonText());
+        return tensorName + explanationTail(reasonText());
     }
 
-    /** The explanation around a "why" rendered for a decision with an equal {@link #reasonKey()}. */
-    String explanation(String why) {
-        return tensorName + ": " + spec.domain() + "/" + spec.scope() + " \u2014 " + why;
+    /**
+     * What follows the name, {@code : <DOMAIN>/<SCOPE> — <why>}, around a "why" rendered for a decision with an
+     * equal {@link #reasonKey()}: the domain and scope are part of the key, so equal keys have equal tails.
+     */
+    String explanationTail(String why) {
+        return ": " + spec.domain() + "/" + spec.scope() + " \u2014 " + why;
     }
 
     /**

@@ -10,9 +10,17 @@ import java.util.Map;
  * {@link AllocationDecision#explanation()}'s. Not thread-safe; meant for one load at a time, so it stays small.
  */
 public final class Explanations {
-    private final Map<AllocationDecision.ReasonKey, String> reasons = new HashMap<>();
+    private final Map<AllocationDecision.ReasonKey, String> tails = new HashMap<>();
 
     public String of(AllocationDecision decision) {
-        return decision.explanation(reasons.computeIfAbsent(decision.reasonKey(), key -> decision.reasonText()));
+        return decision.tensorName() + tailOf(decision);
+    }
+
+    /**
+     * The explanation less the tensor's name in front ({@code : <DOMAIN>/<SCOPE> — <why>}): the very same instance
+     * for every decision with an equal reason, so a caller that writes many of them can keep each one's encoded form.
+     */
+    public String tailOf(AllocationDecision decision) {
+        return tails.computeIfAbsent(decision.reasonKey(), key -> decision.explanationTail(decision.reasonText()));
     }
 }

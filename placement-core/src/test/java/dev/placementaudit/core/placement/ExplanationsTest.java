@@ -31,6 +31,20 @@ class ExplanationsTest {
     }
 
     @Test
+    void decisionsWithOneReasonGetTheSameTailInstanceAfterTheirOwnName() {
+        Explanations explanations = new Explanations();
+        List<AllocationDecision> decisions = decisions();
+        AllocationDecision first = decisions.get(0);
+        AllocationDecision renamed = decisions.stream().filter(d -> !d.tensorName().equals(first.tensorName())).findFirst().orElseThrow();
+
+        String tail = explanations.tailOf(first);
+
+        assertThat(explanations.tailOf(renamed)).isSameAs(tail);
+        assertThat(first.explanation()).isEqualTo(first.tensorName() + tail);
+        assertThat(renamed.explanation()).isEqualTo(renamed.tensorName() + tail);
+    }
+
+    @Test
     void decisionsThatDifferOnlyInTheirNameShareOneReason() {
         List<AllocationDecision> decisions = decisions();
         AllocationDecision first = decisions.get(0);

@@ -2,7 +2,6 @@ package dev.placementaudit.worker.pipeline;
 
 import dev.placementaudit.service.DeadLetter;
 
-import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.EventSerde;
@@ -85,7 +84,6 @@ public final class ResolverLoop implements Runnable {
     private final LoadValidator validator;
     private final LoadResolution resolution;
     private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
-    private final EventSerde<AllocationDecided> decisionSerde = EventSerde.of(AllocationDecided.class);
     private final EventSerde<LoadResolved> resolvedSerde = EventSerde.of(LoadResolved.class);
     /** Prepares a batch's records in parallel; null when configured for one thread. */
     private final java.util.concurrent.ExecutorService resolvers;
@@ -333,8 +331,8 @@ public final class ResolverLoop implements Runnable {
         }
         ResolvedLoad resolved = resolution.resolve(valid, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
         byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
-        List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.decisions().size() + 1);
-        for (byte[] decision : decisionSerde.encodeAll(resolved.decisions())) {
+        List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.encodedDecisions().size() + 1);
+        for (byte[] decision : resolved.encodedDecisions()) {
             outputs.add(new ProducerRecord<>(config.decisionsTopic(), key, decision));
         }
         outputs.add(new ProducerRecord<>(config.resolvedTopic(), key, resolvedSerde.encode(resolved.summary())));

@@ -1,26 +1,19 @@
 package dev.placementaudit.worker.resolve;
 
-import dev.placementaudit.core.format.Format;
 import dev.placementaudit.core.placement.AllocationDecision;
 import dev.placementaudit.core.placement.AllocationResolver;
 import dev.placementaudit.core.placement.Explanations;
 import dev.placementaudit.core.placement.MemoryDomain;
 import dev.placementaudit.core.placement.PlanTensor;
-import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
-import dev.placementaudit.events.ReasonCode;
-import dev.placementaudit.events.ScopeKind;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -28,11 +21,6 @@ import java.util.UUID;
  * by the same resolver version, yields the same decision ids, which is what makes a replay idempotent downstream.
  */
 public final class LoadResolution {
-    // The event enums mirror the core ones symbol for symbol (LoadResolutionTest checks); index by ordinal.
-    private static final dev.placementaudit.events.MemoryDomain[] DOMAINS = dev.placementaudit.events.MemoryDomain.values();
-    private static final ScopeKind[] SCOPES = ScopeKind.values();
-    private static final ReasonCode[] REASONS = ReasonCode.values();
-
     private final String resolverVersion;
 
     public LoadResolution(String resolverVersion) {
@@ -48,7 +36,8 @@ public final class LoadResolution {
      * {@code UUID.nameUUIDFromBytes} gives for {@code loadId NUL tensorName NUL resolverVersion}.
      */
     public static String decisionId(UUID loadId, String tensorName, String resolverVersion) {
-        return new DecisionIds(loadId.toString(), resolverVersion).of(tensorName);
+        return new String(new DecisionIds(loadId.toString(), resolverVersion).of(tensorName.getBytes(StandardCharsets.UTF_8)),
+                StandardCharsets.US_ASCII);
     }
 
     /**
@@ -57,6 +46,7 @@ public final class LoadResolution {
      * that thread only (a load is resolved on one).
      */
     private static final class DecisionIds {
+        private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
         private final byte[] prefix;
         private final byte[] suffix;
         private final MessageDigest md5 = MD5.get();
@@ -66,16 +56,23 @@ public final class LoadResolution {
             this.suffix = ("\u0000" + resolverVersion).getBytes(StandardCharsets.UTF_8);
         }
 
-        String of(String tensorName) {
-            // The name's bytes first: a digest left half-fed by a failure would corrupt the thread's next id.
-            byte[] name = tensorName.getBytes(StandardCharsets.UTF_8);
+        /** The id of the tensor with this UTF-8 name, as the 36 characters of {@code UUID.toString}, in ASCII. */
+        byte[] of(byte[] name) {
             md5.update(prefix);
             md5.update(name);
             byte[] hash = md5.digest(suffix);
             hash[6] = (byte) ((hash[6] & 0x0f) | 0x30);
             hash[8] = (byte) ((hash[8] & 0x3f) | 0x80);
-            ByteBuffer bytes = ByteBuffer.wrap(hash);
-            return new UUID(bytes.getLong(), bytes.getLong()).toString();
+            byte[] text = new byte[36];
+            int at = 0;
+            for (int i = 0; i < 16; i++) {
+                if (i == 4 || i == 6 || i == 8 || i == 10) {
+                    text[at++] = '-';
+                }
+                text[at++] = HEX[(hash[i] >> 4) & 0xF];
+                text[at++] = HEX[hash[i] & 0xF];
+            }
+            return text;
         }
     }
 
@@ -87,97 +84,28 @@ public final class LoadResolution {
         }
     });
 
+    /**
+     * Every tensor's decision, encoded as the worker sends it (see {@link DecisionEncoder}), and the load's summary.
+     */
     public ResolvedLoad resolve(ValidLoad load, Provenance source, Instant decidedAt) {
         ModelLoaded event = load.event();
         String digest = load.policy().digest();
+        String loadId = event.getLoadId().toString();
         List<PlanTensor> tensors = load.tensors();
-        List<AllocationDecided> decisions = new ArrayList<>(tensors.size());
+        List<byte[]> decisions = new ArrayList<>(tensors.size());
         Totals totals = new Totals();
-        PerLoad shared = new PerLoad(event, digest, source, decidedAt);
+        DecisionIds ids = new DecisionIds(loadId, resolverVersion);
+        Explanations explanations = new Explanations();
+        DecisionEncoder encoder = new DecisionEncoder(event, loadId, resolverVersion, digest, source, decidedAt.toEpochMilli());
         for (int i = 0; i < tensors.size(); i++) {
             PlanTensor tensor = tensors.get(i);
             AllocationDecision decision = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
             totals.add(tensor, decision);
-            decisions.add(decided(shared, tensor, decision, i, tensors.size()));
+            // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.
+            byte[] name = tensor.name().getBytes(StandardCharsets.UTF_8);
+            decisions.add(encoder.encode(ids.of(name), name, tensor, decision, i, tensors.size(), explanations.tailOf(decision)));
         }
         return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, source, decidedAt));
-    }
-
-    /**
-     * What every decision of one load repeats, worked out once: the load id as text and its decision-id digest
-     * input, each distinct format and reason rendered once (a model has a handful of each, not one per tensor).
-     */
-    private final class PerLoad {
-        final ModelLoaded event;
-        final String loadId;
-        final long occurredAt;
-        final String digest;
-        final Provenance source;
-        final long decidedAt;
-        final DecisionIds ids;
-        final Map<Format, String> formats = new HashMap<>();
-        final Explanations explanations = new Explanations();
-
-        PerLoad(ModelLoaded event, String digest, Provenance source, Instant decidedAt) {
-            this.event = event;
-            this.loadId = event.getLoadId().toString();
-            this.occurredAt = event.getOccurredAt().toEpochMilli();
-            this.digest = digest;
-            this.source = source;
-            this.decidedAt = decidedAt.toEpochMilli();
-            this.ids = new DecisionIds(loadId, resolverVersion);
-        }
-
-        String format(Format format) {
-            return formats.computeIfAbsent(format, Format::toString);
-        }
-    }
-
-    /**
-     * The generated all-fields constructor, not the builder: this runs once per tensor, and the builder's per-field
-     * validation was a fifth of the worker's CPU. Arguments follow the schema's field order.
-     */
-    private AllocationDecided decided(PerLoad load, PlanTensor tensor, AllocationDecision decision, int index, int count) {
-        ModelLoaded event = load.event;
-        return new AllocationDecided(
-                load.ids.of(tensor.name()),
-                load.loadId,
-                load.occurredAt,
-                event.getDeployment().getId(),
-                event.getDeployment().getCluster(),
-                event.getDeployment().getHost(),
-                event.getRelease(),
-                event.getModel().getId(),
-                event.getModel().getName(),
-                event.getModel().getSha256(),
-                event.getPlatform().getName(),
-                event.getProfile().getName(),
-                tensor.name(),
-                index,
-                count,
-                tensor.format().dtype().name(),
-                tensor.format().encoding().spec(),
-                load.format(tensor.format()),
-                tensor.elementCount(),
-                tensor.bytes(),
-                load.format(decision.residentFormat()),
-                decision.residentBytes(),
-                DOMAINS[decision.domain().ordinal()],
-                SCOPES[decision.scope().ordinal()],
-                decision.spec().mutable(),
-                decision.spec().alignment(),
-                decision.mappingRequested(),
-                REASONS[decision.primaryReason().ordinal()],
-                REASONS[decision.placement().ordinal()],
-                decision.mappingBlockers().isEmpty() ? List.of()
-                        : decision.mappingBlockers().stream().map(code -> REASONS[code.ordinal()]).toList(),
-                load.explanations.of(decision),
-                resolverVersion,
-                load.digest,
-                load.source.topic(),
-                load.source.partition(),
-                load.source.offset(),
-                load.decidedAt);
     }
 
     private LoadResolved summary(ModelLoaded event, Totals totals, int count, String digest, Provenance source, Instant resolvedAt) {

@@ -1,0 +1,130 @@
+package dev.placementaudit.worker.resolve;
+
+import dev.placementaudit.core.placement.AllocationDecision;
+import dev.placementaudit.core.placement.AllocationResolver;
+import dev.placementaudit.core.placement.PlanTensor;
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.MemoryDomain;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.ReasonCode;
+import dev.placementaudit.events.ScopeKind;
+import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.producer.simulate.Drift;
+import dev.placementaudit.producer.simulate.FleetSimulator;
+import dev.placementaudit.producer.simulate.ModelCatalog;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.testkit.SampleEvents;
+import org.apache.avro.Schema;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The worker writes its decisions without building the events (DecisionEncoder); these are the bytes Avro writes
+ * for the events built the plain way, field by field from the schema's own accessors, with ids and explanations
+ * computed the reference way (UUID.nameUUIDFromBytes, AllocationDecision.explanation).
+ */
+class DecisionEncoderTest {
+    private static final Instant AT = Instant.parse("2026-12-01T10:00:00Z");
+    private static final String VERSION = "0.1.0/skainet-1192";
+    private final EventSerde<AllocationDecided> serde = EventSerde.of(AllocationDecided.class);
+    private final LoadValidator validator = new LoadValidator(100_000);
+    private final LoadResolution resolution = new LoadResolution(VERSION);
+
+    @Test
+    void everyDecisionOfAWholeFleetIsByteForByteWhatAvroWritesForTheEvent() {
+        List<String> releases = FleetSimulator.releaseNames(3);
+        // Drift from the second release: dequantized (re-encoded) weights, an unservable encoding, a new threshold,
+        // so blockers, off-heap and heap placements all occur, not only mapped ones.
+        List<Drift> drift = List.of(new Drift.Dequantize(1, "*attn_q*"), new Drift.Unservable(1, "Q4_K"), new Drift.Threshold(2, 1_048_576));
+        int compared = 0;
+        for (ModelLoaded load : new FleetSimulator(7, 4, releases, ModelCatalog.ALL, drift, AT)) {
+            compared += assertSameBytes(load, new Provenance("model-loads", compared % 3, compared));
+        }
+        assertThat(compared).as("decisions compared").isGreaterThan(1_000);
+    }
+
+    @Test
+    void oddTextAndAMissingShaEncodeAsAvroDoes() {
+        List<TensorInfo> tensors = new ArrayList<>(SampleEvents.edgeLoad("d", "r", 2).getTensors());
+        tensors.set(0, TensorInfo.newBuilder(tensors.get(0)).setName("blk.0.ffn_\u00fcp.weight").build());
+        tensors.set(1, TensorInfo.newBuilder(tensors.get(1)).setName("\u6ce8\u610f\u529b.\ud83d\ude00.weight").build());
+        tensors.set(2, TensorInfo.newBuilder(tensors.get(2)).setName("lone.\ud800.surrogate").build());
+        ModelLoaded load = SampleEvents.load("d\u00e9ploiement-\u2014", "r\u00e9l", tensors);
+        assertThat(load.getModel().getSha256()).isNull();
+
+        assertSameBytes(load, new Provenance("model-loads", 0, 0));
+        assertSameBytes(ModelLoaded.newBuilder(load).setModel(dev.placementaudit.events.ModelRef.newBuilder(load.getModel())
+                .setSha256("ab".repeat(32)).build()).build(), new Provenance("model-loads", 1, Long.MAX_VALUE));
+    }
+
+    @Test
+    void writesTheSchemasFieldsInTheSchemasOrder() {
+        assertThat(AllocationDecided.getClassSchema().getFields()).extracting(Schema.Field::name)
+                .containsExactlyElementsOf(DecisionEncoder.FIELDS);
+    }
+
+    private int assertSameBytes(ModelLoaded load, Provenance source) {
+        ValidLoad valid = validator.validate(load);
+        List<byte[]> encoded = resolution.resolve(valid, source, AT).encodedDecisions();
+        List<PlanTensor> tensors = valid.tensors();
+        assertThat(encoded).hasSize(tensors.size());
+        for (int i = 0; i < tensors.size(); i++) {
+            AllocationDecided expected = reference(valid, tensors.get(i), i, source);
+            assertThat(encoded.get(i)).as("decision %d of %s (%s)", i, load.getModel().getId(), tensors.get(i).name())
+                    .isEqualTo(serde.encode(expected));
+        }
+        return tensors.size();
+    }
+
+    private static AllocationDecided reference(ValidLoad valid, PlanTensor tensor, int index, Provenance source) {
+        ModelLoaded event = valid.event();
+        AllocationDecision decision = AllocationResolver.resolve(tensor, valid.policy().profile(), valid.policy().platform());
+        return AllocationDecided.newBuilder()
+                .setDecisionId(UUID.nameUUIDFromBytes((event.getLoadId() + "\u0000" + tensor.name() + "\u0000" + VERSION)
+                        .getBytes(StandardCharsets.UTF_8)).toString())
+                .setLoadId(event.getLoadId().toString())
+                .setLoadOccurredAt(event.getOccurredAt().toEpochMilli())
+                .setDeploymentId(event.getDeployment().getId())
+                .setCluster(event.getDeployment().getCluster())
+                .setHost(event.getDeployment().getHost())
+                .setRelease(event.getRelease())
+                .setModelId(event.getModel().getId())
+                .setModelName(event.getModel().getName())
+                .setModelSha256(event.getModel().getSha256())
+                .setPlatformName(event.getPlatform().getName())
+                .setProfileName(event.getProfile().getName())
+                .setTensorName(tensor.name())
+                .setTensorIndex(index)
+                .setTensorCount(valid.tensors().size())
+                .setDtype(tensor.format().dtype().name())
+                .setStoredEncoding(tensor.format().encoding().spec())
+                .setStoredFormat(tensor.format().toString())
+                .setElementCount(tensor.elementCount())
+                .setStoredBytes(tensor.bytes())
+                .setResidentFormat(decision.residentFormat().toString())
+                .setResidentBytes(decision.residentBytes())
+                .setDomain(MemoryDomain.valueOf(decision.domain().name()))
+                .setScope(ScopeKind.valueOf(decision.scope().name()))
+                .setMutable(decision.spec().mutable())
+                .setAlignment(decision.spec().alignment())
+                .setMappingRequested(decision.mappingRequested())
+                .setReasonCode(ReasonCode.valueOf(decision.primaryReason().name()))
+                .setPlacementReason(ReasonCode.valueOf(decision.placement().name()))
+                .setMappingBlockers(decision.mappingBlockers().stream().map(code -> ReasonCode.valueOf(code.name())).toList())
+                .setReason(decision.explanation())
+                .setResolverVersion(VERSION)
+                .setPolicyDigest(valid.policy().digest())
+                .setSourceTopic(source.topic())
+                .setSourcePartition(source.partition())
+                .setSourceOffset(source.offset())
+                .setDecidedAt(AT.toEpochMilli())
+                .build();
+    }
+}
