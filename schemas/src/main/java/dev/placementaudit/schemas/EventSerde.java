@@ -22,9 +22,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -33,8 +31,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * body). Writes with the current schema; reads any released version of this event, resolving it to the current
  * one, because replay reads events written long before the reader was built. Thread-safe.
  *
- * <p>The header is written and parsed here, and the body goes through Avro's buffered {@link BinaryEncoder} (with
- * {@link RepeatedStringEncoder} in front) and array-backed {@link BinaryDecoder}: the same bytes as Avro's
+ * <p>The header is written and parsed here, and the body goes through Avro's buffered {@link BinaryEncoder} and
+ * array-backed {@link BinaryDecoder}: the same bytes as Avro's
  * {@code BinaryMessageEncoder}/{@code Decoder} (EventSerdeTest compares them), but those always use Avro's
  * <em>direct</em> coders, one stream call per varint byte, which made encoding a third of the worker's CPU.
  */
@@ -47,7 +45,7 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
         ALL_VERSIONS = SchemaHistory.storeOfAllVersions();
     }
 
-    /** Per-thread buffer and coders, reused: encode runs once per tensor on the worker's hot path. */
+    /** Per-thread buffer and coders, reused: the store decodes every decision, and the simulator encodes loads in bulk. */
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     private final EventType type;
@@ -91,25 +89,11 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
         return encode(event, SCRATCH.get());
     }
 
-    /**
-     * Each event encoded as {@link #encode} would, in order; for the worker's one decision per tensor, which
-     * would otherwise look up this thread's buffer once per record.
-     */
-    public List<byte[]> encodeAll(List<? extends T> events) {
-        Scratch scratch = SCRATCH.get();
-        List<byte[]> encoded = new ArrayList<>(events.size());
-        for (T event : events) {
-            encoded.add(encode(event, scratch));
-        }
-        return encoded;
-    }
-
     private byte[] encode(T event, Scratch scratch) {
         boolean encoded = false;
         try {
             scratch.buffer.reset();
             scratch.buffer.write(header);
-            scratch.encoder.startRecord();
             writer.write(event, scratch.encoder);
             scratch.encoder.flush();
             encoded = true;
@@ -198,7 +182,7 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
     /** One thread's output buffer with the buffered encoder that flushes into it, and its decoder. */
     private static final class Scratch {
         final ByteArrayOutputStream buffer = new ByteArrayOutputStream(1024);
-        final RepeatedStringEncoder encoder = new RepeatedStringEncoder(EncoderFactory.get().binaryEncoder(buffer, null));
+        final BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(buffer, null);
         BinaryDecoder decoder;
 
         /**
