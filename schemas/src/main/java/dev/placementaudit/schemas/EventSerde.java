@@ -8,6 +8,7 @@ import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DatumReader;
 import org.apache.avro.io.DatumWriter;
 import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.Encoder;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.message.SchemaStore;
 import org.apache.avro.specific.SpecificData;
@@ -77,24 +78,29 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
         return type;
     }
 
-    /**
-     * The 10 bytes every record this serde writes begins with ({@code C3 01} and the current schema's fingerprint),
-     * for a writer that encodes the body by other means.
-     */
-    public byte[] header() {
-        return header.clone();
-    }
-
     public byte[] encode(T event) {
-        return encode(event, SCRATCH.get());
+        return encode(out -> writer.write(event, out));
     }
 
-    private byte[] encode(T event, Scratch scratch) {
+    /** A record body written field by field, in the current schema's order, by {@link #encode(Body)}'s caller. */
+    @FunctionalInterface
+    public interface Body {
+        void writeTo(Encoder out) throws IOException;
+    }
+
+    /**
+     * A record whose body the caller writes itself, for a hot path that knows its fields better than the generic
+     * writer (the worker's DecisionEncoder): the header, this thread's buffer and a failure mid-record are handled
+     * as for {@link #encode(SpecificRecord)}. What the body writes is not checked against the schema here; the
+     * caller's tests compare its bytes with {@code encode}'s.
+     */
+    public byte[] encode(Body body) {
+        Scratch scratch = SCRATCH.get();
         boolean encoded = false;
         try {
             scratch.buffer.reset();
             scratch.buffer.write(header);
-            writer.write(event, scratch.encoder);
+            body.writeTo(scratch.encoder);
             scratch.encoder.flush();
             encoded = true;
             return scratch.buffer.toByteArray();

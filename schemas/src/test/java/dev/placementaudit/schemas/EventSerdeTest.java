@@ -79,6 +79,29 @@ class EventSerdeTest {
     }
 
     @Test
+    void aBodyTheCallerWritesGetsTheHeaderOfTheCurrentSchema() {
+        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+        org.apache.avro.specific.SpecificDatumWriter<AllocationDecided> writer = new org.apache.avro.specific.SpecificDatumWriter<>(AllocationDecided.class);
+
+        byte[] bytes = decisions.encode(out -> writer.write(Samples.allocationDecided(), out));
+
+        assertThat(bytes).isEqualTo(avroBytes(AllocationDecided.getClassSchema(), Samples.allocationDecided()));
+    }
+
+    /** A body can fail half-written, as a record can; what it wrote must not open the thread's next record. */
+    @Test
+    void aBodyThatFailsHalfWayLeavesNothingInTheNextRecord() {
+        EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+
+        assertThatThrownBy(() -> decisions.encode(out -> {
+            out.writeString("a decision id that never gets the rest of its record");
+            throw new NullPointerException("no tensor name");
+        })).isInstanceOf(org.apache.kafka.common.errors.SerializationException.class).hasMessageContaining("no tensor name");
+        assertThat(decisions.encode(Samples.allocationDecided()))
+                .isEqualTo(avroBytes(AllocationDecided.getClassSchema(), Samples.allocationDecided()));
+    }
+
+    @Test
     void decodesARecordWrittenWithTheFirstModelLoadedSchema() {
         Schema v1 = EventType.MODEL_LOADED.history().get(0);
         GenericRecord old = v1Record(v1);

@@ -8,7 +8,7 @@ import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.EventSerde;
 import org.apache.avro.Schema;
-import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.Encoder;
 import org.apache.avro.io.EncoderFactory;
 
 import java.io.ByteArrayOutputStream;
@@ -22,7 +22,7 @@ import java.util.Map;
 
 /**
  * Writes one load's AllocationDecided records straight to their single-object encoded bytes, field by field in
- * the schema's order through Avro's {@link BinaryEncoder}: the very bytes {@link EventSerde} writes for the event
+ * the schema's order, into {@link EventSerde#encode(EventSerde.Body)}: the very bytes EventSerde writes for the event
  * object (DecisionEncoderTest compares them for whole simulated fleets), without building that object first.
  *
  * <p>Why: a decision repeats 17 fields of its load (ids, deployment, model, profile, provenance), and its formats
@@ -45,21 +45,16 @@ final class DecisionEncoder {
             "residentBytes", "domain", "scope", "mutable", "alignment", "mappingRequested", "reasonCode", "placementReason",
             "mappingBlockers", "reason", "resolverVersion", "policyDigest", "sourceTopic", "sourcePartition", "sourceOffset",
             "decidedAt");
-    private static final byte[] HEADER;
+    private static final EventSerde<AllocationDecided> SERDE = EventSerde.of(AllocationDecided.class);
 
     static {
-        Schema schema = AllocationDecided.getClassSchema();
-        List<String> actual = schema.getFields().stream().map(Schema.Field::name).toList();
+        List<String> actual = AllocationDecided.getClassSchema().getFields().stream().map(Schema.Field::name).toList();
         if (!actual.equals(FIELDS)) {
             throw new IllegalStateException("AllocationDecided's schema has the fields " + actual + " but DecisionEncoder writes "
                     + FIELDS + ": change DecisionEncoder with the schema");
         }
-        HEADER = EventSerde.of(AllocationDecided.class).header();
     }
 
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
-
-    private final Scratch scratch = SCRATCH.get();
     /** loadId through profileName: what follows every decision's id. */
     private final byte[] loadFields;
     /** resolverVersion through decidedAt: what ends every decision. */
@@ -108,20 +103,19 @@ final class DecisionEncoder {
      * @param tail        the explanation after the name, from {@link dev.placementaudit.core.placement.Explanations#tailOf}
      */
     byte[] encode(byte[] decisionId, byte[] name, PlanTensor tensor, AllocationDecision decision, int index, int count, String tail) {
-        ByteArrayOutputStream buffer = scratch.buffer;
-        BinaryEncoder out = scratch.encoder;
-        buffer.reset();
-        buffer.writeBytes(HEADER);
-        try {
+        byte[] storedFormat = storedFormats.computeIfAbsent(tensor.format(), DecisionEncoder::storedFormat);
+        byte[] residentFormat = residentFormats.computeIfAbsent(decision.residentFormat(), format -> fragment(out -> out.writeString(format.toString())));
+        byte[] tailBytes = tails.computeIfAbsent(tail, text -> text.getBytes(StandardCharsets.UTF_8));
+        return SERDE.encode(out -> {
             writeUtf8(out, decisionId);
             out.writeFixed(loadFields);
             writeUtf8(out, name);
             out.writeInt(index);
             out.writeInt(count);
-            out.writeFixed(storedFormats.computeIfAbsent(tensor.format(), this::storedFormat));
+            out.writeFixed(storedFormat);
             out.writeLong(tensor.elementCount());
             out.writeLong(tensor.bytes());
-            out.writeFixed(residentFormats.computeIfAbsent(decision.residentFormat(), format -> fragment(o -> o.writeString(format.toString()))));
+            out.writeFixed(residentFormat);
             out.writeLong(decision.residentBytes());
             // The event enums list the core enums' symbols in the same order (LoadResolutionTest checks).
             out.writeEnum(decision.domain().ordinal());
@@ -139,22 +133,14 @@ final class DecisionEncoder {
                 out.writeEnum(blocker.ordinal());
             }
             out.writeArrayEnd();
-            byte[] tailBytes = tails.computeIfAbsent(tail, text -> text.getBytes(StandardCharsets.UTF_8));
             out.writeInt(name.length + tailBytes.length);
             out.writeFixed(name);
             out.writeFixed(tailBytes);
             out.writeFixed(provenanceFields);
-            out.flush();
-        } catch (IOException e) {
-            throw new UncheckedIOException("a ByteArrayOutputStream cannot fail", e);
-        } catch (RuntimeException e) {
-            discard(out, buffer);
-            throw e;
-        }
-        return buffer.toByteArray();
+        });
     }
 
-    private byte[] storedFormat(Format format) {
+    private static byte[] storedFormat(Format format) {
         return fragment(out -> {
             out.writeString(format.dtype().name());
             out.writeString(format.encoding().spec());
@@ -162,48 +148,22 @@ final class DecisionEncoder {
         });
     }
 
-    private static void writeUtf8(BinaryEncoder out, byte[] utf8) throws IOException {
+    private static void writeUtf8(Encoder out, byte[] utf8) throws IOException {
         out.writeInt(utf8.length);
         out.writeFixed(utf8);
     }
 
-    private interface Fields {
-        void write(BinaryEncoder out) throws IOException;
-    }
-
     /**
-     * A run of fields encoded on their own, to be copied into records later. It has a buffer of its own: a format
-     * met for the first time is encoded while the record that needs it is half written.
+     * A run of fields encoded on their own, to be copied into records later: a handful per load, so Avro's unbuffered
+     * encoder, which allocates no buffer, is the cheaper one here.
      */
-    private byte[] fragment(Fields fields) {
-        scratch.fragmentBuffer.reset();
+    private static byte[] fragment(EventSerde.Body fields) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
         try {
-            fields.write(scratch.fragmentEncoder);
-            scratch.fragmentEncoder.flush();
-        } catch (IOException e) {
-            throw new UncheckedIOException("a ByteArrayOutputStream cannot fail", e);
-        } catch (RuntimeException e) {
-            discard(scratch.fragmentEncoder, scratch.fragmentBuffer);
-            throw e;
-        }
-        return scratch.fragmentBuffer.toByteArray();
-    }
-
-    /** After a failure mid-write: what the encoder still buffers would otherwise open this thread's next write. */
-    private static void discard(BinaryEncoder encoder, ByteArrayOutputStream buffer) {
-        try {
-            encoder.flush();
+            fields.writeTo(EncoderFactory.get().directBinaryEncoder(bytes, null));
         } catch (IOException e) {
             throw new UncheckedIOException("a ByteArrayOutputStream cannot fail", e);
         }
-        buffer.reset();
-    }
-
-    /** One thread's output buffers and the buffered encoders that flush into them, for records and for fragments. */
-    private static final class Scratch {
-        final ByteArrayOutputStream buffer = new ByteArrayOutputStream(1024);
-        final BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(buffer, null);
-        final ByteArrayOutputStream fragmentBuffer = new ByteArrayOutputStream(256);
-        final BinaryEncoder fragmentEncoder = EncoderFactory.get().binaryEncoder(fragmentBuffer, null);
+        return bytes.toByteArray();
     }
 }
