@@ -92,7 +92,8 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
      * A record whose body the caller writes itself, for a hot path that knows its fields better than the generic
      * writer (the worker's DecisionEncoder): the header, this thread's buffer and a failure mid-record are handled
      * as for {@link #encode(SpecificRecord)}. What the body writes is not checked against the schema here; the
-     * caller's tests compare its bytes with {@code encode}'s.
+     * caller's tests compare its bytes with {@code encode}'s. The body must not itself encode with an EventSerde:
+     * it would write into the same per-thread buffer.
      */
     public byte[] encode(Body body) {
         Scratch scratch = SCRATCH.get();
