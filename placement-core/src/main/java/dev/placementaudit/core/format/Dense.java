@@ -5,10 +5,6 @@ import java.util.OptionalLong;
 
 /** Plain elements of {@code bytesPerElement} bytes each. Equal by width: {@code Dense(4)} matches FP32 and Int32 alike. */
 public record Dense(int bytesPerElement) implements TensorEncoding {
-    /** The widths models use, rendered once: the label is written into every decision of a dense tensor. */
-    private static final String[] LABELS = java.util.stream.IntStream.rangeClosed(0, 16)
-            .mapToObj(width -> "Dense(" + width + "B)").toArray(String[]::new);
-
     public Dense {
         if (bytesPerElement <= 0) {
             throw new IllegalArgumentException("Dense bytesPerElement must be > 0, was " + bytesPerElement);
@@ -17,7 +13,7 @@ public record Dense(int bytesPerElement) implements TensorEncoding {
 
     @Override
     public String label() {
-        return bytesPerElement < LABELS.length ? LABELS[bytesPerElement] : "Dense(" + bytesPerElement + "B)";
+        return "Dense(" + bytesPerElement + "B)";
     }
 
     @Override

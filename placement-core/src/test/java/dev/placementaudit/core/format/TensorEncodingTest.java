@@ -54,7 +54,7 @@ class TensorEncodingTest {
     }
 
     @Test
-    void denseLabelsNameTheWidthWhetherPrecomputedOrNot() {
+    void denseLabelsNameTheWidth() {
         assertThat(new Dense(1).label()).isEqualTo("Dense(1B)");
         assertThat(new Dense(16).label()).isEqualTo("Dense(16B)");
         assertThat(new Dense(17).label()).isEqualTo("Dense(17B)");
