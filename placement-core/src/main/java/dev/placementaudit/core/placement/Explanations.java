@@ -6,15 +6,11 @@ import java.util.Map;
 /**
  * Renders the explanations of many decisions, each distinct "why" once. The tensors of one model share a handful of
  * reasons (every layer's attention weight is priced and placed alike), and a worker explains every tensor of every
- * load, so rendering each reason afresh was a tenth of its CPU. The text is exactly
- * {@link AllocationDecision#explanation()}'s. Not thread-safe; meant for one load at a time, so it stays small.
+ * load, so rendering each reason afresh was a tenth of its CPU. A decision's name followed by its tail is exactly
+ * {@link AllocationDecision#explanation()}. Not thread-safe; meant for one load at a time, so it stays small.
  */
 public final class Explanations {
     private final Map<AllocationDecision.ReasonKey, String> tails = new HashMap<>();
-
-    public String of(AllocationDecision decision) {
-        return decision.tensorName() + tailOf(decision);
-    }
 
     /**
      * The explanation less the tensor's name in front ({@code : <DOMAIN>/<SCOPE> — <why>}): the very same instance

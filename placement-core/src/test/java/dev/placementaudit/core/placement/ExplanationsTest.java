@@ -26,7 +26,7 @@ class ExplanationsTest {
         Explanations explanations = new Explanations();
 
         for (AllocationDecision decision : decisions()) {
-            assertThat(explanations.of(decision)).isEqualTo(decision.explanation());
+            assertThat(decision.tensorName() + explanations.tailOf(decision)).isEqualTo(decision.explanation());
         }
     }
 

@@ -2,6 +2,7 @@ package dev.placementaudit.worker.resolve;
 
 import dev.placementaudit.core.format.Format;
 import dev.placementaudit.core.placement.AllocationDecision;
+import dev.placementaudit.core.placement.Explanations;
 import dev.placementaudit.core.placement.PlanTensor;
 import dev.placementaudit.core.placement.ReasonCode;
 import dev.placementaudit.events.AllocationDecided;
@@ -63,7 +64,9 @@ final class DecisionEncoder {
     private final Map<Format, byte[]> storedFormats = new HashMap<>();
     /** residentFormat of each resident format met in this load. */
     private final Map<Format, byte[]> residentFormats = new HashMap<>();
-    /** Each explanation tail met in this load (Explanations hands out one instance per reason), as UTF-8. */
+    /** Each reason's explanation tail, rendered once per load: the same instance for every decision with that reason. */
+    private final Explanations explanations = new Explanations();
+    /** Each of those tails as UTF-8, found by instance. */
     private final Map<String, byte[]> tails = new IdentityHashMap<>();
 
     DecisionEncoder(ModelLoaded event, String loadId, String resolverVersion, String policyDigest, Provenance source, long decidedAt) {
@@ -100,12 +103,11 @@ final class DecisionEncoder {
     /**
      * @param name        the tensor's name as UTF-8 (the decision id was computed from the same bytes)
      * @param decisionId  the id as its 36 ASCII characters
-     * @param tail        the explanation after the name, from {@link dev.placementaudit.core.placement.Explanations#tailOf}
      */
-    byte[] encode(byte[] decisionId, byte[] name, PlanTensor tensor, AllocationDecision decision, int index, int count, String tail) {
+    byte[] encode(byte[] decisionId, byte[] name, PlanTensor tensor, AllocationDecision decision, int index, int count) {
         byte[] storedFormat = storedFormats.computeIfAbsent(tensor.format(), DecisionEncoder::storedFormat);
         byte[] residentFormat = residentFormats.computeIfAbsent(decision.residentFormat(), format -> fragment(out -> out.writeString(format.toString())));
-        byte[] tailBytes = tails.computeIfAbsent(tail, text -> text.getBytes(StandardCharsets.UTF_8));
+        byte[] tailBytes = tails.computeIfAbsent(explanations.tailOf(decision), tail -> tail.getBytes(StandardCharsets.UTF_8));
         return SERDE.encode(out -> {
             writeUtf8(out, decisionId);
             out.writeFixed(loadFields);

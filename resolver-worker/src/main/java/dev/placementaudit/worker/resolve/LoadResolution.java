@@ -2,7 +2,6 @@ package dev.placementaudit.worker.resolve;
 
 import dev.placementaudit.core.placement.AllocationDecision;
 import dev.placementaudit.core.placement.AllocationResolver;
-import dev.placementaudit.core.placement.Explanations;
 import dev.placementaudit.core.placement.MemoryDomain;
 import dev.placementaudit.core.placement.PlanTensor;
 import dev.placementaudit.events.LoadResolved;
@@ -95,7 +94,6 @@ public final class LoadResolution {
         List<byte[]> decisions = new ArrayList<>(tensors.size());
         Totals totals = new Totals();
         DecisionIds ids = new DecisionIds(loadId, resolverVersion);
-        Explanations explanations = new Explanations();
         DecisionEncoder encoder = new DecisionEncoder(event, loadId, resolverVersion, digest, source, decidedAt.toEpochMilli());
         for (int i = 0; i < tensors.size(); i++) {
             PlanTensor tensor = tensors.get(i);
@@ -103,7 +101,7 @@ public final class LoadResolution {
             totals.add(tensor, decision);
             // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.
             byte[] name = tensor.name().getBytes(StandardCharsets.UTF_8);
-            decisions.add(encoder.encode(ids.of(name), name, tensor, decision, i, tensors.size(), explanations.tailOf(decision)));
+            decisions.add(encoder.encode(ids.of(name), name, tensor, decision, i, tensors.size()));
         }
         return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, source, decidedAt));
     }
