@@ -1,13 +1,12 @@
-# One image for the three services; docker-compose.yml picks the entry point per service.
+# One image for the three services, built from the distribution; docker-compose.yml picks the command per service:
+#   docker run IMAGE worker run | store run | producer simulate ... | store where ...
 FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
 COPY . .
-RUN mvn -B -ntp -DskipTests -pl demo -am install \
- && mvn -B -ntp -q -pl demo dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=/app/lib \
- && cp demo/target/demo-*.jar /app/lib/
+RUN mvn -B -ntp -pl dist -am package -Dmaven.test.skip=true \
+ && cp -r dist/target/placement-audit-*/ /opt/placement-audit
 
 FROM eclipse-temurin:17-jre
-COPY --from=build /app/lib /app/lib
-WORKDIR /app
-ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75"
-ENTRYPOINT ["java", "-cp", "/app/lib/*"]
+COPY --from=build /opt/placement-audit /opt/placement-audit
+ENV JAVA_OPTS="-XX:MaxRAMPercentage=75"
+ENTRYPOINT ["/opt/placement-audit/bin/placement-audit"]

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The one-command demo: builds what it needs, then runs the whole pipeline in one JVM with nothing installed.
+# The one-command demo: builds the distribution, then runs the whole pipeline in one JVM with nothing installed.
 #   ./demo.sh            run and print where every tensor landed, the regressions and the alerts
-#   ./demo.sh --serve    the same, then keep the store's API and dashboard up on http://localhost:8082/
+#   ./demo.sh --serve    the same, then keep the broker, the store and its dashboard up (http://localhost:8082/)
+#                        and write data/demo/demo.env, which points the CLI at them: `. data/demo/demo.env`
+# Any other option goes to `placement-audit demo` (see --help).
 set -euo pipefail
 cd "$(dirname "$0")"
-echo "== building (first run downloads the Maven dependencies)"
-mvn -q -B -ntp -pl demo -am install -DskipTests
-exec java -Xmx1500m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.dev.placementaudit=warn \
-  -cp "demo/target/classes:$(cat demo/target/classpath.txt)" dev.placementaudit.demo.PipelineDemo "$@"
+echo "== building the distribution (the first run downloads the Maven dependencies)"
+mvn -q -B -ntp -pl dist -am package -Dmaven.test.skip=true
+launcher=$(ls -d dist/target/placement-audit-*/bin/placement-audit | head -n 1)
+JAVA_OPTS="${JAVA_OPTS:--Xmx1500m}" exec "$launcher" demo "$@"

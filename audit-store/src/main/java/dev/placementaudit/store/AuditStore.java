@@ -3,6 +3,7 @@ package dev.placementaudit.store;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
 import dev.placementaudit.service.TopicSetup;
+import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.api.ApiRoutes;
@@ -53,14 +54,24 @@ public final class AuditStore implements AutoCloseable {
         this.queries = queries;
     }
 
+    /** @throws dev.placementaudit.service.cli.CommandFailure when the broker or the database does not answer within {@code connect.timeout} */
     public static AuditStore start(StoreConfig config, PrometheusMeterRegistry registry) {
-        if (config.createTopics() && config.hasKafka()) {
-            // Alerts and dead letters are records to keep; the decision topics are the worker's, but a store started
-            // first must not fail on them either.
-            TopicSetup.ensure(config.kafka(), config.topicPartitions(), config.topicReplication(),
-                    List.of(config.alertsTopic(), config.deadLetterTopic(), config.decisionsTopic(), config.resolvedTopic()), List.of());
+        KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of());
+        warnIfEmbeddedStoreInProduction(config);
+        // The database before the topics: a store that cannot start should not have changed the cluster first.
+        AuditDatabase database = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), config.jdbcSchema(), config.poolSize(),
+                config.connectTimeout());
+        if (config.createTopics()) {
+            try {
+                // Alerts and dead letters are records to keep; the decision topics are the worker's, but a store started
+                // first must not fail on them either.
+                TopicSetup.ensure(config.kafka(), config.topicPartitions(), config.topicReplication(),
+                        List.of(config.alertsTopic(), config.deadLetterTopic(), config.decisionsTopic(), config.resolvedTopic()), List.of());
+            } catch (RuntimeException e) {
+                database.close();
+                throw e;
+            }
         }
-        AuditDatabase database = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), config.jdbcSchema(), config.poolSize());
         AuditQueries queries = new AuditQueries(database.dataSource(), config.offHeapGrowth(), config.heapGrowth());
         StoreMetrics metrics = new StoreMetrics(registry, database.dataSource());
         RegressionDetector detector = new RegressionDetector(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
@@ -145,7 +156,29 @@ public final class AuditStore implements AutoCloseable {
         LOG.info("audit-store stopped ({})", loop.state());
     }
 
+    /**
+     * An H2 file is the demo's store. Consuming a real cluster into one is almost always a forgotten
+     * {@code PA_STORE_JDBC_URL}: the audit would live on one host's disk, unseen by every other instance.
+     */
+    static void warnIfEmbeddedStoreInProduction(StoreConfig config) {
+        String servers = String.valueOf(config.kafka().get("bootstrap.servers"));
+        if (config.jdbcUrl().startsWith("jdbc:h2:") && !onlyLoopback(servers)) {
+            LOG.warn("*** audit-store is writing to an EMBEDDED H2 file ({}) while consuming Kafka at {}. For production set "
+                    + "PA_STORE_JDBC_URL=jdbc:postgresql://HOST/DB (or store.jdbc.url). ***", redact(config.jdbcUrl()), servers);
+        }
+    }
+
+    static boolean onlyLoopback(String bootstrapServers) {
+        for (String server : bootstrapServers.split(",")) {
+            String host = server.trim().replaceFirst(":\\d+$", "").replace("[", "").replace("]", "").toLowerCase(java.util.Locale.ROOT);
+            if (!(host.equals("localhost") || host.startsWith("127.") || host.equals("::1"))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     static String redact(String jdbcUrl) {
-        return jdbcUrl.replaceAll("(?i)(password=)[^&;]*", "$1****");
+        return AuditDatabase.redact(jdbcUrl);
     }
 }

@@ -11,6 +11,7 @@ import java.util.Map;
  * through to the Kafka clients.
  *
  * @param jdbcUrl  {@code jdbc:postgresql://...} in production; the default is an H2 file next to the process
+ * @param connectTimeout how long a command waits for a broker or database that does not answer ({@code connect.timeout})
  * @param apiToken when set, {@code /api/*} requires {@code Authorization: Bearer <token>}
  */
 public record StoreConfig(
@@ -34,10 +35,20 @@ public record StoreConfig(
         String apiToken,
         boolean createTopics,
         int topicPartitions,
-        short topicReplication) {
+        short topicReplication,
+        Duration connectTimeout) {
 
-    /** AUTO_SERVER lets the CLI query the file while {@code audit-store run} has it open. */
-    public static final String DEFAULT_JDBC_URL = "jdbc:h2:file:./data/audit;MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;AUTO_SERVER=TRUE";
+    /** Where the store keeps its data when no URL is given: an H2 file below the working directory. */
+    public static final String DEFAULT_H2_PATH = "./data/audit";
+    public static final String DEFAULT_JDBC_URL = h2Url(DEFAULT_H2_PATH);
+
+    /**
+     * The H2 URL for a database file ({@code path} without {@code .mv.db}). AUTO_SERVER lets the CLI query the file while
+     * {@code store run} has it open.
+     */
+    public static String h2Url(String path) {
+        return "jdbc:h2:file:" + path + ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;AUTO_SERVER=TRUE";
+    }
 
     public StoreConfig {
         kafka = Map.copyOf(kafka);
@@ -68,7 +79,8 @@ public record StoreConfig(
                 settings.string("store.api.token", null),
                 settings.bool("store.topics.create", true),
                 settings.integer("store.topics.partitions", 3, 1, 10_000),
-                (short) settings.integer("store.topics.replication", 1, 1, 32));
+                (short) settings.integer("store.topics.replication", 1, 1, 32),
+                settings.connectTimeout());
         settings.unreadKeys("store.").forEach(key -> org.slf4j.LoggerFactory.getLogger(StoreConfig.class)
                 .warn("configuration {} is not an audit-store setting (misspelt?); ignored", key));
         return config;

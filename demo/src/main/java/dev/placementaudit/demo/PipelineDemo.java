@@ -8,6 +8,9 @@ import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.Settings;
+import dev.placementaudit.service.cli.CliErrors;
+import dev.placementaudit.service.cli.CommandFailure;
+import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.StoreConfig;
 import dev.placementaudit.store.query.AuditQueries;
@@ -18,6 +21,13 @@ import dev.placementaudit.worker.pipeline.ResolverWorker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,6 +37,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
 
@@ -34,31 +45,60 @@ import java.util.stream.Stream;
  * The whole pipeline on one machine with nothing installed: a KRaft broker in this JVM, the resolver-worker, the
  * audit-store on an H2 file, and a simulated fleet of two releases in which r2 drops the FFN-down kernels - so those
  * weights are dequantized at load, lose their mapping, and land off-heap. Prints where every tensor landed, the
- * regressions and the alerts, then stops; {@code --serve} keeps the store's API and dashboard up afterwards.
+ * regressions and the alerts, then stops; {@code --serve} keeps the broker, the store and its API up afterwards, and
+ * writes the addresses to {@code <dir>/demo.env} so that every CLI command can be tried against them.
  */
-public final class PipelineDemo {
+@Command(name = "demo", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
+        description = "Run the whole pipeline in this JVM (Kafka broker, resolver-worker, audit-store on H2) on a simulated fleet "
+                + "whose second release regresses, and print what the audit finds.")
+public final class PipelineDemo implements Callable<Integer> {
     private static final List<String> RELEASES = List.of("r1", "r2");
+    /** The file {@code --serve} writes: source it to point the CLI at the running demo. */
+    public static final String ENV_FILE = "demo.env";
 
-    public static void main(String[] args) throws Exception {
+    @Option(names = "--serve", description = "keep the broker, the store and its API and dashboard up after the report, until Ctrl-C")
+    boolean serve;
+
+    @Option(names = "--kafka-port", defaultValue = "9092", description = "with --serve, the broker's port; 0 for any free one (default: ${DEFAULT-VALUE})")
+    int kafkaPort;
+
+    @Option(names = "--http-port", defaultValue = "8082", description = "with --serve, the API and dashboard's port; 0 for any free one (default: ${DEFAULT-VALUE})")
+    int httpPort;
+
+    @Option(names = "--dir", defaultValue = "data/demo", description = "where the demo keeps its broker log and H2 store; emptied first (default: ${DEFAULT-VALUE})")
+    Path dir;
+
+    @Option(names = CliErrors.VERBOSE, description = "print the stack trace of a failure")
+    boolean verbose;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
         AvroTrust.install();
-        boolean serve = List.of(args).contains("--serve");
-        Path dir = Path.of("target", "demo");
+        System.exit(CliErrors.install(new CommandLine(new PipelineDemo())).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        AvroTrust.install();
+        PrintWriter out = spec.commandLine().getOut();
         deleteRecursively(dir);
         Files.createDirectories(dir);
         long started = System.nanoTime();
-        say("starting a single-node KRaft Kafka broker in this JVM");
-        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startEphemeral()) {
-            String jdbc = "jdbc:h2:file:" + dir.resolve("audit").toAbsolutePath() + ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;AUTO_SERVER=TRUE";
+        say(out, "starting a single-node KRaft Kafka broker in this JVM");
+        try (EmbeddedKafkaBroker broker = serve ? startServing(dir.resolve("kafka")) : EmbeddedKafkaBroker.startEphemeral()) {
+            String jdbc = StoreConfig.h2Url(dir.resolve("audit").toAbsolutePath().normalize().toString());
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             Map<String, String> worker = new HashMap<>(Map.of("kafka.bootstrap.servers", broker.bootstrapServers(), "worker.instance.id", "demo",
                     "worker.http.port", "-1", "worker.poll.timeout", "200ms"));
             Map<String, String> store = new HashMap<>(Map.of("kafka.bootstrap.servers", broker.bootstrapServers(), "store.jdbc.url", jdbc,
-                    "store.http.port", serve ? "8082" : "-1", "store.poll.timeout", "200ms"));
+                    "store.http.port", serve ? Integer.toString(httpPort) : "-1", "store.poll.timeout", "200ms"));
             try (ResolverWorker resolver = ResolverWorker.start(WorkerConfig.from(Settings.of(worker)), registry);
                  AuditStore audit = AuditStore.start(StoreConfig.from(Settings.of(store)), registry)) {
                 FleetSimulator fleet = new FleetSimulator(7, 6, RELEASES, List.of(ModelCatalog.LLAMA_3_2_1B_Q4_K_M, ModelCatalog.QWEN_2_5_0_5B_Q8_0),
                         List.of(Drift.parse("r2:dequantize=*ffn_down*", RELEASES)), Instant.parse("2026-11-01T00:00:00Z"));
-                say("publishing a simulated fleet: 6 deployments x 2 releases x 2 models = " + fleet.loadCount() + " loads, "
+                say(out, "publishing a simulated fleet: 6 deployments x 2 releases x 2 models = " + fleet.loadCount() + " loads, "
                         + fleet.tensorCount() + " tensors; r2 dequantizes every ffn_down weight at load");
                 try (PlacementEvents events = PlacementEvents.connect(Map.of("bootstrap.servers", broker.bootstrapServers()), "model-loads",
                         Duration.ofSeconds(15))) {
@@ -74,19 +114,55 @@ public final class PipelineDemo {
                 while (complete < fleet.loadCount() && System.nanoTime() < deadline) {
                     Thread.sleep(250);
                     complete = queries.loads(null, null, null, 1000).stream().filter(AuditQueries.LoadSummary::complete).count();
-                    System.out.printf(Locale.ROOT, "\r  resolved and stored %d/%d loads", complete, fleet.loadCount());
+                    out.printf(Locale.ROOT, "\r  resolved and stored %d/%d loads", complete, fleet.loadCount());
+                    out.flush();
                 }
-                System.out.println();
+                out.println();
                 waitForAlerts(queries);
-                report(queries);
-                System.out.printf(Locale.ROOT, "%ndone in %.1f s.%n", (System.nanoTime() - started) / 1e9);
-                whereNext(jdbc, serve);
+                report(out, queries);
+                out.printf(Locale.ROOT, "%ndone in %.1f s.%n", (System.nanoTime() - started) / 1e9);
                 if (serve) {
-                    say("serving the API and dashboard on http://localhost:8082/ (Ctrl-C to stop)");
-                    Thread.currentThread().join();
+                    serveUntilStopped(out, broker.bootstrapServers(), jdbc, audit.port());
+                } else {
+                    out.println("./demo.sh --serve keeps the broker, the store and the dashboard up, so that every command of the README's tour "
+                            + "can be tried against them.");
                 }
             }
         }
+        return 0;
+    }
+
+    /** The broker on the asked port, so that the addresses the tour uses stay the same from run to run. */
+    private EmbeddedKafkaBroker startServing(Path kafkaDir) {
+        int port = kafkaPort == 0 ? freePort() : kafkaPort;
+        if (!portIsFree(port)) {
+            throw new CommandFailure("port " + port + " is in use (another Kafka, or a demo still running?): pass --kafka-port N, or 0 for any free port");
+        }
+        if (httpPort != 0 && !portIsFree(httpPort)) {
+            throw new CommandFailure("port " + httpPort + " is in use (a demo still running?): pass --http-port N, or 0 for any free port");
+        }
+        return EmbeddedKafkaBroker.startPersistent(kafkaDir, port, freePort());
+    }
+
+    private void serveUntilStopped(PrintWriter out, String bootstrapServers, String jdbc, int apiPort) throws Exception {
+        Path env = dir.resolve(ENV_FILE);
+        StringBuilder lines = new StringBuilder("# Written by `placement-audit demo --serve`: source it to point the CLI at the running demo.\n");
+        String home = System.getProperty("app.home");
+        if (home != null) {
+            lines.append("export PATH=\"").append(Path.of(home, "bin").toAbsolutePath().normalize()).append(":$PATH\"\n");
+        }
+        lines.append("export KAFKA_BOOTSTRAP_SERVERS=").append(bootstrapServers).append('\n')
+                .append("export PA_STORE_JDBC_URL='").append(jdbc).append("'\n")
+                .append("export PA_DEMO_API=http://localhost:").append(apiPort).append('\n');
+        Files.writeString(env, lines);
+        out.println();
+        say(out, "serving until Ctrl-C");
+        out.printf(Locale.ROOT, "  Kafka bootstrap servers  %s%n", bootstrapServers);
+        out.printf(Locale.ROOT, "  audit store              %s%n", jdbc);
+        out.printf(Locale.ROOT, "  API and dashboard        http://localhost:%d/%n", apiPort);
+        out.printf(Locale.ROOT, "  in another terminal, point the CLI at this demo:  . %s%n", env);
+        out.flush();
+        Thread.currentThread().join();
     }
 
     private static void waitForAlerts(AuditQueries queries) throws Exception {
@@ -97,58 +173,62 @@ public final class PipelineDemo {
         }
     }
 
-    private static void report(AuditQueries queries) throws Exception {
-        System.out.println();
-        System.out.println("WHERE EVERY TENSOR LANDED (latest load per deployment, model and release)");
-        System.out.printf(Locale.ROOT, "  %-12s %-22s %-4s %8s %10s %10s %10s%n", "deployment", "model", "rel", "tensors", "heap", "off-heap", "mapped");
+    private static void report(PrintWriter out, AuditQueries queries) throws Exception {
+        out.println();
+        out.println("WHERE EVERY TENSOR LANDED (latest load per deployment, model and release)");
+        out.printf(Locale.ROOT, "  %-12s %-22s %-4s %8s %10s %10s %10s%n", "deployment", "model", "rel", "tensors", "heap", "off-heap", "mapped");
         queries.loads(null, null, null, 1000).stream()
                 .sorted(Comparator.comparing(AuditQueries.LoadSummary::deploymentId).thenComparing(AuditQueries.LoadSummary::modelId)
                         .thenComparing(AuditQueries.LoadSummary::release))
-                .forEach(l -> System.out.printf(Locale.ROOT, "  %-12s %-22s %-4s %8d %10s %10s %10s%n", l.deploymentId(), l.modelId(), l.release(),
+                .forEach(l -> out.printf(Locale.ROOT, "  %-12s %-22s %-4s %8d %10s %10s %10s%n", l.deploymentId(), l.modelId(), l.release(),
                         l.tensorCount(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()), ByteSizes.format(l.mappedBytes())));
 
-        System.out.println();
+        out.println();
         AuditQueries.FleetReport r2 = queries.fleet("r2");
         AuditQueries.FleetReport r1 = queries.fleet("r1");
-        System.out.printf(Locale.ROOT, "FLEET  r1: off-heap %s, mapped %s   ->   r2: off-heap %s, mapped %s%n", ByteSizes.format(r1.offHeapBytes()),
+        out.printf(Locale.ROOT, "FLEET  r1: off-heap %s, mapped %s   ->   r2: off-heap %s, mapped %s%n", ByteSizes.format(r1.offHeapBytes()),
                 ByteSizes.format(r1.mappedBytes()), ByteSizes.format(r2.offHeapBytes()), ByteSizes.format(r2.mappedBytes()));
-        System.out.println("  deployments with regressions in r2: " + r2.withRegressions());
+        out.println("  deployments with regressions in r2: " + r2.withRegressions());
 
         String example = r2.withRegressions().isEmpty() ? null : r2.withRegressions().get(0);
         if (example != null) {
             AuditQueries.DiffReport diff = queries.diff(example, ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id(), "r1", "r2").orElseThrow();
-            System.out.println();
-            System.out.println("REGRESSION " + example + " " + ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id() + " r1 -> r2: " + diff.countsByKind());
-            diff.findings().stream().filter(f -> f.tensorName() != null).limit(3).forEach(PipelineDemo::printFinding);
-            diff.findings().stream().filter(f -> f.tensorName() == null).forEach(f -> System.out.printf(Locale.ROOT, "  %s: %s -> %s (%s)%n",
+            out.println();
+            out.println("REGRESSION " + example + " " + ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id() + " r1 -> r2: " + diff.countsByKind());
+            diff.findings().stream().filter(f -> f.tensorName() != null).limit(3).forEach(f -> printFinding(out, f));
+            diff.findings().stream().filter(f -> f.tensorName() == null).forEach(f -> out.printf(Locale.ROOT, "  %s: %s -> %s (%s)%n",
                     f.kind(), ByteSizes.format(f.beforeBytes()), ByteSizes.format(f.afterBytes()), f.afterReason()));
         }
-        System.out.println();
-        System.out.println("ALERTS (published to placement-alerts)");
-        queries.alerts(null, 10).forEach(a -> System.out.printf(Locale.ROOT, "  %-15s %-12s %s -> %s  %s -> %s  %s%n", a.kind(), a.deploymentId(),
+        out.println();
+        out.println("ALERTS (published to placement-alerts)");
+        queries.alerts(null, 10).forEach(a -> out.printf(Locale.ROOT, "  %-15s %-12s %s -> %s  %s -> %s  %s%n", a.kind(), a.deploymentId(),
                 a.fromRelease(), a.toRelease(), ByteSizes.format(a.beforeBytes()), ByteSizes.format(a.afterBytes()), a.rule()));
     }
 
-    private static void printFinding(Finding f) {
-        System.out.printf(Locale.ROOT, "  %-14s %-26s %s (%s) -> %s (%s)%n      was: %s%n      now: %s%n", f.kind(), f.tensorName(), f.beforeDomain(),
+    private static void printFinding(PrintWriter out, Finding f) {
+        out.printf(Locale.ROOT, "  %-14s %-26s %s (%s) -> %s (%s)%n      was: %s%n      now: %s%n", f.kind(), f.tensorName(), f.beforeDomain(),
                 ByteSizes.format(f.beforeBytes()), f.afterDomain(), ByteSizes.format(f.afterBytes()), f.beforeReason(), f.afterReason());
     }
 
-    private static void whereNext(String jdbc, boolean serve) {
-        System.out.println();
-        System.out.println("where to look next:");
-        System.out.println("  the store is in target/demo (H2). Query it with the CLI, e.g.:");
-        System.out.println("    java -cp \"$(cat demo/target/classpath.txt):demo/target/classes\" dev.placementaudit.store.cli.AuditStoreCli diff \\");
-        System.out.println("      --set store.jdbc.url='" + jdbc.replace("jdbc:h2:file:" + Path.of("").toAbsolutePath() + "/", "jdbc:h2:file:./") + "' \\");
-        System.out.println("      --deployment android-000 --model llama-3.2-1b-q4km --from r1 --to r2");
-        if (!serve) {
-            System.out.println("  ./demo.sh --serve keeps the API and the dashboard up at http://localhost:8082/");
-        }
-        System.out.println("  README.md: running against a real Kafka cluster and PostgreSQL, configuration, operations.");
+    private static void say(PrintWriter out, String line) {
+        out.println("== " + line);
+        out.flush();
     }
 
-    private static void say(String line) {
-        System.out.println("== " + line);
+    private static boolean portIsFree(int port) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("no free port", e);
+        }
     }
 
     private static void deleteRecursively(Path dir) throws java.io.IOException {

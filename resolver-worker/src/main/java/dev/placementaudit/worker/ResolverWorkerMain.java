@@ -6,6 +6,9 @@ import dev.placementaudit.worker.pipeline.ResolverLoop;
 import dev.placementaudit.worker.pipeline.ResolverWorker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import dev.placementaudit.service.cli.CliErrors;
+import dev.placementaudit.service.cli.ConfDir;
+import dev.placementaudit.service.cli.ProjectVersion;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -17,29 +20,37 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code resolver-worker run [--config worker.properties] [--set key=value]...} */
-@Command(name = "resolver-worker", mixinStandardHelpOptions = true, versionProvider = ResolverWorkerMain.Version.class,
+@Command(name = "worker", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
         description = "Resolves where every tensor of every model load lands, exactly once.",
         subcommands = {ResolverWorkerMain.Run.class})
 public final class ResolverWorkerMain {
+    @Option(names = CliErrors.VERBOSE, scope = CommandLine.ScopeType.INHERIT, description = "print the stack trace of a failure")
+    boolean verbose;
 
     public static void main(String[] args) {
         AvroTrust.install();
-        System.exit(new CommandLine(new ResolverWorkerMain()).execute(args));
+        System.exit(commandLine().execute(args));
+    }
+
+    public static CommandLine commandLine() {
+        return CliErrors.install(new CommandLine(new ResolverWorkerMain()));
     }
 
     @Command(name = "run", mixinStandardHelpOptions = true,
             description = "Consume model loads and emit one AllocationDecided per tensor and one LoadResolved per load. "
                     + "Stops gracefully on SIGTERM.")
     static final class Run implements Callable<Integer> {
-        @Option(names = "--config", description = "properties file (worker.*, kafka.*); env PA_* and -D override it")
+        @Option(names = "--config", paramLabel = "FILE", description = "properties file (worker.*, kafka.*, connect.timeout); env PA_* and -D override it "
+                + "(default: conf/worker.properties of the distribution, or of $PA_CONF_DIR, which documents every key)")
         Path config;
 
-        @Option(names = "--set", description = "key=value override, e.g. --set worker.http.port=0", mapFallbackValue = "")
+        @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting that wins over every other layer, e.g. --set worker.http.port=0 (repeatable)",
+                mapFallbackValue = "")
         Map<String, String> overrides = new LinkedHashMap<>();
 
         @Override
         public Integer call() throws InterruptedException {
-            WorkerConfig workerConfig = WorkerConfig.from(Settings.load(config, overrides));
+            WorkerConfig workerConfig = WorkerConfig.from(Settings.load(ConfDir.orDefault(config, "worker.properties"), overrides));
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             ResolverWorker worker = ResolverWorker.start(workerConfig, registry);
             Thread hook = new Thread(worker::close, "resolver-shutdown");
@@ -48,13 +59,6 @@ public final class ResolverWorkerMain {
                 // waiting for SIGTERM or a fatal error
             }
             return worker.state() == ResolverLoop.State.FAILED ? 1 : 0;
-        }
-    }
-
-    static final class Version implements CommandLine.IVersionProvider {
-        @Override
-        public String[] getVersion() {
-            return new String[]{"resolver-worker " + WorkerVersion.resolverVersion()};
         }
     }
 }

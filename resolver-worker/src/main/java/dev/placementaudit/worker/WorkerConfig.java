@@ -19,6 +19,7 @@ import java.util.Map;
  * @param httpPort          ops endpoint (/health, /metrics); 0 picks a free port, -1 disables it
  * @param resolveThreads    threads that decode, resolve and encode a batch's records in parallel (sending stays
  *                          on the loop thread, in input order)
+ * @param connectTimeout    how long start-up waits for a broker that does not answer ({@code connect.timeout})
  * @param batchesAhead      polls, up to this many, made while a transaction commits, whose records are prepared
  *                          meanwhile: throughput for memory, since each batch ahead holds up to maxPollRecords loads'
  *                          outputs; 0 polls only between transactions. 1 by default: 2 measured no faster unless the
@@ -42,7 +43,8 @@ public record WorkerConfig(
         short topicReplication,
         int httpPort,
         int resolveThreads,
-        int batchesAhead) {
+        int batchesAhead,
+        Duration connectTimeout) {
 
     public WorkerConfig {
         kafka = Map.copyOf(kafka);
@@ -71,7 +73,8 @@ public record WorkerConfig(
                 (short) settings.integer("worker.topics.replication", 1, 1, 32),
                 settings.integer("worker.http.port", 8081, -1, 65_535),
                 settings.integer("worker.resolve.threads", Runtime.getRuntime().availableProcessors(), 1, 256),
-                settings.integer("worker.batches.ahead", 1, 0, 16));
+                settings.integer("worker.batches.ahead", 1, 0, 16),
+                settings.connectTimeout());
         settings.unreadKeys("worker.").forEach(key -> org.slf4j.LoggerFactory.getLogger(WorkerConfig.class)
                 .warn("configuration {} is not a resolver-worker setting (misspelt?); ignored", key));
         return config;

@@ -1,8 +1,9 @@
 package dev.placementaudit.service;
 
+import dev.placementaudit.service.cli.CommandFailure;
+
 import java.io.IOException;
 import java.io.Reader;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,6 +31,9 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Settings {
     public static final String ENV_PREFIX = "PA_";
     public static final String KAFKA_PREFIX = "kafka.";
+    /** How long any command waits for a broker or a database that does not answer before it gives up (env PA_CONNECT_TIMEOUT). */
+    public static final String CONNECT_TIMEOUT = "connect.timeout";
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     private final Map<String, String> values;
     private final Map<String, String> sources;
@@ -67,7 +71,8 @@ public final class Settings {
         Map<String, String> system = new HashMap<>();
         System.getProperties().forEach((k, v) -> {
             String key = k.toString();
-            if (key.startsWith(KAFKA_PREFIX) || key.startsWith("worker.") || key.startsWith("store.") || key.startsWith("producer.")) {
+            if (key.startsWith(KAFKA_PREFIX) || key.startsWith("worker.") || key.startsWith("store.") || key.startsWith("producer.")
+                    || key.equals(CONNECT_TIMEOUT)) {
                 system.put(key, v.toString());
             }
         });
@@ -91,12 +96,19 @@ public final class Settings {
         return mapped;
     }
 
-    private static Map<String, String> readProperties(Path file) {
+    /** A properties file as settings, values trimmed; a missing or unreadable file is a one-line {@link CommandFailure}. */
+    public static Map<String, String> readProperties(Path file) {
+        if (Files.isDirectory(file)) {
+            throw new CommandFailure("configuration file " + file + " is a directory; pass a .properties file");
+        }
+        if (!Files.isRegularFile(file)) {
+            throw new CommandFailure("configuration file " + file + " not found (working directory " + Path.of("").toAbsolutePath() + ")");
+        }
         Properties properties = new Properties();
         try (Reader reader = Files.newBufferedReader(file)) {
             properties.load(reader);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read configuration file " + file, e);
+            throw new CommandFailure("cannot read configuration file " + file + ": " + e.getMessage(), e);
         }
         Map<String, String> map = new HashMap<>();
         properties.forEach((k, v) -> map.put(k.toString(), v.toString().trim()));
@@ -181,6 +193,11 @@ public final class Settings {
         } catch (NumberFormatException | DateTimeParseException e) {
             throw fail(key, text, "is not a duration such as 500ms, 5s, 2m or PT5S");
         }
+    }
+
+    /** The bound on waiting for an unreachable broker or database ({@value #CONNECT_TIMEOUT}, default 10 s). */
+    public Duration connectTimeout() {
+        return duration(CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT);
     }
 
     /** Comma-separated; empty when absent. */

@@ -6,6 +6,10 @@ import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.Settings;
+import dev.placementaudit.service.cli.CliErrors;
+import dev.placementaudit.service.cli.ConfDir;
+import dev.placementaudit.service.cli.KafkaReachability;
+import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
@@ -32,8 +36,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-/** {@code audit-store run|where|diff|fleet|alerts|budget}. */
-@Command(name = "audit-store", mixinStandardHelpOptions = true, version = "audit-store 0.1.0",
+/** {@code store run|where|diff|fleet|alerts|budget|rebuild|whatif}. */
+@Command(name = "store", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
         description = "Where every tensor of every model load landed, release after release.",
         subcommands = {AuditStoreCli.Run.class, AuditStoreCli.Where.class, AuditStoreCli.Diff.class, AuditStoreCli.Fleet.class,
                 AuditStoreCli.Alerts.class, AuditStoreCli.Budget.class, AuditStoreCli.Rebuild.class, AuditStoreCli.WhatIfCommand.class})
@@ -46,33 +50,51 @@ public final class AuditStoreCli {
         System.exit(commandLine().execute(args));
     }
 
+    @Option(names = CliErrors.VERBOSE, scope = CommandLine.ScopeType.INHERIT, description = "print the stack trace of a failure")
+    boolean verbose;
+
     public static CommandLine commandLine() {
-        CommandLine cli = new CommandLine(new AuditStoreCli());
-        cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {
-            commandLine.getErr().println("error: " + e.getMessage());
-            return 2;
-        });
-        return cli;
+        return CliErrors.install(new CommandLine(new AuditStoreCli()));
     }
+
+    /** How query results are printed. */
+    enum OutputFormat { table, json }
 
     /** Where the store's configuration comes from; every query command opens the database itself. */
     static final class Common {
-        @Option(names = "--config", description = "properties file (store.*, kafka.*); env PA_* and -D override it")
+        @Option(names = "--store", paramLabel = "STORE", description = "the audit store to use: a JDBC URL, an H2 database file (./data/audit or "
+                + "./data/audit.mv.db), or NAME for conf/stores/NAME.properties (default: store.jdbc.url, env PA_STORE_JDBC_URL, else "
+                + StoreConfig.DEFAULT_H2_PATH + ")")
+        String store;
+
+        @Option(names = "--config", paramLabel = "FILE", description = "properties file (store.*, kafka.*, connect.timeout); env PA_* and -D "
+                + "override it (default: conf/store.properties of the distribution, or of $PA_CONF_DIR)")
         Path config;
 
-        @Option(names = "--set", description = "key=value override, e.g. --set store.jdbc.url=jdbc:postgresql://db/audit")
+        @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting that wins over every other layer, e.g. --set connect.timeout=3s (repeatable)")
         Map<String, String> overrides = new LinkedHashMap<>();
 
-        @Option(names = "--format", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE})")
-        String format;
+        @Option(names = "--format", defaultValue = "table", description = "output: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+        OutputFormat format;
+
+        private StoreConfig storeConfig;
 
         StoreConfig storeConfig() {
-            return StoreConfig.from(Settings.load(config, overrides));
+            if (storeConfig == null) {
+                Map<String, String> layers = new LinkedHashMap<>();
+                if (store != null) {
+                    layers.putAll(StoreLocation.settings(store));
+                }
+                layers.putAll(overrides);
+                storeConfig = StoreConfig.from(Settings.load(ConfDir.orDefault(config, "store.properties"), layers));
+            }
+            return storeConfig;
         }
 
+        /** The store as it is: a query never creates a database, a schema or a table. */
         AuditDatabase open() {
             StoreConfig c = storeConfig();
-            return AuditDatabase.open(c.jdbcUrl(), c.jdbcUser(), c.jdbcPassword(), c.jdbcSchema(), 2);
+            return AuditDatabase.openExisting(c.jdbcUrl(), c.jdbcUser(), c.jdbcPassword(), c.jdbcSchema(), 2, c.connectTimeout());
         }
 
         AuditQueries queries(AuditDatabase database) {
@@ -81,7 +103,11 @@ public final class AuditStoreCli {
         }
 
         boolean json() {
-            return format.equalsIgnoreCase("json");
+            return format == OutputFormat.json;
+        }
+
+        void printJson(PrintWriter out, Object result) throws java.io.IOException {
+            out.println(JSON.writeValueAsString(result));
         }
 
         /** Opens the database, runs the query, and prints the result as JSON or, by default, with {@code table}. */
@@ -89,7 +115,7 @@ public final class AuditStoreCli {
             try (AuditDatabase db = open()) {
                 T result = query.run(db);
                 if (json()) {
-                    out.println(JSON.writeValueAsString(result));
+                    printJson(out, result);
                 } else {
                     table.accept(out, result);
                 }
@@ -110,7 +136,8 @@ public final class AuditStoreCli {
 
         @Override
         public Integer call() throws InterruptedException {
-            AuditStore store = AuditStore.start(common.storeConfig(), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+            StoreConfig config = common.storeConfig();
+            AuditStore store = AuditStore.start(config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
             Runtime.getRuntime().addShutdownHook(new Thread(store::close, "audit-store-shutdown"));
             while (!store.awaitTermination(Duration.ofSeconds(1))) {
                 // waiting for SIGTERM or a fatal error
@@ -123,15 +150,15 @@ public final class AuditStoreCli {
     static final class Where implements Callable<Integer> {
         @Mixin
         Common common = new Common();
-        @Option(names = "--deployment")
+        @Option(names = "--deployment", description = "only this deployment's loads")
         String deployment;
-        @Option(names = "--model")
+        @Option(names = "--model", description = "only loads of this model id")
         String model;
-        @Option(names = "--release")
+        @Option(names = "--release", description = "only loads of this release")
         String release;
         @Option(names = "--load", description = "one load id: every tensor, its domain and reason")
         String load;
-        @Option(names = "--limit", defaultValue = "20")
+        @Option(names = "--limit", defaultValue = "20", description = "most loads to list, newest first (default: ${DEFAULT-VALUE})")
         int limit;
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -139,6 +166,7 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
+            requirePositive(spec, "--limit", limit);
             if (load != null) {
                 return common.show(out, db -> common.queries(db).load(load).orElseThrow(() -> new IllegalArgumentException("no load " + load)),
                         (o, detail) -> {
@@ -164,13 +192,13 @@ public final class AuditStoreCli {
     static final class Diff implements Callable<Integer> {
         @Mixin
         Common common = new Common();
-        @Option(names = "--deployment", required = true)
+        @Option(names = "--deployment", required = true, description = "the deployment")
         String deployment;
-        @Option(names = "--model", required = true)
+        @Option(names = "--model", required = true, description = "the model id, e.g. llama-3.2-1b-q4km")
         String model;
-        @Option(names = "--from", required = true)
+        @Option(names = "--from", required = true, description = "the earlier release")
         String from;
-        @Option(names = "--to", required = true)
+        @Option(names = "--to", required = true, description = "the later release")
         String to;
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -198,7 +226,7 @@ public final class AuditStoreCli {
     static final class Fleet implements Callable<Integer> {
         @Mixin
         Common common = new Common();
-        @Option(names = "--release", required = true)
+        @Option(names = "--release", required = true, description = "the release to look at across the fleet")
         String release;
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -222,9 +250,9 @@ public final class AuditStoreCli {
     static final class Alerts implements Callable<Integer> {
         @Mixin
         Common common = new Common();
-        @Option(names = "--deployment")
+        @Option(names = "--deployment", description = "only this deployment's alerts")
         String deployment;
-        @Option(names = "--limit", defaultValue = "20")
+        @Option(names = "--limit", defaultValue = "20", description = "most alerts to list, newest first (default: ${DEFAULT-VALUE})")
         int limit;
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -232,6 +260,7 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
+            requirePositive(spec, "--limit", limit);
             return common.show(out, db -> common.queries(db).alerts(deployment, limit), (o, alerts) -> alerts.forEach(a -> o.printf(Locale.ROOT,
                     "%s %-15s %-16s %s -> %s  %+d bytes (%s)  %s%s%n", a.detectedAt(), a.kind(), a.deploymentId(), a.fromRelease(), a.toRelease(),
                     a.deltaBytes(), ByteSizes.format(a.deltaBytes()), a.rule(), a.suppressedBy() == null ? "" : "  [suppressed: " + a.suppressedBy() + "]")));
@@ -248,15 +277,20 @@ public final class AuditStoreCli {
         boolean swap;
         @Option(names = "--force", description = "swap even if different (after a deliberate change to the projection)")
         boolean force;
-        @Option(names = "--stop-after", defaultValue = "9223372036854775807", description = "replay at most N records this run")
+        @Option(names = "--stop-after", paramLabel = "N", defaultValue = "9223372036854775807", description = "replay at most N records this run (default: all)")
         long stopAfter;
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
         @Override
         public Integer call() throws Exception {
-            var result = new dev.placementaudit.store.replay.ProjectionRebuild(common.storeConfig(), spec.commandLine().getOut())
-                    .run(stopAfter, swap, force);
+            requirePositive(spec, "--stop-after", stopAfter);
+            // With --format json, stdout carries only the result; the progress goes to stderr.
+            PrintWriter progress = common.json() ? spec.commandLine().getErr() : spec.commandLine().getOut();
+            var result = new dev.placementaudit.store.replay.ProjectionRebuild(common.storeConfig(), progress).run(stopAfter, swap, force);
+            if (common.json()) {
+                common.printJson(spec.commandLine().getOut(), result);
+            }
             return result.equal() || result.swapped() ? 0 : 3;
         }
     }
@@ -266,15 +300,15 @@ public final class AuditStoreCli {
     static final class WhatIfCommand implements Callable<Integer> {
         @Mixin
         Common common = new Common();
-        @Option(names = "--loads-topic", defaultValue = "model-loads")
+        @Option(names = "--loads-topic", defaultValue = "model-loads", description = "the topic of recorded model loads (default: ${DEFAULT-VALUE})")
         String loadsTopic;
         @Option(names = "--from", defaultValue = "1970-01-01T00:00:00Z", description = "ISO instant (default: the beginning)")
         Instant from;
         @Option(names = "--to", description = "ISO instant (default: now)")
         Instant to;
-        @Option(names = "--deployment")
+        @Option(names = "--deployment", description = "only this deployment's loads")
         String deployment;
-        @Option(names = "--model")
+        @Option(names = "--model", description = "only loads of this model id")
         String model;
         @Option(names = "--threshold", description = "candidate off-heap threshold in bytes")
         Long threshold;
@@ -292,8 +326,11 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
+            requirePositive(spec, "--tensors", tensors);
             StoreConfig config = common.storeConfig();
-            return common.show(out, db -> new dev.placementaudit.store.replay.WhatIf(db.dataSource(), config.kafka(), loadsTopic).run(query()),
+            KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of(loadsTopic));
+            return common.show(out, db -> new dev.placementaudit.store.replay.WhatIf(db.dataSource(), config.kafka(), loadsTopic,
+                    config.connectTimeout()).run(query()),
                     (o, report) -> {
                         o.println(report.summary());
                         report.deployments().forEach(d -> o.printf(Locale.ROOT, "  %-16s %4d loads  %6d unchanged  %6d changed  %6d new  %s%n",
@@ -318,12 +355,12 @@ public final class AuditStoreCli {
     static final class Budget implements Callable<Integer> {
         @Mixin
         Common common = new Common();
-        @Option(names = "--deployment", required = true)
+        @Option(names = "--deployment", required = true, description = "the deployment the budget is for")
         String deployment;
-        @Option(names = "--release", required = true)
+        @Option(names = "--release", required = true, description = "the release expected to grow")
         String release;
-        @Option(names = "--kind", defaultValue = "OFFHEAP_GROWTH", description = "OFFHEAP_GROWTH, HEAP_GROWTH or LOST_MAPPING (default: ${DEFAULT-VALUE})")
-        String kind;
+        @Option(names = "--kind", defaultValue = "OFFHEAP_GROWTH", description = "${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+        BudgetKind kind;
         @Option(names = "--max-delta-bytes", description = "allowed growth; omit to acknowledge any growth")
         Long maxDelta;
         @Option(names = "--note", required = true, description = "why, e.g. a ticket")
@@ -333,9 +370,6 @@ public final class AuditStoreCli {
 
         @Override
         public Integer call() throws Exception {
-            if (!List.of("OFFHEAP_GROWTH", "HEAP_GROWTH", "LOST_MAPPING").contains(kind)) {
-                throw new IllegalArgumentException("--kind must be OFFHEAP_GROWTH, HEAP_GROWTH or LOST_MAPPING");
-            }
             try (AuditDatabase db = common.open(); Connection c = db.dataSource().getConnection();
                  PreparedStatement s = c.prepareStatement(db.dialect().upsert("growth_budgets",
                          List.of("deployment_id", "release_name", "kind", "max_delta_bytes", "note", "created_at"),
@@ -343,7 +377,7 @@ public final class AuditStoreCli {
                          List.of("deployment_id", "release_name", "kind")))) {
                 s.setString(1, deployment);
                 s.setString(2, release);
-                s.setString(3, kind);
+                s.setString(3, kind.name());
                 s.setObject(4, maxDelta);
                 s.setString(5, note);
                 s.setTimestamp(6, Timestamp.from(Instant.now()));
@@ -352,6 +386,15 @@ public final class AuditStoreCli {
             spec.commandLine().getOut().printf(Locale.ROOT, "%s on %s %s: %s (%s)%n", kind, deployment, release,
                     maxDelta == null ? "acknowledged" : "budget " + ByteSizes.format(maxDelta), note);
             return 0;
+        }
+    }
+
+    /** The kinds of growth a budget can cover. */
+    enum BudgetKind { OFFHEAP_GROWTH, HEAP_GROWTH, LOST_MAPPING }
+
+    static void requirePositive(CommandLine.Model.CommandSpec spec, String option, long value) {
+        if (value < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), option + " must be at least 1, got " + value);
         }
     }
 }

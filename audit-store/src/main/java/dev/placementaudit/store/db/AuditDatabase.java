@@ -4,15 +4,28 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import org.flywaydb.core.Flyway;
 
+import dev.placementaudit.service.cli.CommandFailure;
+
 import javax.sql.DataSource;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Properties;
 
 /**
  * The audit store's database: a HikariCP pool over PostgreSQL or H2, migrated by Flyway on open. The same
  * migrations run on both; {@link Dialect} covers the one statement that differs.
  */
 public final class AuditDatabase implements AutoCloseable {
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    /** H2's codes for "database not found" (with IFEXISTS) and "schema not found". */
+    private static final int H2_DATABASE_NOT_FOUND = 90146;
+    private static final int H2_SCHEMA_NOT_FOUND = 90079;
+    private static final String IF_EXISTS = "IFEXISTS=TRUE";
+
     private final HikariDataSource pool;
     private final Dialect dialect;
 
@@ -22,29 +35,21 @@ public final class AuditDatabase implements AutoCloseable {
     }
 
     /**
+     * Opens the store a service writes to, migrating it (and creating the schema) as needed.
+     *
      * @param schema schema to use (created if missing); null for the connection's default
      */
     public static AuditDatabase open(String jdbcUrl, String user, String password, String schema, int poolSize) {
+        return open(jdbcUrl, user, password, schema, poolSize, DEFAULT_CONNECT_TIMEOUT);
+    }
+
+    public static AuditDatabase open(String jdbcUrl, String user, String password, String schema, int poolSize, Duration connectTimeout) {
         Dialect dialect = Dialect.of(jdbcUrl);
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(jdbcUrl);
-        config.setUsername(user);
-        config.setPassword(password);
-        config.setMaximumPoolSize(poolSize);
-        config.setPoolName("audit-store");
-        config.setAutoCommit(true);
-        // Fail fast at start-up when the database is not there, and let a broken connection surface quickly.
-        config.setConnectionTimeout(10_000);
-        config.setInitializationFailTimeout(30_000);
-        if (dialect == Dialect.POSTGRESQL) {
-            // One multi-row INSERT per JDBC batch instead of a statement per row.
-            config.addDataSourceProperty("reWriteBatchedInserts", "true");
-        }
+        probe(jdbcUrl, user, password, null, connectTimeout, false);
         if (schema != null) {
             createSchema(jdbcUrl, user, password, schema);
-            config.setSchema(schema);
         }
-        HikariDataSource pool = new HikariDataSource(config);
+        HikariDataSource pool = pool(jdbcUrl, user, password, schema, poolSize, connectTimeout, dialect);
         try {
             var flyway = Flyway.configure().dataSource(pool).locations("classpath:db/migration");
             if (schema != null) {
@@ -56,6 +61,109 @@ public final class AuditDatabase implements AutoCloseable {
             throw e;
         }
         return new AuditDatabase(pool, dialect);
+    }
+
+    /**
+     * Opens a store that must already exist, for reading: never creates a database, a schema or a table (an H2 URL gets
+     * {@code IFEXISTS=TRUE}), and fails with a {@link CommandFailure} naming the URL when there is no projection there.
+     */
+    public static AuditDatabase openExisting(String jdbcUrl, String user, String password, String schema, int poolSize, Duration connectTimeout) {
+        Dialect dialect = Dialect.of(jdbcUrl);
+        String url = dialect == Dialect.H2 && !jdbcUrl.toUpperCase(Locale.ROOT).contains("IFEXISTS=") ? jdbcUrl + ";" + IF_EXISTS : jdbcUrl;
+        probe(url, user, password, schema, connectTimeout, true);
+        return new AuditDatabase(pool(url, user, password, schema, poolSize, connectTimeout, dialect), dialect);
+    }
+
+    private static HikariDataSource pool(String jdbcUrl, String user, String password, String schema, int poolSize, Duration connectTimeout,
+                                         Dialect dialect) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl);
+        config.setUsername(user);
+        config.setPassword(password);
+        config.setMaximumPoolSize(poolSize);
+        config.setPoolName("audit-store");
+        config.setAutoCommit(true);
+        // The probe has already shown the database answers; these bound how long a broken one can hold a caller.
+        long millis = Math.max(250, connectTimeout.toMillis());
+        config.setConnectionTimeout(millis);
+        config.setInitializationFailTimeout(millis);
+        if (dialect == Dialect.POSTGRESQL) {
+            // One multi-row INSERT per JDBC batch instead of a statement per row.
+            config.addDataSourceProperty("reWriteBatchedInserts", "true");
+            config.addDataSourceProperty("connectTimeout", Long.toString(Math.max(1, connectTimeout.toSeconds())));
+        }
+        if (schema != null) {
+            config.setSchema(schema);
+        }
+        return new HikariDataSource(config);
+    }
+
+    /**
+     * One connection, once, within the bound: a refused connection fails at once and a silent host after
+     * {@code connectTimeout}, instead of a pool retrying for its own default of 30 s. With {@code requireProjection},
+     * also checks that the projection is there (in {@code schema}, when given).
+     */
+    static void probe(String jdbcUrl, String user, String password, String schema, Duration connectTimeout, boolean requireProjection) {
+        Properties properties = new Properties();
+        if (user != null) {
+            properties.setProperty("user", user);
+        }
+        if (password != null) {
+            properties.setProperty("password", password);
+        }
+        long seconds = Math.max(1, connectTimeout.toSeconds());
+        if (Dialect.of(jdbcUrl) == Dialect.POSTGRESQL) {
+            // H2 refuses settings it does not know; it has no network to wait on unless AUTO_SERVER finds a peer.
+            properties.setProperty("connectTimeout", Long.toString(seconds));
+            properties.setProperty("loginTimeout", Long.toString(seconds));
+        }
+        String shown = describe(jdbcUrl);
+        try (Connection c = DriverManager.getConnection(jdbcUrl, properties)) {
+            if (schema != null) {
+                c.setSchema(schema);
+            }
+            if (!requireProjection) {
+                return;
+            }
+            try (Statement s = c.createStatement()) {
+                s.executeQuery("SELECT 1 FROM loads WHERE 1 = 0").close();
+            } catch (SQLException e) {
+                throw new CommandFailure("no audit projection in the store at " + shown + (schema == null ? "" : " (schema " + schema + ")")
+                        + ": table 'loads' is missing. Queries never create one; point --store at the store `placement-audit store run` writes", e);
+            }
+        } catch (SQLException e) {
+            if (e.getErrorCode() == H2_DATABASE_NOT_FOUND || "3D000".equals(e.getSQLState())) {
+                throw new CommandFailure("no audit store at " + shown + ": the database does not exist. Queries never create one; "
+                        + "pass --store (a JDBC URL, an H2 file or a name from conf/) or set PA_STORE_JDBC_URL", e);
+            }
+            if (e.getErrorCode() == H2_SCHEMA_NOT_FOUND || "3F000".equals(e.getSQLState())) {
+                throw new CommandFailure("no audit projection in the store at " + shown + ": schema " + schema + " does not exist", e);
+            }
+            throw new CommandFailure("cannot open the audit store at " + shown + " (waited at most " + seconds + " s): " + firstLine(e.getMessage()), e);
+        }
+    }
+
+    private static String firstLine(String message) {
+        if (message == null) {
+            return "no reason given";
+        }
+        int newline = message.indexOf('\n');
+        return newline < 0 ? message : message.substring(0, newline);
+    }
+
+    /** The store as a user knows it: an H2 URL as the file it opens, any other URL with its password masked. */
+    static String describe(String jdbcUrl) {
+        String url = jdbcUrl.replace(";" + IF_EXISTS, "");
+        if (url.startsWith("jdbc:h2:file:")) {
+            String path = url.substring("jdbc:h2:file:".length()).split(";", 2)[0];
+            return "H2 file " + java.nio.file.Path.of(path + ".mv.db").toAbsolutePath().normalize() + " (" + redact(url.split(";", 2)[0]) + ")";
+        }
+        return redact(url);
+    }
+
+    /** A JDBC URL fit for a log line or an error message: any password in it masked. */
+    public static String redact(String jdbcUrl) {
+        return jdbcUrl.replaceAll("(?i)(password=)[^&;]*", "$1****");
     }
 
     /** H2 refuses a connection to a schema that does not exist yet (PostgreSQL merely searches it): make it first. */

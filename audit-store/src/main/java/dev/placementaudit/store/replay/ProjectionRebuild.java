@@ -1,5 +1,7 @@
 package dev.placementaudit.store.replay;
 
+import dev.placementaudit.service.cli.CommandFailure;
+import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.StoreConfig;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.db.AuditDatabase;
@@ -61,11 +63,14 @@ public final class ProjectionRebuild {
      * @param force      swap even when different (after a deliberate change to how the projection is derived)
      */
     public Result run(long maxRecords, boolean swap, boolean force) throws SQLException {
-        try (AuditDatabase live = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), config.jdbcSchema(), 2)) {
+        KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of(config.decisionsTopic(), config.resolvedTopic()));
+        try (AuditDatabase live = AuditDatabase.openExisting(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), config.jdbcSchema(), 2,
+                config.connectTimeout())) {
             String liveSchema = currentSchema(live);
             String rebuildSchema = liveSchema + "_rebuild";
             Map<TopicPartition, Long> target = liveOffsets(live);
-            try (AuditDatabase rebuild = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), rebuildSchema, 2)) {
+            try (AuditDatabase rebuild = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), rebuildSchema, 2,
+                    config.connectTimeout())) {
                 copyBudgets(rebuild, liveSchema, rebuildSchema);
                 ProjectionWriter writer = new ProjectionWriter(rebuild, REBUILD_GROUP, config.decisionsTopic(), config.resolvedTopic(),
                         new RegressionDetector(rebuild.dialect(), config.offHeapGrowth(), config.heapGrowth()),
@@ -111,6 +116,7 @@ public final class ProjectionRebuild {
         kafka.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         kafka.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(config.maxPollRecords()));
         kafka.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        kafka.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis()));
         long total = 0;
         Map<TopicPartition, Long> start = writer.storedOffsets(target.keySet());
         for (Map.Entry<TopicPartition, Long> t : target.entrySet()) {
@@ -132,6 +138,8 @@ public final class ProjectionRebuild {
             for (TopicPartition partition : remaining) {
                 consumer.seek(partition, start.getOrDefault(partition, 0L));
             }
+            long lastAdvance = System.nanoTime();
+            long lastPositions = -1;
             while (!consumer.assignment().isEmpty() && done < maxRecords) {
                 List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
@@ -146,10 +154,22 @@ public final class ProjectionRebuild {
                     done += batch.size();
                 }
                 List<TopicPartition> finished = new ArrayList<>();
+                long positions = 0;
                 for (TopicPartition partition : consumer.assignment()) {
-                    if (consumer.position(partition) >= target.get(partition)) {
+                    long position = consumer.position(partition);
+                    positions += position;
+                    if (position >= target.get(partition)) {
                         finished.add(partition);
                     }
+                }
+                if (positions != lastPositions || !batch.isEmpty()) {
+                    lastPositions = positions;
+                    lastAdvance = System.nanoTime();
+                } else if (System.nanoTime() - lastAdvance > config.connectTimeout().toNanos()) {
+                    // The broker went away mid-replay: stop with what is left, the next run resumes from the stored offsets.
+                    throw new CommandFailure("rebuild stalled: Kafka at " + config.kafka().get("bootstrap.servers") + " returned nothing for "
+                            + config.connectTimeout().toSeconds() + " s with " + (total - done) + " of " + total
+                            + " records left; rerun to resume where it stopped");
                 }
                 if (!finished.isEmpty()) {
                     List<TopicPartition> still = new ArrayList<>(consumer.assignment());

@@ -10,6 +10,7 @@ import dev.placementaudit.core.placement.StorageCapabilities;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
+import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.worker.resolve.InvalidLoadException;
 import dev.placementaudit.worker.resolve.LoadValidator;
 import dev.placementaudit.worker.resolve.ValidLoad;
@@ -50,13 +51,20 @@ public final class WhatIf {
     private final DataSource database;
     private final Map<String, Object> kafka;
     private final String loadsTopic;
+    private final Duration maxWait;
     private final LoadValidator validator = new LoadValidator(10_000_000);
     private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
 
     public WhatIf(DataSource database, Map<String, Object> kafka, String loadsTopic) {
+        this(database, kafka, loadsTopic, Duration.ofSeconds(30));
+    }
+
+    /** @param maxWait the longest any Kafka call may wait, and the longest the replay may go without a record before it gives up */
+    public WhatIf(DataSource database, Map<String, Object> kafka, String loadsTopic, Duration maxWait) {
         this.database = database;
         this.kafka = Map.copyOf(kafka);
         this.loadsTopic = loadsTopic;
+        this.maxWait = maxWait;
     }
 
     /** What to change; empty fields keep what each load recorded. */
@@ -155,13 +163,14 @@ public final class WhatIf {
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         config.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        config.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.min(Integer.MAX_VALUE, maxWait.toMillis()));
         return new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
     /** The records of the time range, found with offsetsForTimes on every partition. */
     private List<ConsumerRecord<byte[], byte[]>> records(KafkaConsumer<byte[], byte[]> consumer, Query query) {
         List<TopicPartition> partitions = new ArrayList<>();
-        for (PartitionInfo info : consumer.partitionsFor(loadsTopic, Duration.ofSeconds(30))) {
+        for (PartitionInfo info : consumer.partitionsFor(loadsTopic, maxWait)) {
             partitions.add(new TopicPartition(loadsTopic, info.partition()));
         }
         Map<TopicPartition, Long> fromTimes = new HashMap<>();
@@ -170,9 +179,9 @@ public final class WhatIf {
             fromTimes.put(p, query.from().toEpochMilli());
             toTimes.put(p, query.to().toEpochMilli());
         });
-        Map<TopicPartition, OffsetAndTimestamp> starts = consumer.offsetsForTimes(fromTimes, Duration.ofSeconds(30));
-        Map<TopicPartition, OffsetAndTimestamp> ends = consumer.offsetsForTimes(toTimes, Duration.ofSeconds(30));
-        Map<TopicPartition, Long> endOffsets = consumer.endOffsets(partitions, Duration.ofSeconds(30));
+        Map<TopicPartition, OffsetAndTimestamp> starts = consumer.offsetsForTimes(fromTimes, maxWait);
+        Map<TopicPartition, OffsetAndTimestamp> ends = consumer.offsetsForTimes(toTimes, maxWait);
+        Map<TopicPartition, Long> endOffsets = consumer.endOffsets(partitions, maxWait);
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
         for (TopicPartition partition : partitions) {
             OffsetAndTimestamp start = starts.get(partition);
@@ -185,11 +194,22 @@ public final class WhatIf {
             }
             consumer.assign(List.of(partition));
             consumer.seek(partition, start.offset());
-            while (consumer.position(partition) < end) {
+            long position = consumer.position(partition);
+            long lastAdvance = System.nanoTime();
+            while (position < end) {
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
                     if (record.offset() < end) {
                         records.add(record);
                     }
+                }
+                long now = consumer.position(partition);
+                if (now > position) {
+                    position = now;
+                    lastAdvance = System.nanoTime();
+                } else if (System.nanoTime() - lastAdvance > maxWait.toNanos()) {
+                    // A broker gone mid-replay: give up, naming what is left, rather than poll forever.
+                    throw new CommandFailure("what-if stalled: Kafka at " + kafka.get("bootstrap.servers") + " returned nothing from " + partition
+                            + " for " + maxWait.toSeconds() + " s, " + (end - position) + " records before its end");
                 }
             }
         }

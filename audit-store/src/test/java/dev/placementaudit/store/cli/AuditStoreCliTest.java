@@ -58,6 +58,46 @@ class AuditStoreCliTest {
         assertThat(missing.err).contains("no complete load of sample-model on phone-1 for r1 and r9");
     }
 
+    @DatabaseTest
+    void rebuildWithFormatJsonPrintsOnlyItsResultOnStdoutAndItsProgressOnStderr(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
+        h.publish(List.of(StoreHarnessAccess.load("phone-1", "r1", 2, 0, false), StoreHarnessAccess.load("phone-1", "r2", 2, 24, true)));
+        try (AuditStore store = h.start(h.settings())) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 2);
+        }
+        List<String> settings = new ArrayList<>();
+        h.settings().forEach((key, value) -> {
+            settings.add("--set");
+            settings.add(key + "=" + value);
+        });
+
+        Run rebuild = run(settings.toArray(String[]::new), "rebuild", "--format", "json");
+
+        assertThat(rebuild.exit).as(rebuild.err).isZero();
+        JsonNode result = new ObjectMapper().readTree(rebuild.out);
+        assertThat(result.get("equal").asBoolean()).isTrue();
+        assertThat(result.get("records").asLong()).isPositive();
+        assertThat(rebuild.err).contains("rebuilding").contains("rebuilt projection equals the live one");
+    }
+
+    @DatabaseTest
+    void aQueryOfAStoreThatWasNeverStartedSaysSoAndCreatesNothing(TestDatabase db) throws Exception {
+        db.dataSource().getConnection().close(); // the database exists (an H2 file is created on first connection); the projection does not
+        Run where = run(new String[]{"--set", "store.jdbc.url=" + db.jdbcUrl(), "--set", "store.jdbc.user=" + db.user()}, "where");
+
+        assertThat(where.exit).isEqualTo(2);
+        assertThat(where.err).startsWith("error: no audit projection in the store at ").contains("table 'loads' is missing");
+        try (var c = db.dataSource().getConnection(); var tables = c.getMetaData().getTables(null, null, "%", new String[]{"TABLE"})) {
+            List<String> created = new ArrayList<>();
+            while (tables.next()) {
+                if (db.schema() == null || db.schema().equalsIgnoreCase(tables.getString("TABLE_SCHEM"))) {
+                    created.add(tables.getString("TABLE_NAME"));
+                }
+            }
+            assertThat(created).as("tables the query created").isEmpty();
+        }
+    }
+
     private record Run(int exit, String out, String err) {
     }
 

@@ -23,6 +23,13 @@ import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.Settings;
+import dev.placementaudit.service.cli.CliErrors;
+import dev.placementaudit.service.cli.CommandFailure;
+import dev.placementaudit.service.cli.ConfDir;
+import dev.placementaudit.service.cli.KafkaReachability;
+import dev.placementaudit.service.cli.ProjectVersion;
+import dev.placementaudit.producer.publish.PublishException;
+import dev.placementaudit.producer.sample.SampleModelFile;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -30,7 +37,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,17 +47,24 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 
-/** {@code producer publish|simulate|explain}: how model loads enter the pipeline. */
-@Command(name = "producer", mixinStandardHelpOptions = true, versionProvider = ProducerCli.Version.class,
+/** {@code producer publish|simulate|explain|sample-model}: how model loads enter the pipeline. */
+@Command(name = "producer", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
         description = "Turns model loads into ModelLoaded events on Kafka.",
-        subcommands = {ProducerCli.Publish.class, ProducerCli.Simulate.class, ProducerCli.Explain.class})
+        subcommands = {ProducerCli.Publish.class, ProducerCli.Simulate.class, ProducerCli.Explain.class, ProducerCli.SampleModel.class})
 public final class ProducerCli {
-    static final String PRODUCER = "placement-audit-producer/" + version();
+    private static final String PROFILES = "planner profile: mobile-2gb, edge, desktop, native, or '<name> (strict)' (default: ${DEFAULT-VALUE})";
+    private static final String PLATFORMS = "jvm, android, native, nomap, js, wasm, browser (default: ${DEFAULT-VALUE})";
+    private static final String KERNELS = "encodings the runtime's kernels read: all, dense-only, or a list like Q4_K,Q6_K (default: ${DEFAULT-VALUE})";
+    /** Loads sent but not yet acknowledged: enough to keep batches full, few enough to stop soon after a failure. */
+    private static final int MAX_IN_FLIGHT = 200;
+
+    static final String PRODUCER = "placement-audit-producer/" + ProjectVersion.get();
+
+    @Option(names = CliErrors.VERBOSE, scope = CommandLine.ScopeType.INHERIT, description = "print the stack trace of a failure")
+    boolean verbose;
 
     public static void main(String[] args) {
         AvroTrust.install();
@@ -59,40 +72,40 @@ public final class ProducerCli {
     }
 
     public static CommandLine commandLine() {
-        CommandLine cli = new CommandLine(new ProducerCli());
-        cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {
-            commandLine.getErr().println("error: " + e.getMessage());
-            return 2;
-        });
-        return cli;
+        return CliErrors.install(new CommandLine(new ProducerCli()));
     }
 
     /** Kafka connection options shared by the commands that publish. */
     static final class KafkaOptions {
-        @Option(names = "--bootstrap-servers", description = "Kafka bootstrap servers (default: kafka.bootstrap.servers, env KAFKA_BOOTSTRAP_SERVERS or PA_KAFKA_BOOTSTRAP_SERVERS)")
+        @Option(names = "--bootstrap-servers", paramLabel = "HOST:PORT[,...]",
+                description = "Kafka bootstrap servers (default: kafka.bootstrap.servers, env KAFKA_BOOTSTRAP_SERVERS or PA_KAFKA_BOOTSTRAP_SERVERS)")
         String bootstrapServers;
 
         @Option(names = "--topic", defaultValue = "model-loads", description = "topic to publish to (default: ${DEFAULT-VALUE})")
         String topic;
 
-        @Option(names = "--config", description = "properties file with kafka.* client settings (SASL, TLS, ...)")
+        @Option(names = "--config", paramLabel = "FILE", description = "properties file with kafka.* client settings (SASL, TLS, ...) "
+                + "(default: conf/producer.properties of the distribution, or of $PA_CONF_DIR)")
         Path config;
 
-        @Option(names = "--max-wait", defaultValue = "15s", description = "longest wait for the broker per publish (default: ${DEFAULT-VALUE})")
+        @Option(names = "--max-wait", paramLabel = "DURATION", description = "longest wait for the broker, to connect and then per publish, "
+                + "e.g. 10s (default: connect.timeout, env PA_CONNECT_TIMEOUT, else 10s)")
         String maxWait;
 
+        /** Checks the broker answers and the topic exists within the bound, then opens the publisher. */
         PlacementEvents connect() {
             Map<String, String> overrides = new LinkedHashMap<>();
             if (bootstrapServers != null) {
                 overrides.put("kafka.bootstrap.servers", bootstrapServers);
             }
-            overrides.put("producer.max.wait", maxWait);
-            Settings settings = Settings.load(config, overrides);
-            Map<String, Object> kafka = settings.kafkaClientConfig();
-            if (!kafka.containsKey("bootstrap.servers")) {
-                throw new CommandLine.ParameterException(new CommandLine(this), "no Kafka to publish to: pass --bootstrap-servers or set KAFKA_BOOTSTRAP_SERVERS");
+            if (maxWait != null) {
+                overrides.put(Settings.CONNECT_TIMEOUT, maxWait);
             }
-            return PlacementEvents.connect(kafka, topic, settings.duration("producer.max.wait", Duration.ofSeconds(15)));
+            Settings settings = Settings.load(ConfDir.orDefault(config, "producer.properties"), overrides);
+            Map<String, Object> kafka = settings.kafkaClientConfig();
+            Duration wait = settings.connectTimeout();
+            KafkaReachability.check(kafka, wait, List.of(topic));
+            return PlacementEvents.connect(kafka, topic, wait);
         }
     }
 
@@ -110,19 +123,19 @@ public final class ProducerCli {
         @Option(names = "--host", description = "host (default: this machine's name)")
         String host;
 
-        @Option(names = "--profile", defaultValue = "desktop", description = "planner profile: mobile-2gb, edge, desktop, native, or '<name> (strict)' (default: ${DEFAULT-VALUE})")
+        @Option(names = "--profile", defaultValue = "desktop", description = PROFILES)
         String profile;
 
-        @Option(names = "--platform", defaultValue = "jvm", description = "jvm, android, native, nomap, js, wasm, browser (default: ${DEFAULT-VALUE})")
+        @Option(names = "--platform", defaultValue = "jvm", description = PLATFORMS)
         String platform;
 
-        @Option(names = "--kernels", defaultValue = "all", description = "encodings the runtime's kernels read: all, dense-only, or a list like Q4_K,Q6_K (default: ${DEFAULT-VALUE})")
+        @Option(names = "--kernels", defaultValue = "all", description = KERNELS)
         String kernels;
 
-        @Option(names = "--servable", split = ",", description = "encodings a loader serves from a mapping (default: SKaiNET #1192's set)")
+        @Option(names = "--servable", split = ",", paramLabel = "ENCODING", description = "encodings a loader serves from a mapping (default: SKaiNET #1192's set)")
         List<String> servable;
 
-        @Option(names = "--weights-mapped", description = "override the profile's weightsMapped")
+        @Option(names = "--weights-mapped", paramLabel = "true|false", description = "override whether the profile asks for weights to be mapped")
         Boolean weightsMapped;
 
         PlannerProfile plannerProfile() {
@@ -152,7 +165,7 @@ public final class ProducerCli {
     @Command(name = "publish", mixinStandardHelpOptions = true,
             description = "Read a GGUF or safetensors file's header and publish the load a deployment makes of it.")
     static final class Publish implements Callable<Integer> {
-        @Option(names = "--model", required = true, description = "the model file (GGUF or safetensors)")
+        @Option(names = "--model", required = true, paramLabel = "FILE", description = "the model file (GGUF or safetensors)")
         Path model;
 
         @Option(names = "--model-id", description = "stable model id (default: the file name)")
@@ -171,12 +184,20 @@ public final class ProducerCli {
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
             StoredModel stored = ModelFiles.read(model);
-            Progress hashing = new Progress(spec.commandLine().getErr(), "bytes hashed", stored.sizeBytes());
-            stored = stored.withSha256(FileDigest.sha256(model, done -> hashing.update(done, "")));
-            ModelLoaded load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), modelId != null ? modelId : model.getFileName().toString(),
-                    stored, target.target(), target.formPolicy(), Map.of("source", "file"), PRODUCER + " publish");
+            FormPolicy forms = target.formPolicy();
+            // Refused before the broker is even asked: a strict profile's refusal is about the file, not the cluster.
+            try {
+                forms.forms(stored.tensors());
+            } catch (FormPolicy.LoadRefusedException e) {
+                throw new CommandFailure(e.getMessage(), e);
+            }
+            // The broker is checked before the file is hashed: a wrong address should not cost a pass over 4 GB first.
             try (PlacementEvents events = kafka.connect()) {
-                RecordMetadata written = events.publish(load);
+                Progress hashing = new Progress(spec.commandLine().getErr(), "bytes hashed", stored.sizeBytes());
+                stored = stored.withSha256(FileDigest.sha256(model, done -> hashing.update(done, "")));
+                ModelLoaded load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), modelId != null ? modelId : model.getFileName().toString(),
+                        stored, target.target(), forms, Map.of("source", "file"), PRODUCER + " publish");
+                RecordMetadata written = published(() -> events.publish(load));
                 out.printf(Locale.ROOT, "published load %s of %s (%d tensors, %s) for %s/%s to %s-%d@%d%n", load.getLoadId(), stored.name(),
                         load.getTensors().size(), ByteSizes.format(stored.tensorBytes()), target.deployment, target.release,
                         written.topic(), written.partition(), written.offset());
@@ -188,22 +209,16 @@ public final class ProducerCli {
     @Command(name = "explain", mixinStandardHelpOptions = true,
             description = "Show where every tensor of a model file would land for a deployment, without publishing anything.")
     static final class Explain implements Callable<Integer> {
-        @Option(names = "--model", required = true, description = "the model file (GGUF or safetensors)")
+        @Option(names = "--model", required = true, paramLabel = "FILE", description = "the model file (GGUF or safetensors)")
         Path model;
 
-        @Option(names = "--deployment", defaultValue = "local")
-        String deployment;
-
-        @Option(names = "--release", defaultValue = "local")
-        String release;
-
-        @Option(names = "--profile", defaultValue = "desktop")
+        @Option(names = "--profile", defaultValue = "desktop", description = PROFILES)
         String profile;
 
-        @Option(names = "--platform", defaultValue = "jvm")
+        @Option(names = "--platform", defaultValue = "jvm", description = PLATFORMS)
         String platform;
 
-        @Option(names = "--kernels", defaultValue = "all")
+        @Option(names = "--kernels", defaultValue = "all", description = KERNELS)
         String kernels;
 
         @Option(names = "--all", description = "list every tensor (default: the 20 largest)")
@@ -252,7 +267,7 @@ public final class ProducerCli {
                 description = "models from the catalog: llama-3.2-1b-q4km, qwen2.5-0.5b-q8_0, bitnet-2b-tq2_0, smollm2-360m-f16 (default: ${DEFAULT-VALUE})")
         List<String> models;
 
-        @Option(names = "--drift", description = "release drift, repeatable: r2:dequantize=*ffn_down*, r2:unservable=Q6_K, r2:threshold=1048576")
+        @Option(names = "--drift", paramLabel = "RULE", description = "release drift, repeatable: r2:dequantize=*ffn_down*, r2:unservable=Q6_K, r2:threshold=1048576")
         List<String> drift = new ArrayList<>();
 
         @Option(names = "--seed", defaultValue = "42", description = "random seed; the same seed gives the same fleet, load ids included (default: ${DEFAULT-VALUE})")
@@ -265,62 +280,94 @@ public final class ProducerCli {
         CommandLine.Model.CommandSpec spec;
 
         @Override
-        public Integer call() {
+        public Integer call() throws InterruptedException {
+            if (deployments < 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--deployments must be at least 1, got " + deployments);
+            }
             List<Drift> rules = drift.stream().map(d -> Drift.parse(d, releases)).toList();
             FleetSimulator fleet = new FleetSimulator(seed, deployments, releases, models.stream().map(ModelCatalog::byId).toList(),
                     rules, Instant.parse("2026-11-01T00:00:00Z"));
-            Progress progress = new Progress(spec.commandLine().getErr(), "loads", fleet.loadCount());
+            Progress progress = new Progress(spec.commandLine().getErr(), "loads acknowledged", fleet.loadCount());
+            Acknowledgements acks = new Acknowledgements(MAX_IN_FLIGHT);
             long tensors = 0;
-            int published = 0;
-            List<CompletableFuture<RecordMetadata>> pending = new ArrayList<>();
             try (PlacementEvents events = kafka.connect()) {
                 for (ModelLoaded load : fleet) {
-                    pending.add(events.publishAsync(load));
-                    tensors += load.getTensors().size();
-                    if (pending.size() >= 200) {
-                        published += await(pending);
+                    if (!acks.acquireUnlessFailed()) {
+                        break;
                     }
-                    progress.update(published + pending.size(), tensors + " tensors");
+                    int size = load.getTensors().size();
+                    events.publishAsync(load).whenComplete((metadata, error) -> acks.done(load, size, error));
+                    tensors += size;
+                    progress.update(acks.acknowledged(), acks.tensors() + " tensors");
                 }
-                published += await(pending);
-                progress.update(published, tensors + " tensors");
+                acks.awaitAll();
+                progress.update(acks.acknowledged(), acks.tensors() + " tensors");
+                if (acks.failure() != null) {
+                    throw new CommandFailure("simulation stopped: " + events.describeFailure(acks.failedLoad(), acks.failure()).getMessage()
+                            + "; " + acks.acknowledged() + " of " + fleet.loadCount() + " loads were acknowledged before it", acks.failure());
+                }
             }
             spec.commandLine().getOut().printf(Locale.ROOT, "simulated %d loads (%d deployments x %d releases x %d models, %d tensors) to %s in %.1f s%n",
-                    published, deployments, releases.size(), models.size(), tensors, kafka.topic, progress.seconds());
+                    acks.acknowledged(), deployments, releases.size(), models.size(), tensors, kafka.topic, progress.seconds());
             return 0;
         }
-
-        private static int await(List<CompletableFuture<RecordMetadata>> pending) {
-            int done = 0;
-            for (CompletableFuture<RecordMetadata> future : pending) {
-                try {
-                    future.join();
-                    done++;
-                } catch (java.util.concurrent.CompletionException e) {
-                    throw new IllegalStateException("publishing failed after " + done + " loads: " + e.getCause().getMessage(), e.getCause());
-                }
-            }
-            pending.clear();
-            return done;
-        }
     }
 
-    static final class Version implements CommandLine.IVersionProvider {
+    @Command(name = "sample-model", mixinStandardHelpOptions = true,
+            description = "Write a model file with a real model's tensor layout and no weights (sparse: a few KB on disk), "
+                    + "to try explain and publish without downloading a model.")
+    static final class SampleModel implements Callable<Integer> {
+        @Option(names = "--layout", required = true, completionCandidates = LayoutIds.class,
+                description = "the model whose layout to write: ${COMPLETION-CANDIDATES}")
+        String layout;
+
+        @Option(names = "--out", required = true, paramLabel = "FILE", description = "where to write it; a name ending in .safetensors "
+                + "gets the safetensors layout unless --format says otherwise")
+        Path out;
+
+        @Option(names = "--format", description = "GGUF (quantized, as llama.cpp writes it) or SAFETENSORS (the BF16 checkpoint, "
+                + "as Hugging Face writes it) (default: from the file name, else GGUF)")
+        SampleModelFile.Format format;
+
+        @Option(names = "--force", description = "overwrite FILE if it exists")
+        boolean force;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
         @Override
-        public String[] getVersion() {
-            return new String[]{PRODUCER};
+        public Integer call() throws IOException {
+            ModelCatalog.Archetype model = ModelCatalog.byId(layout);
+            if (java.nio.file.Files.isDirectory(out)) {
+                throw new CommandFailure(out + " is a directory; --out takes a file name such as model.gguf");
+            }
+            if (java.nio.file.Files.exists(out) && !force) {
+                throw new CommandFailure(out + " exists; pass --force to overwrite it");
+            }
+            SampleModelFile.Format chosen = format != null ? format
+                    : out.getFileName().toString().endsWith(".safetensors") ? SampleModelFile.Format.SAFETENSORS : SampleModelFile.Format.GGUF;
+            long size = SampleModelFile.write(model, chosen, out);
+            spec.commandLine().getOut().printf(Locale.ROOT, "wrote %s: %s layout of %s, %d tensors, %s (tensor data is a sparse hole of zeros)%n",
+                    out, chosen, model.displayName(), model.layout().size(), ByteSizes.format(size));
+            return 0;
         }
     }
 
-    static String version() {
-        Properties properties = new Properties();
-        try (InputStream in = ProducerCli.class.getResourceAsStream("/producer.properties")) {
-            if (in != null) {
-                properties.load(in);
-            }
-        } catch (IOException e) {
-            return "dev";
+    /** The catalog's model ids, for {@code --layout}'s help and completion. */
+    static final class LayoutIds implements Iterable<String> {
+        @Override
+        public java.util.Iterator<String> iterator() {
+            return ModelCatalog.ALL.stream().map(ModelCatalog.Archetype::id).iterator();
         }
-        return properties.getProperty("version", "dev");
     }
+
+    /** Waits for a publish, turning a broker that is not there into a one-line failure. */
+    static RecordMetadata published(java.util.function.Supplier<RecordMetadata> publish) {
+        try {
+            return publish.get();
+        } catch (PublishException e) {
+            throw new CommandFailure(e.getMessage(), e);
+        }
+    }
+
 }

@@ -2,8 +2,11 @@ package dev.placementaudit.producer.model;
 
 import java.nio.file.Path;
 
-/** A model file that cannot be read: the message names the file, the problem and the byte offset where it was found. */
-public final class ModelFileException extends RuntimeException {
+/**
+ * A model file that cannot be read: the message names the file, the problem and the byte offset where it was found.
+ * Bad input, hence an {@link IllegalArgumentException}: the command line reports it as the user's to fix.
+ */
+public final class ModelFileException extends IllegalArgumentException {
     private static final long serialVersionUID = 1L;
 
     private final long offset;

@@ -15,6 +15,9 @@ public final class ModelFiles {
     }
 
     public static StoredModel read(Path file) {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException(file + " is a directory, not a model file: pass the .gguf or .safetensors file itself");
+        }
         if (!Files.isRegularFile(file)) {
             throw new ModelFileException(file, 0, "no such file");
         }

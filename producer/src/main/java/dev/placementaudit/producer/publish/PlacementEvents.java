@@ -101,6 +101,11 @@ public final class PlacementEvents implements AutoCloseable {
         producer.flush();
     }
 
+    /** What went wrong with {@code load}, in terms of the configuration to fix. */
+    public PublishException describeFailure(ModelLoaded load, Throwable error) {
+        return explain(load, error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error);
+    }
+
     private PublishException explain(ModelLoaded load, Throwable error) {
         if (error instanceof RecordTooLargeException) {
             return new PublishException("load " + load.getLoadId() + " with " + load.getTensors().size() + " tensors is too large for one "

@@ -49,33 +49,74 @@ public final class ModelCatalog {
      * @param embedding   encoding of the token embedding
      * @param qkvBias     whether q/k/v carry F32 biases (Qwen)
      */
+    /** One tensor of a layout, with its ggml dims ({@code [in, out]}, fastest-varying first). */
+    public record LayoutTensor(String name, GgmlType type, long... dims) {
+        /** GGUF's default alignment of each tensor's data. */
+        public static final int ALIGNMENT = 32;
+
+        public long elementCount() {
+            long elements = 1;
+            for (long d : dims) {
+                elements = Math.multiplyExact(elements, d);
+            }
+            return elements;
+        }
+
+        public long bytes() {
+            return type.bytesFor(elementCount());
+        }
+
+        public List<Long> shape() {
+            List<Long> shape = new ArrayList<>();
+            for (long d : dims) {
+                shape.add(d);
+            }
+            return shape;
+        }
+
+        public static long aligned(long offset) {
+            return (offset + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+        }
+    }
+
     public record Archetype(String id, String displayName, int blocks, int embedding, int ffn, int kvWidth, int vocab,
                             GgmlType bulk, GgmlType sensitive, GgmlType embeddingType, boolean qkvBias) {
 
         public StoredModel model() {
             List<StoredTensor> tensors = new ArrayList<>();
             long offset = 0;
-            offset = add(tensors, offset, "token_embd.weight", embeddingType, embedding, vocab);
-            for (int b = 0; b < blocks; b++) {
-                String p = "blk." + b + ".";
-                offset = add(tensors, offset, p + "attn_norm.weight", GgmlType.F32, embedding);
-                offset = add(tensors, offset, p + "attn_q.weight", bulk, embedding, embedding);
-                offset = add(tensors, offset, p + "attn_k.weight", bulk, embedding, kvWidth);
-                offset = add(tensors, offset, p + "attn_v.weight", sensitive, embedding, kvWidth);
-                if (qkvBias) {
-                    offset = add(tensors, offset, p + "attn_q.bias", GgmlType.F32, embedding);
-                    offset = add(tensors, offset, p + "attn_k.bias", GgmlType.F32, kvWidth);
-                    offset = add(tensors, offset, p + "attn_v.bias", GgmlType.F32, kvWidth);
-                }
-                offset = add(tensors, offset, p + "attn_output.weight", bulk, embedding, embedding);
-                offset = add(tensors, offset, p + "ffn_norm.weight", GgmlType.F32, embedding);
-                offset = add(tensors, offset, p + "ffn_gate.weight", bulk, embedding, ffn);
-                offset = add(tensors, offset, p + "ffn_up.weight", bulk, embedding, ffn);
-                offset = add(tensors, offset, p + "ffn_down.weight", sensitive, ffn, embedding);
+            for (LayoutTensor t : layout()) {
+                long bytes = t.bytes();
+                tensors.add(new StoredTensor(t.name(), t.type().toFormat(bytes), t.shape(), t.elementCount(), bytes, OptionalLong.of(offset)));
+                offset = LayoutTensor.aligned(offset + bytes);
             }
-            offset = add(tensors, offset, "output_norm.weight", GgmlType.F32, embedding);
             return new StoredModel(displayName, FileFormat.GGUF, offset, java.util.Optional.of(syntheticSha256()),
                     Map.of("general.architecture", "llama", "general.name", displayName), tensors);
+        }
+
+        /** Every tensor as the model's GGUF file lists it, in file order. */
+        public List<LayoutTensor> layout() {
+            List<LayoutTensor> tensors = new ArrayList<>();
+            tensors.add(new LayoutTensor("token_embd.weight", embeddingType, embedding, vocab));
+            for (int b = 0; b < blocks; b++) {
+                String p = "blk." + b + ".";
+                tensors.add(new LayoutTensor(p + "attn_norm.weight", GgmlType.F32, embedding));
+                tensors.add(new LayoutTensor(p + "attn_q.weight", bulk, embedding, embedding));
+                tensors.add(new LayoutTensor(p + "attn_k.weight", bulk, embedding, kvWidth));
+                tensors.add(new LayoutTensor(p + "attn_v.weight", sensitive, embedding, kvWidth));
+                if (qkvBias) {
+                    tensors.add(new LayoutTensor(p + "attn_q.bias", GgmlType.F32, embedding));
+                    tensors.add(new LayoutTensor(p + "attn_k.bias", GgmlType.F32, kvWidth));
+                    tensors.add(new LayoutTensor(p + "attn_v.bias", GgmlType.F32, kvWidth));
+                }
+                tensors.add(new LayoutTensor(p + "attn_output.weight", bulk, embedding, embedding));
+                tensors.add(new LayoutTensor(p + "ffn_norm.weight", GgmlType.F32, embedding));
+                tensors.add(new LayoutTensor(p + "ffn_gate.weight", bulk, embedding, ffn));
+                tensors.add(new LayoutTensor(p + "ffn_up.weight", bulk, embedding, ffn));
+                tensors.add(new LayoutTensor(p + "ffn_down.weight", sensitive, ffn, embedding));
+            }
+            tensors.add(new LayoutTensor("output_norm.weight", GgmlType.F32, embedding));
+            return tensors;
         }
 
         /** Stable per archetype, so simulated releases of the same model share a digest. */
@@ -85,18 +126,6 @@ public final class ModelCatalog {
             } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException(e);
             }
-        }
-
-        private static long add(List<StoredTensor> tensors, long offset, String name, GgmlType type, long... dims) {
-            long elements = 1;
-            List<Long> shape = new ArrayList<>();
-            for (long d : dims) {
-                elements *= d;
-                shape.add(d);
-            }
-            long bytes = type.bytesFor(elements);
-            tensors.add(new StoredTensor(name, type.toFormat(bytes), shape, elements, bytes, OptionalLong.of(offset)));
-            return offset + (bytes + 31) / 32 * 32;
         }
     }
 }

@@ -16,6 +16,8 @@ import dev.placementaudit.testkit.TopicReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
@@ -25,6 +27,8 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -137,6 +141,42 @@ class ProducerCliTest {
         assertThat(run.out).contains("simulated 6 loads (3 deployments x 2 releases x 1 models");
         List<ModelLoaded> loads = TopicReader.readCommitted(broker, topic, 6).stream().map(r -> LOADS.decode(r.value())).toList();
         assertThat(loads).hasSize(6).extracting(ModelLoaded::getRelease).containsOnly("r1", "r2");
+    }
+
+    @Test
+    void simulateStopsAtTheFirstLoadTheBrokerRefusesAndClaimsOnlyWhatWasAcknowledged(KafkaBroker broker) throws Exception {
+        String topic = KafkaBroker.uniqueTopic("tiny-loads");
+        try (Admin admin = Admin.create(broker.clientConfig())) {
+            // Every simulated load is larger than this, so the broker refuses each one.
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("max.message.bytes", "512")))).all().get(30, TimeUnit.SECONDS);
+        }
+
+        Run run = run("simulate", "--deployments", "50", "--releases", "r1,r2", "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
+
+        assertThat(run.exit).as(run.err).isEqualTo(2);
+        assertThat(run.err).contains("error: simulation stopped: load ").contains("is too large for one Kafka record")
+                .contains("0 of 200 loads were acknowledged before it");
+        assertThat(run.err).doesNotContain("100%").doesNotContain("\tat ");
+        assertThat(run.err.lines().filter(l -> l.contains("loads acknowledged"))).allMatch(l -> l.contains(" 0/200 loads acknowledged"));
+        assertThat(run.out).isEmpty();
+        assertThat(TopicReader.readCommitted(broker, topic, 0)).isEmpty();
+    }
+
+    @Test
+    void aSampleModelIsWrittenOnceAndNotOverwrittenUnlessForced() throws Exception {
+        Path file = dir.resolve("sample.gguf");
+
+        Run first = run("sample-model", "--layout", "bitnet-2b-tq2_0", "--out", file.toString());
+        Run again = run("sample-model", "--layout", "bitnet-2b-tq2_0", "--out", file.toString());
+        Run forced = run("sample-model", "--layout", "smollm2-360m-f16", "--out", file.toString(), "--force");
+        Run explained = run("explain", "--model", file.toString());
+
+        assertThat(first.exit).as(first.err).isZero();
+        assertThat(first.out).contains("GGUF layout of BitNet b1.58 2B TQ2_0");
+        assertThat(again.exit).isEqualTo(2);
+        assertThat(again.err).contains("exists; pass --force to overwrite it");
+        assertThat(forced.exit).as(forced.err).isZero();
+        assertThat(explained.out).startsWith("SmolLM2 360M F16: ");
     }
 
     private record Run(int exit, String out, String err) {

@@ -3,6 +3,7 @@ package dev.placementaudit.worker.pipeline;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
 import dev.placementaudit.service.TopicSetup;
+import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.WorkerVersion;
 import dev.placementaudit.worker.resolve.LoadResolution;
@@ -44,7 +45,9 @@ public final class ResolverWorker implements AutoCloseable {
         this.clientMetrics = clientMetrics;
     }
 
+    /** @throws dev.placementaudit.service.cli.CommandFailure when no broker answers within {@code connect.timeout} */
     public static ResolverWorker start(WorkerConfig config, PrometheusMeterRegistry registry) {
+        KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of());
         if (config.createTopics()) {
             TopicSetup.ensure(config.kafka(), config.topicPartitions(), config.topicReplication(),
                     List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic()), List.of(config.inputTopic()));

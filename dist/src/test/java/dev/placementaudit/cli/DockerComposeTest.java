@@ -1,10 +1,12 @@
-package dev.placementaudit.store;
+package dev.placementaudit.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.placementaudit.service.Settings;
+import dev.placementaudit.store.StoreConfig;
 import dev.placementaudit.worker.WorkerConfig;
+import picocli.CommandLine;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -14,7 +16,10 @@ import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** docker-compose.yml says what the services read: no unknown keys, ports and hosts that line up. */
+/**
+ * docker-compose.yml says what the services read: no unknown keys, ports and hosts that line up, and every service's
+ * command one the image's launcher (bin/placement-audit) takes.
+ */
 class DockerComposeTest {
     private static JsonNode services() throws Exception {
         return new ObjectMapper(new YAMLFactory()).readTree(Path.of("..", "docker-compose.yml").toFile()).get("services");
@@ -43,7 +48,7 @@ class DockerComposeTest {
         assertThat(settings.unreadKeys("worker.")).isEmpty();
         assertThat(config.bootstrapServers()).isEqualTo("kafka:9092");
         assertThat(worker.get("ports").get(0).asText()).isEqualTo(config.httpPort() + ":" + config.httpPort());
-        assertThat(worker.get("command").get(0).asText()).isEqualTo(dev.placementaudit.worker.ResolverWorkerMain.class.getName());
+        assertThat(launcherCommand(worker)).containsExactly("worker", "run");
     }
 
     @Test
@@ -61,7 +66,7 @@ class DockerComposeTest {
         assertThat(config.jdbcUser()).isEqualTo(postgres.get("POSTGRES_USER").asText());
         assertThat(config.jdbcPassword()).isEqualTo(postgres.get("POSTGRES_PASSWORD").asText());
         assertThat(store.get("ports").get(0).asText()).isEqualTo(config.httpPort() + ":" + config.httpPort());
-        assertThat(store.get("command").get(0).asText()).isEqualTo(dev.placementaudit.store.cli.AuditStoreCli.class.getName());
+        assertThat(launcherCommand(store)).containsExactly("store", "run");
     }
 
     @Test
@@ -71,6 +76,15 @@ class DockerComposeTest {
         assertThat(kafka.get("KAFKA_ADVERTISED_LISTENERS").asText()).isEqualTo("PLAINTEXT://kafka:9092");
         assertThat(kafka.get("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR").asText()).isEqualTo("1");
         assertThat(services().get("producer").get("command").toString()).contains("kafka:9092");
+        assertThat(launcherCommand(services().get("producer"))).containsExactly("producer", "simulate");
+    }
+
+    /** The (sub)commands the launcher resolves the service's command line to; parsing fails on anything it does not take. */
+    private static List<String> launcherCommand(JsonNode service) {
+        List<String> args = new java.util.ArrayList<>();
+        service.get("command").forEach(a -> args.add(a.asText()));
+        return PlacementAudit.commandLine().parseArgs(args.toArray(String[]::new)).asCommandLineList().stream().skip(1)
+                .map(CommandLine::getCommandName).toList();
     }
 
     @Test

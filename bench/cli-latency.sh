@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The commands a user types, timed as the user feels them: wall time of bin/placement-audit from the packaged
+# distribution (JVM start included), against a running `placement-audit demo --serve`. Median and max of N runs
+# each; writes bench/results/cli-<date>.md.   bench/run.sh cli [--runs N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    *) echo "unknown option $1 (--runs N)"; exit 2 ;;
+  esac
+done
+mvn -q -B -ntp -pl dist -am package -Dmaven.test.skip=true
+home=$(cd "$(ls -d dist/target/placement-audit-*/ | head -n 1)" && pwd)
+work=$(mktemp -d /tmp/pa-bench-cli.XXXXXX)
+results="$PWD/bench/results"
+cd "$work"
+"$home/bin/placement-audit" demo --serve --kafka-port 0 --http-port 0 > demo.log 2>&1 &
+demo=$!
+trap 'kill $demo 2>/dev/null; wait $demo 2>/dev/null || true; cd /; rm -rf "$work"' EXIT
+for _ in $(seq 1 360); do grep -q "point the CLI at this demo" demo.log && break; sleep 0.5; done
+grep -q "point the CLI at this demo" demo.log || { cat demo.log; exit 1; }
+. data/demo/demo.env
+nobody=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+placement-audit producer sample-model --layout llama-3.2-1b-q4km --out sample.gguf > /dev/null
+
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+report="$results/cli-$(date +%Y%m%d-%H%M%S).md"
+{
+  echo "# CLI latency, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  echo "bin/placement-audit from the packaged distribution, against \`placement-audit demo --serve\` (in-JVM broker, H2 store"
+  echo "read through AUTO_SERVER) on this machine ($(nproc) cores). Wall time of the whole command, JVM start included;"
+  echo "$runs runs each after one discarded run. Java: $(java -version 2>&1 | head -n 1)."
+  echo
+  echo "| command | expected exit | median ms | max ms |"
+  echo "|---|---|---|---|"
+} > "$report"
+
+measure() {
+  local label="$1" expect="$2"; shift 2
+  "$@" > /dev/null 2>&1 || true
+  local times=()
+  for _ in $(seq 1 "$runs"); do
+    local t0; t0=$(date +%s%N)
+    set +e; "$@" > /dev/null 2>&1; local code=$?; set -e
+    times+=("$(ms "$t0")")
+    if [ "$code" != "$expect" ]; then echo "$label exited $code, expected $expect"; exit 1; fi
+  done
+  local sorted; sorted=$(printf '%s\n' "${times[@]}" | sort -n)
+  local median; median=$(echo "$sorted" | awk -v n="$runs" 'NR == int((n + 1) / 2)')
+  local max; max=$(echo "$sorted" | tail -n 1)
+  echo "| \`$label\` | $expect | $median | $max |" >> "$report"
+  echo "$label: median $median ms, max $max ms"
+}
+
+measure "placement-audit --version" 0 placement-audit --version
+measure "producer explain --model sample.gguf (146 tensors)" 0 placement-audit producer explain --model sample.gguf
+measure "store where --deployment android-000" 0 placement-audit store where --deployment android-000
+measure "store diff --deployment android-000 ... --from r1 --to r2" 0 placement-audit store diff --deployment android-000 --model llama-3.2-1b-q4km --from r1 --to r2
+measure "store fleet --release r2" 0 placement-audit store fleet --release r2
+measure "store alerts --format json" 0 placement-audit store alerts --format json
+measure "producer simulate --deployments 1 --releases r1 (2 loads)" 0 placement-audit producer simulate --deployments 1 --releases r1
+measure "store where --store <H2 file that does not exist>" 2 placement-audit store where --store ./nothing-here
+measure "store where --store jdbc:postgresql://127.0.0.1:<closed port>/x (refused)" 2 placement-audit store where --store "jdbc:postgresql://127.0.0.1:$nobody/x"
+PA_CONNECT_TIMEOUT=2s measure "producer simulate --bootstrap-servers 127.0.0.1:<closed port>, PA_CONNECT_TIMEOUT=2s" 2 placement-audit producer simulate --bootstrap-servers "127.0.0.1:$nobody"
+measure "producer simulate --bootstrap-servers 127.0.0.1:<closed port> (default 10 s bound)" 2 placement-audit producer simulate --bootstrap-servers "127.0.0.1:$nobody"
+echo "wrote $report"
