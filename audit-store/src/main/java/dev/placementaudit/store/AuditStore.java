@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
 import dev.placementaudit.service.TopicSetup;
@@ -81,6 +82,9 @@ public final class AuditStore implements AutoCloseable {
 
         Map<String, Object> consumerConfig = new HashMap<>(config.kafka());
         consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
+        // Static membership: a store restarted after a crash rejoins as itself and gets its partitions back at once,
+        // instead of waiting out the dead member's session (45 s by default) with nothing assigned.
+        consumerConfig.putIfAbsent(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.instanceId());
         consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(config.maxPollRecords()));
@@ -94,7 +98,7 @@ public final class AuditStore implements AutoCloseable {
         KafkaProducer<byte[], byte[]> deadLetters = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
         AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic());
         IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic()), config.deadLetterTopic(),
-                config.pollTimeout(), writer, publisher, metrics, Clock.systemUTC());
+                config.pollTimeout(), writer, publisher, metrics, Clock.systemUTC(), new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
         Thread thread = new Thread(loop, "audit-store-ingest");
         thread.start();
         AuditStore[] self = new AuditStore[1];
@@ -106,14 +110,22 @@ public final class AuditStore implements AutoCloseable {
         return self[0];
     }
 
+    /**
+     * UP only while the loop runs and nothing has been wrong for longer than {@code store.health.bound}: the broker
+     * unreachable, no partition assigned, or records waiting with nothing committed. Each such problem is named.
+     */
     public Health health() {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("state", loop.state().name());
         details.put("assignedPartitions", loop.assignment().stream().map(TopicPartition::toString).sorted().toList());
+        List<String> problems = loop.vitals().problems();
+        if (!problems.isEmpty()) {
+            details.put("problems", problems);
+        }
         if (loop.failure() != null) {
             details.put("failure", loop.failure().toString());
         }
-        return new Health(loop.state() == IngestLoop.State.RUNNING, details);
+        return new Health(loop.state() == IngestLoop.State.RUNNING && problems.isEmpty(), details);
     }
 
     public IngestLoop.State state() {

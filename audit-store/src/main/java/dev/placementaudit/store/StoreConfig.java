@@ -11,7 +11,11 @@ import java.util.Map;
  * through to the Kafka clients.
  *
  * @param jdbcUrl  {@code jdbc:postgresql://...} in production; the default is an H2 file next to the process
+ * @param instanceId     stable per store instance (default: the host's name): the consumer's static group membership, so a
+ *                       restarted instance takes its partitions back at once instead of waiting out the dead one's session
  * @param connectTimeout how long a command waits for a broker or database that does not answer ({@code connect.timeout})
+ * @param healthBound    how long the broker may be unreachable, no partition assigned, or lag left uncommitted before
+ *                       {@code /health} says DOWN ({@code store.health.bound})
  * @param apiToken when set, {@code /api/*} requires {@code Authorization: Bearer <token>}
  */
 public record StoreConfig(
@@ -22,6 +26,7 @@ public record StoreConfig(
         String deadLetterTopic,
         String loadsTopic,
         String groupId,
+        String instanceId,
         String jdbcUrl,
         String jdbcUser,
         String jdbcPassword,
@@ -36,7 +41,8 @@ public record StoreConfig(
         boolean createTopics,
         int topicPartitions,
         short topicReplication,
-        Duration connectTimeout) {
+        Duration connectTimeout,
+        Duration healthBound) {
 
     /** Where the store keeps its data when no URL is given: an H2 file below the working directory. */
     public static final String DEFAULT_H2_PATH = "./data/audit";
@@ -64,6 +70,7 @@ public record StoreConfig(
                 settings.string("store.dlq.topic", decisions + ".dlq"),
                 settings.string("store.loads.topic", "model-loads"),
                 settings.string("store.group.id", "placement-audit-store"),
+                settings.string("store.instance.id", Settings.hostname("audit-store")),
                 settings.string("store.jdbc.url", DEFAULT_JDBC_URL),
                 settings.string("store.jdbc.user", settings.string("store.jdbc.url", DEFAULT_JDBC_URL).startsWith("jdbc:h2:") ? "sa" : "postgres"),
                 settings.string("store.jdbc.password", ""),
@@ -80,7 +87,8 @@ public record StoreConfig(
                 settings.bool("store.topics.create", true),
                 settings.integer("store.topics.partitions", 3, 1, 10_000),
                 (short) settings.integer("store.topics.replication", 1, 1, 32),
-                settings.connectTimeout());
+                settings.connectTimeout(),
+                settings.duration("store.health.bound", Duration.ofSeconds(60)));
         settings.unreadKeys("store.").forEach(key -> org.slf4j.LoggerFactory.getLogger(StoreConfig.class)
                 .warn("configuration {} is not an audit-store setting (misspelt?); ignored", key));
         return config;

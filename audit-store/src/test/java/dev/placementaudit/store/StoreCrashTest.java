@@ -5,7 +5,9 @@ import dev.placementaudit.store.cli.AuditStoreCli;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.PostgresServer;
 import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
@@ -69,6 +71,43 @@ class StoreCrashTest {
             second.waitFor(30, TimeUnit.SECONDS);
         }
         assertThat(atKill).as("killed mid-ingest").isBetween(1L, (long) LOADS * TENSORS - 1);
+    }
+
+    /**
+     * Static membership at work: the restarted process rejoins as the same member, so the group hands its partitions back
+     * at once instead of waiting out the killed one's session (45 s by default, left as it is here). PostgreSQL only: after
+     * a SIGKILL, H2 keeps its file locked until it sees its old server is gone, which is H2's time, not the store's.
+     */
+    @Test
+    void aStoreKilledWithSigkillIsBackAndCommittingWithinFiveSeconds(KafkaBroker broker) throws Exception {
+        try (TestDatabase db = PostgresServer.fromEnvironment().createIsolatedSchema()) {
+            StoreHarness h = new StoreHarness(broker, db);
+            h.publish(IntStream.range(0, 20).mapToObj(i -> StoreHarness.load("d" + i, "r1", 2, i, false)).toList());
+            Map<String, String> settings = h.settings();
+            Path log = Path.of("target", "store-restart-" + h.group + ".log");
+            Process first = start(settings, log);
+            try {
+                await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 20);
+            } finally {
+                first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+            h.publish(IntStream.range(0, 20).mapToObj(i -> StoreHarness.load("d" + i, "r2", 2, 100 + i, false)).toList());
+            long committed = h.count("SELECT SUM(next_offset) FROM ingest_offsets");
+
+            long restarted = System.nanoTime();
+            Process second = start(settings, log);
+            try {
+                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                        .until(() -> h.count("SELECT SUM(next_offset) FROM ingest_offsets") > committed);
+                Duration toFirstCommit = Duration.ofNanos(System.nanoTime() - restarted);
+
+                assertThat(toFirstCommit).as("process start to first commit, JVM start included").isLessThan(Duration.ofSeconds(5));
+                await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 40);
+            } finally {
+                second.destroy();
+                second.waitFor(30, TimeUnit.SECONDS);
+            }
+        }
     }
 
     private static int occurrences(String text, String needle) {

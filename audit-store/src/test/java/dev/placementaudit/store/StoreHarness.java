@@ -29,6 +29,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -69,6 +70,7 @@ final class StoreHarness {
         s.put("store.resolved.topic", resolved);
         s.put("store.alerts.topic", alerts);
         s.put("store.group.id", group);
+        s.put("store.instance.id", group + "-1");
         s.put("store.jdbc.url", db.jdbcUrl());
         s.put("store.jdbc.user", db.user());
         s.put("store.jdbc.password", db.password());
@@ -123,6 +125,26 @@ final class StoreHarness {
             }
         }
         return resolvedLoads;
+    }
+
+    /**
+     * Publishes a load the way the worker would, but with its first decision and its summary changed: content the
+     * worker's validation let through (or that never came from the worker) and the database may refuse.
+     */
+    ResolvedLoad publishTampered(ModelLoaded load, UnaryOperator<AllocationDecided> firstDecision, UnaryOperator<LoadResolved> summary)
+            throws Exception {
+        ResolvedLoad r = resolve(load);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(broker.clientConfig(), new ByteArraySerializer(), new ByteArraySerializer())) {
+            byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
+            List<AllocationDecided> all = r.decisions();
+            for (int i = 0; i < all.size(); i++) {
+                AllocationDecided d = i == 0 ? firstDecision.apply(all.get(i)) : all.get(i);
+                producer.send(new ProducerRecord<>(decisions, key, DECISIONS.encode(d)));
+            }
+            producer.send(new ProducerRecord<>(resolved, key, SUMMARIES.encode(summary.apply(r.summary()))))
+                    .get(10, TimeUnit.SECONDS);
+        }
+        return r;
     }
 
     void publishRaw(String topic, byte[] value) throws Exception {

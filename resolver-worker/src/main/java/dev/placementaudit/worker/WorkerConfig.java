@@ -3,8 +3,6 @@ package dev.placementaudit.worker;
 import dev.placementaudit.service.ConfigException;
 import dev.placementaudit.service.Settings;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Map;
 
@@ -19,6 +17,8 @@ import java.util.Map;
  * @param httpPort          ops endpoint (/health, /metrics); 0 picks a free port, -1 disables it
  * @param resolveThreads    threads that decode, resolve and encode a batch's records in parallel (sending stays
  *                          on the loop thread, in input order)
+ * @param healthBound       how long the broker may be unreachable, no partition assigned, or lag left uncommitted before
+ *                          {@code /health} says DOWN ({@code worker.health.bound})
  * @param connectTimeout    how long start-up waits for a broker that does not answer ({@code connect.timeout})
  * @param batchesAhead      polls, up to this many, made while a transaction commits, whose records are prepared
  *                          meanwhile: throughput for memory, since each batch ahead holds up to maxPollRecords loads'
@@ -44,7 +44,8 @@ public record WorkerConfig(
         int httpPort,
         int resolveThreads,
         int batchesAhead,
-        Duration connectTimeout) {
+        Duration connectTimeout,
+        Duration healthBound) {
 
     public WorkerConfig {
         kafka = Map.copyOf(kafka);
@@ -62,7 +63,7 @@ public record WorkerConfig(
                 settings.string("worker.resolved.topic", "load-resolved"),
                 settings.string("worker.dlq.topic", input + ".dlq"),
                 settings.string("worker.group.id", "placement-resolver"),
-                settings.string("worker.instance.id", hostname()),
+                settings.string("worker.instance.id", Settings.hostname("worker")),
                 settings.string("worker.transactional.id.prefix", "placement-resolver"),
                 settings.duration("worker.poll.timeout", Duration.ofMillis(500)),
                 settings.integer("worker.max.poll.records", 100, 1, 10_000),
@@ -74,7 +75,8 @@ public record WorkerConfig(
                 settings.integer("worker.http.port", 8081, -1, 65_535),
                 settings.integer("worker.resolve.threads", Runtime.getRuntime().availableProcessors(), 1, 256),
                 settings.integer("worker.batches.ahead", 1, 0, 16),
-                settings.connectTimeout());
+                settings.connectTimeout(),
+                settings.duration("worker.health.bound", Duration.ofSeconds(60)));
         settings.unreadKeys("worker.").forEach(key -> org.slf4j.LoggerFactory.getLogger(WorkerConfig.class)
                 .warn("configuration {} is not a resolver-worker setting (misspelt?); ignored", key));
         return config;
@@ -86,17 +88,5 @@ public record WorkerConfig(
 
     public String bootstrapServers() {
         return String.valueOf(kafka.get("bootstrap.servers"));
-    }
-
-    private static String hostname() {
-        String env = System.getenv("HOSTNAME");
-        if (env != null && !env.isBlank()) {
-            return env;
-        }
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (UnknownHostException e) {
-            return "worker";
-        }
     }
 }

@@ -23,6 +23,15 @@ public final class DeadLetter {
     public static final String SOURCE_TIMESTAMP = "pa.dlq.source.timestamp";
     public static final String SERVICE_VERSION = "pa.dlq.service.version";
     public static final String FAILED_AT = "pa.dlq.failed.at";
+    /** Set when the original key was longer than {@link #MAX_KEY_BYTES}: its length in bytes. */
+    public static final String KEY_LENGTH = "pa.dlq.key.length";
+    /**
+     * The most bytes of the original key a dead letter keeps. A key is a partitioner's input, not evidence (the value is
+     * kept whole), and a 300,000-character deployment id as a key would make every consumer of the DLQ pay for it.
+     */
+    public static final int MAX_KEY_BYTES = 1024;
+    /** The most characters of any {@code pa.dlq.*} header; longer text is cut and ends with "...". */
+    public static final int MAX_HEADER_CHARS = 2000;
 
     /** Why a record could not be processed; stable, as it is matched on by whoever drains the DLQ. */
     public enum Reason {
@@ -47,17 +56,29 @@ public final class DeadLetter {
         if (field != null) {
             put(headers, FIELD, field);
         }
-        put(headers, ERROR, error.length() > 2_000 ? error.substring(0, 2_000) + "..." : error);
+        put(headers, ERROR, error);
         put(headers, SOURCE_TOPIC, source.topic());
         put(headers, SOURCE_PARTITION, Integer.toString(source.partition()));
         put(headers, SOURCE_OFFSET, Long.toString(source.offset()));
         put(headers, SOURCE_TIMESTAMP, Long.toString(source.timestamp()));
         put(headers, SERVICE_VERSION, serviceVersion);
         put(headers, FAILED_AT, at.toString());
-        return new ProducerRecord<>(dlqTopic, null, source.key(), source.value(), headers);
+        byte[] key = source.key();
+        if (key != null && key.length > MAX_KEY_BYTES) {
+            put(headers, KEY_LENGTH, Integer.toString(key.length));
+            key = java.util.Arrays.copyOf(key, MAX_KEY_BYTES);
+        }
+        return new ProducerRecord<>(dlqTopic, null, key, source.value(), headers);
     }
 
-    private static void put(Headers headers, String key, String value) {
+    private static void put(Headers headers, String key, String text) {
+        String value = text;
+        if (text.length() > MAX_HEADER_CHARS) {
+            int cut = MAX_HEADER_CHARS - 3;
+            // Never half a surrogate pair: it would reach the header as a replacement character.
+            cut -= Character.isHighSurrogate(text.charAt(cut - 1)) ? 1 : 0;
+            value = text.substring(0, cut) + "...";
+        }
         headers.remove(key);
         headers.add(key, value.getBytes(StandardCharsets.UTF_8));
     }

@@ -200,6 +200,22 @@ public final class Settings {
         return duration(CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT);
     }
 
+    /**
+     * This machine's name ({@code $HOSTNAME}, else the resolver's), the default instance id of a service: stable across
+     * restarts of one pod or host, which is what static group membership and transactional ids need.
+     */
+    public static String hostname(String fallback) {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env;
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.net.UnknownHostException e) {
+            return fallback;
+        }
+    }
+
     /** Comma-separated; empty when absent. */
     public List<String> list(String key) {
         String text = get(key);

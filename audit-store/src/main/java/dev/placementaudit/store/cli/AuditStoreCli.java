@@ -182,7 +182,7 @@ public final class AuditStoreCli {
                 o.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", "load", "deployment", "release", "model", "complete",
                         "heap", "off-heap", "mapped");
                 loads.forEach(l -> o.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", l.loadId(), l.deploymentId(),
-                        l.release(), l.modelId(), l.complete(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
+                        l.release(), l.modelId(), completeness(l), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
                         ByteSizes.format(l.mappedBytes())));
             });
         }
@@ -391,6 +391,11 @@ public final class AuditStoreCli {
 
     /** The kinds of growth a budget can cover. */
     enum BudgetKind { OFFHEAP_GROWTH, HEAP_GROWTH, LOST_MAPPING }
+
+    /** true, false, or how many of its records were dead-lettered: a load missing one of them never completes. */
+    static String completeness(AuditQueries.LoadSummary load) {
+        return load.complete() ? "true" : load.deadLetteredRecords() > 0 ? "dlq:" + load.deadLetteredRecords() : "false";
+    }
 
     static void requirePositive(CommandLine.Model.CommandSpec spec, String option, long value) {
         if (value < 1) {

@@ -15,6 +15,10 @@ public sealed interface Decoded {
     record Summary(ConsumerRecord<byte[], byte[]> record, LoadResolved event) implements Decoded {
     }
 
-    record Reject(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String error) implements Decoded {
+    /** @param loadId the load the record belongs to, when it decoded far enough to say; null otherwise */
+    record Reject(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String error, String loadId) implements Decoded {
+        public Reject(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String error) {
+            this(record, reason, detail, error, null);
+        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.ingest;
 
+import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.StoreMetrics;
 import dev.placementaudit.store.alerts.AlertPublisher;
@@ -44,13 +45,14 @@ public final class IngestLoop implements Runnable {
     private final AlertPublisher alerts;
     private final StoreMetrics metrics;
     private final Clock clock;
+    private final ConsumerVitals vitals;
     private volatile boolean running = true;
     private volatile State state = State.STARTING;
     private volatile Throwable failure;
     private volatile Set<TopicPartition> assignment = Set.of();
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
-                      Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, StoreMetrics metrics, Clock clock) {
+                      Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, StoreMetrics metrics, Clock clock, ConsumerVitals vitals) {
         this.consumer = consumer;
         this.deadLetters = deadLetters;
         this.topics = List.copyOf(topics);
@@ -60,6 +62,7 @@ public final class IngestLoop implements Runnable {
         this.alerts = alerts;
         this.metrics = metrics;
         this.clock = clock;
+        this.vitals = vitals;
     }
 
     @Override
@@ -70,6 +73,7 @@ public final class IngestLoop implements Runnable {
             while (running) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(pollTimeout);
                 assignment = Set.copyOf(consumer.assignment());
+                vitals.sample(consumer);
                 if (!records.isEmpty()) {
                     List<ConsumerRecord<byte[], byte[]>> list = new ArrayList<>(records.count());
                     records.forEach(list::add);
@@ -111,6 +115,10 @@ public final class IngestLoop implements Runnable {
         return assignment;
     }
 
+    public ConsumerVitals vitals() {
+        return vitals;
+    }
+
     private void ingest(List<ConsumerRecord<byte[], byte[]>> records) throws InterruptedException {
         List<Decoded> batch = writer.decode(records);
         deadLetter(batch);
@@ -123,13 +131,26 @@ public final class IngestLoop implements Runnable {
                 }
                 state = State.RUNNING;
                 metrics.committed(outcome);
+                vitals.progressed();
                 return;
             } catch (SQLException e) {
+                SQLException outage = e;
+                if (SqlFailures.contentState(e).isPresent()) {
+                    try {
+                        List<Decoded> isolated = setAsideUnstorable(batch, e);
+                        if (isolated != batch) {
+                            batch = isolated;
+                            continue;
+                        }
+                    } catch (SQLException duringSearch) {
+                        outage = duringSearch;
+                    }
+                }
                 attempt++;
                 state = State.DATABASE_UNAVAILABLE;
                 metrics.ingestFailure();
                 long backoff = Math.min(MAX_BACKOFF.toMillis(), 200L << Math.min(attempt, 6));
-                LOG.warn("writing a batch of {} records failed (attempt {}), retrying in {} ms: {}", batch.size(), attempt, backoff, e.toString());
+                LOG.warn("writing a batch of {} records failed (attempt {}), retrying in {} ms: {}", batch.size(), attempt, backoff, outage.toString());
                 // Keep the group membership alive while waiting: poll nothing new, just heartbeat.
                 consumer.pause(consumer.assignment());
                 long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoff);
@@ -139,6 +160,27 @@ public final class IngestLoop implements Runnable {
                 consumer.resume(consumer.paused());
             }
         }
+    }
+
+    /**
+     * The database refused the batch as content: find the records it refuses, dead-letter exactly those, and return the
+     * batch with them set aside, for the rest to commit with the offsets. The same batch back means none could be
+     * singled out (the refusal needs several records together): then it is retried like an outage, never skipped.
+     */
+    private List<Decoded> setAsideUnstorable(List<Decoded> batch, SQLException refusal) throws SQLException {
+        List<Decoded> isolated = writer.isolateUnstorable(batch);
+        List<Decoded> setAside = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            if (isolated.get(i) != batch.get(i)) {
+                setAside.add(isolated.get(i));
+            }
+        }
+        if (setAside.isEmpty()) {
+            LOG.warn("the database refused a batch of {} records ({}) but no single record of it: retrying", batch.size(), refusal.toString());
+            return batch;
+        }
+        deadLetter(setAside);
+        return isolated;
     }
 
     /** Sent and acknowledged before the batch commits: a crash in between re-sends (at least once), never drops. */

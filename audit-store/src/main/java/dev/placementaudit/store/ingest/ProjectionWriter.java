@@ -44,6 +44,12 @@ import java.util.Set;
 public final class ProjectionWriter {
     private static final List<String> OFFSET_COLUMNS = List.of("consumer_group", "topic", "partition_id", "next_offset");
     private static final List<String> OFFSET_TYPES = List.of("VARCHAR(200)", "VARCHAR(249)", "INTEGER", "BIGINT");
+    private static final List<String> DEAD_LETTER_COLUMNS = List.of("source_topic", "source_partition", "source_offset", "load_id", "reason",
+            "detail", "error", "dead_lettered_at");
+    private static final List<String> DEAD_LETTER_TYPES = List.of("VARCHAR(249)", "INTEGER", "BIGINT", "VARCHAR(36)", "VARCHAR(40)",
+            "VARCHAR(200)", "VARCHAR(2000)", "TIMESTAMP WITH TIME ZONE");
+    /** A load id is kept on a dead letter only when it is one: the id itself may be what was refused. */
+    private static final java.util.regex.Pattern UUID_TEXT = java.util.regex.Pattern.compile("[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}");
 
     private final AuditDatabase database;
     private final String groupId;
@@ -55,6 +61,7 @@ public final class ProjectionWriter {
     private final String insertDecision;
     private final String insertLoad;
     private final String upsertOffset;
+    private final String upsertDeadLetter;
     private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
     private final EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
 
@@ -71,6 +78,8 @@ public final class ProjectionWriter {
         this.insertDecision = dialect.insertIgnoringDuplicates("decisions", StoredDecision.COLUMNS, StoredDecision.TYPES, "decision_id");
         this.insertLoad = dialect.insertIgnoringDuplicates("loads", StoredLoad.COLUMNS, StoredLoad.TYPES, "load_id");
         this.upsertOffset = dialect.upsert("ingest_offsets", OFFSET_COLUMNS, OFFSET_TYPES, List.of("consumer_group", "topic", "partition_id"));
+        this.upsertDeadLetter = dialect.upsert("dead_letters", DEAD_LETTER_COLUMNS, DEAD_LETTER_TYPES,
+                List.of("source_topic", "source_partition", "source_offset"));
     }
 
     /** Decodes and checks each record; nothing is written yet. */
@@ -88,13 +97,14 @@ public final class ProjectionWriter {
                 AllocationDecided event = decisions.decode(record.value());
                 String overflow = StoredDecision.overflow(event);
                 return overflow == null ? new Decoded.Decision(record, event)
-                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow);
+                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow, event.getLoadId());
             }
             if (record.topic().equals(resolvedTopic)) {
                 LoadResolved event = summaries.decode(record.value());
                 String overflow = StoredLoad.overflow(event);
                 return overflow == null ? new Decoded.Summary(record, event)
-                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow);
+                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow,
+                        event.getLoadId().toString());
             }
             throw new IllegalArgumentException("record from unexpected topic " + record.topic());
         } catch (UndecodableEventException e) {
@@ -102,7 +112,64 @@ public final class ProjectionWriter {
         }
     }
 
+    /** Writes the batch and its offsets in one transaction; a record the database refuses fails it all (see {@link #isolateUnstorable}). */
     public BatchOutcome write(List<Decoded> batch) throws SQLException {
+        return apply(batch, true);
+    }
+
+    /**
+     * Finds, by bisecting the batch in trial transactions that are rolled back, each record the database refuses as
+     * content (a {@link SqlFailures#contentState content error}), and returns the batch with each such record replaced by
+     * a {@link Decoded.Reject} that carries the SQLSTATE and the database's message. A few trials per refused record
+     * (about two per halving) buy that one bad record never stops the rest. An outage during the search is thrown.
+     */
+    public List<Decoded> isolateUnstorable(List<Decoded> batch) throws SQLException {
+        List<Decoded> isolated = new ArrayList<>(batch);
+        bisect(isolated, 0, isolated.size());
+        return isolated;
+    }
+
+    private void bisect(List<Decoded> batch, int from, int to) throws SQLException {
+        Optional<SQLException> refused = trial(batch.subList(from, to));
+        if (refused.isEmpty()) {
+            return;
+        }
+        if (to - from == 1) {
+            Decoded item = batch.get(from);
+            String state = SqlFailures.contentState(refused.get()).orElseThrow();
+            batch.set(from, new Decoded.Reject(item.record(), DeadLetter.Reason.UNSTORABLE, "SQLSTATE " + state, SqlFailures.message(refused.get()),
+                    loadId(item)));
+            return;
+        }
+        int middle = (from + to) >>> 1;
+        bisect(batch, from, middle);
+        bisect(batch, middle, to);
+    }
+
+    /** Writes and rolls back: empty when the database takes the items, its content error when it refuses them. */
+    private Optional<SQLException> trial(List<Decoded> items) throws SQLException {
+        try {
+            apply(List.copyOf(items), false);
+            return Optional.empty();
+        } catch (SQLException e) {
+            if (SqlFailures.contentState(e).isPresent()) {
+                return Optional.of(e);
+            }
+            throw e;
+        }
+    }
+
+    private static String loadId(Decoded item) {
+        if (item instanceof Decoded.Decision decision) {
+            return decision.event().getLoadId();
+        }
+        if (item instanceof Decoded.Summary summary) {
+            return summary.event().getLoadId().toString();
+        }
+        return ((Decoded.Reject) item).loadId();
+    }
+
+    private BatchOutcome apply(List<Decoded> batch, boolean commit) throws SQLException {
         Instant now = clock.instant();
         try (Connection c = database.transaction()) {
             try {
@@ -130,6 +197,7 @@ public final class ProjectionWriter {
                         l.executeBatch();
                     }
                 }
+                recordRejects(c, batch, now);
                 storeOffsets(c, batch);
                 List<CompletedLoad> completedLoads = complete(c, touched, now);
                 List<LoadRef> completed = completedLoads.stream().map(CompletedLoad::load).toList();
@@ -152,7 +220,11 @@ public final class ProjectionWriter {
                         }
                     }
                 }
-                c.commit();
+                if (commit) {
+                    c.commit();
+                } else {
+                    c.rollback();
+                }
                 return new BatchOutcome(decisionRows, summaryRows, completed, detections, alerts);
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
@@ -178,6 +250,23 @@ public final class ProjectionWriter {
             }
         }
         return offsets;
+    }
+
+    /** A row per record set aside, so that its load shows what it is missing and why; idempotent on the record's position. */
+    private void recordRejects(Connection c, List<Decoded> batch, Instant now) throws SQLException {
+        List<Decoded.Reject> rejects = batch.stream().filter(Decoded.Reject.class::isInstance).map(Decoded.Reject.class::cast).toList();
+        if (rejects.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement s = c.prepareStatement(upsertDeadLetter)) {
+            for (Decoded.Reject reject : rejects) {
+                String loadId = reject.loadId() != null && UUID_TEXT.matcher(reject.loadId()).matches() ? reject.loadId() : null;
+                bind(s, new Object[]{reject.record().topic(), reject.record().partition(), reject.record().offset(), loadId, reject.reason().name(),
+                        Text.printable(reject.detail(), 200), Text.printable(reject.error() == null ? "" : reject.error(), 2_000), Timestamp.from(now)});
+                s.addBatch();
+            }
+            s.executeBatch();
+        }
     }
 
     private void storeOffsets(Connection c, List<Decoded> batch) throws SQLException {

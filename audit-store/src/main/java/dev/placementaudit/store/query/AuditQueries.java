@@ -37,7 +37,7 @@ public final class AuditQueries {
     public record LoadSummary(String loadId, String deploymentId, String cluster, String host, String release, String modelId,
                               String modelName, String platform, String profile, Instant occurredAt, boolean complete, int tensorCount,
                               long heapBytes, long offHeapBytes, long mappedBytes, int heapTensors, int offHeapTensors, int mappedTensors,
-                              String resolverVersion, String policyDigest) {
+                              String resolverVersion, String policyDigest, int deadLetteredRecords) {
     }
 
     public record TensorRow(String name, int index, String storedFormat, long storedBytes, String residentFormat, long residentBytes,
@@ -65,7 +65,9 @@ public final class AuditQueries {
 
     private static final String LOAD_COLUMNS = "load_id, deployment_id, cluster, host, release_name, model_id, model_name, platform_name, "
             + "profile_name, occurred_at, complete, tensor_count, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, "
-            + "mapped_tensors, resolver_version, policy_digest";
+            + "mapped_tensors, resolver_version, policy_digest, "
+            // Records of the load the store set aside: a load missing one says so instead of staying silently incomplete.
+            + "(SELECT COUNT(*) FROM dead_letters x WHERE x.load_id = loads.load_id) AS dead_lettered";
 
     /** Loads, newest first; every filter optional. */
     public List<LoadSummary> loads(String deployment, String model, String release, int limit) throws SQLException {
@@ -212,7 +214,8 @@ public final class AuditQueries {
     private static LoadSummary summary(ResultSet rs) throws SQLException {
         return new LoadSummary(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
                 rs.getString(7), rs.getString(8), rs.getString(9), rs.getTimestamp(10).toInstant(), rs.getBoolean(11), rs.getInt(12),
-                rs.getLong(13), rs.getLong(14), rs.getLong(15), rs.getInt(16), rs.getInt(17), rs.getInt(18), rs.getString(19), rs.getString(20));
+                rs.getLong(13), rs.getLong(14), rs.getLong(15), rs.getInt(16), rs.getInt(17), rs.getInt(18), rs.getString(19), rs.getString(20),
+                rs.getInt(21));
     }
 
     private static PreparedStatement prepare(Connection c, String sql, List<Object> args) throws SQLException {

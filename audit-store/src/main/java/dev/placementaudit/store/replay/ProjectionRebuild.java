@@ -150,7 +150,12 @@ public final class ProjectionRebuild {
                 }
                 if (!batch.isEmpty()) {
                     List<Decoded> decoded = writer.decode(batch);
-                    writer.write(decoded);
+                    try {
+                        writer.write(decoded);
+                    } catch (SQLException e) {
+                        // What the live store set aside, the rebuild sets aside too (it is on the dead-letter topic already).
+                        writer.write(writer.isolateUnstorable(decoded));
+                    }
                     done += batch.size();
                 }
                 List<TopicPartition> finished = new ArrayList<>();

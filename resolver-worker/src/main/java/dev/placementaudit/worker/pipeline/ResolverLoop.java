@@ -1,5 +1,6 @@
 package dev.placementaudit.worker.pipeline;
 
+import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
 
 import dev.placementaudit.events.LoadResolved;
@@ -81,6 +82,7 @@ public final class ResolverLoop implements Runnable {
     private final Producer<byte[], byte[]> producer;
     private final WorkerMetrics metrics;
     private final Clock clock;
+    private final ConsumerVitals vitals;
     private final LoadValidator validator;
     private final LoadResolution resolution;
     private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
@@ -109,6 +111,7 @@ public final class ResolverLoop implements Runnable {
         this.producer = producer;
         this.metrics = metrics;
         this.clock = clock;
+        this.vitals = new ConsumerVitals(config.healthBound(), clock);
         this.validator = new LoadValidator(config.maxTensorsPerLoad());
         this.resolution = resolution;
         this.resolvers = config.resolveThreads() > 1 ? java.util.concurrent.Executors.newFixedThreadPool(config.resolveThreads(),
@@ -169,6 +172,11 @@ public final class ResolverLoop implements Runnable {
 
     public Set<TopicPartition> assignment() {
         return assignment;
+    }
+
+    /** What the loop's consumer says about its progress, for {@code /health}. */
+    public ConsumerVitals vitals() {
+        return vitals;
     }
 
     public Duration sinceLastPoll() {
@@ -238,6 +246,7 @@ public final class ResolverLoop implements Runnable {
         ConsumerRecords<byte[], byte[]> polled = consumer.poll(timeout);
         lastPollNanos = System.nanoTime();
         assignment = Set.copyOf(consumer.assignment());
+        vitals.sample(consumer);
         metrics.lag(currentLag());
         if (polled.isEmpty()) {
             return Batch.NONE;
@@ -386,6 +395,7 @@ public final class ResolverLoop implements Runnable {
         producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
         producer.commitTransaction();
         metrics.committed(outcome.loads, outcome.deadLetters);
+        vitals.progressed();
     }
 
     private void abortAndRewind(KafkaException cause) {

@@ -104,7 +104,10 @@ public final class ResolverWorker implements AutoCloseable {
         }
     }
 
-    /** Up while the loop runs and keeps polling; a loop stuck past its max poll interval is down. */
+    /**
+     * Up while the loop runs, keeps polling, and nothing has been wrong past {@code worker.health.bound}: the broker out of
+     * reach, no partition assigned, or lag with nothing committed. Each problem is named.
+     */
     public Health health() {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("state", loop.state().name());
@@ -114,8 +117,14 @@ public final class ResolverWorker implements AutoCloseable {
         if (loop.failure() != null) {
             details.put("failure", loop.failure().toString());
         }
-        boolean polling = loop.sinceLastPoll().compareTo(Duration.ofSeconds(60)) < 0;
-        return new Health(loop.state() == ResolverLoop.State.RUNNING && polling, details);
+        List<String> problems = new java.util.ArrayList<>(loop.vitals().problems());
+        if (loop.sinceLastPoll().compareTo(Duration.ofSeconds(60)) >= 0) {
+            problems.add("no poll for " + loop.sinceLastPoll().toSeconds() + " s: the loop is stuck");
+        }
+        if (!problems.isEmpty()) {
+            details.put("problems", problems);
+        }
+        return new Health(loop.state() == ResolverLoop.State.RUNNING && problems.isEmpty(), details);
     }
 
     public Set<TopicPartition> assignment() {

@@ -19,7 +19,15 @@ public final class InvalidLoadException extends RuntimeException {
         UNKNOWN_ENCODING,
         BAD_FORM,
         BAD_PROFILE,
-        BAD_PLATFORM
+        BAD_PLATFORM,
+        /** A control character or an unpaired surrogate in a string: nothing downstream can store or print it faithfully. */
+        UNSTORABLE_TEXT,
+        /** Longer than the audit store's column for it ({@code ProjectionLimits}). */
+        TOO_LONG,
+        /** A model sha256 that is not 64 hexadecimal characters. */
+        BAD_SHA256,
+        /** A time outside {@code ProjectionLimits.EARLIEST .. LATEST}. */
+        TIME_OUT_OF_RANGE
     }
 
     private final Code code;

@@ -20,13 +20,16 @@ import dev.placementaudit.events.PlatformCapabilities;
 import dev.placementaudit.events.ProfileSettings;
 import dev.placementaudit.events.TensorForm;
 import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.schemas.ProjectionLimits;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 import static dev.placementaudit.worker.resolve.InvalidLoadException.Code;
 
@@ -36,6 +39,7 @@ import static dev.placementaudit.worker.resolve.InvalidLoadException.Code;
  * reported, naming the field and its value.
  */
 public final class LoadValidator {
+    private static final Pattern SHA256 = Pattern.compile("[0-9a-fA-F]{64}");
     private final int maxTensorsPerLoad;
 
     public LoadValidator(int maxTensorsPerLoad) {
@@ -46,6 +50,8 @@ public final class LoadValidator {
         requireText(load.getDeployment().getId(), "deployment.id");
         requireText(load.getRelease(), "release");
         requireText(load.getModel().getId(), "model.id");
+        StorableText.check(load, "");
+        checkStorable(load);
         if (load.getModel().getSizeBytes() < 0) {
             throw new InvalidLoadException(Code.NEGATIVE_SIZE, "model.sizeBytes", "must be >= 0, was " + load.getModel().getSizeBytes());
         }
@@ -66,12 +72,44 @@ public final class LoadValidator {
             if (isBlank(tensor.getName())) {
                 throw blank("tensors[" + i + "].name");
             }
+            requireFits(tensor.getName(), "decisions.tensor_name", "tensors[" + i + "].name");
+            requireFits(tensor.getDtype(), "decisions.dtype", "tensors[" + i + "].dtype");
+            requireFits(tensor.getEncoding(), "decisions.stored_encoding", "tensors[" + i + "].encoding");
             if (!names.add(tensor.getName())) {
                 throw new InvalidLoadException(Code.DUPLICATE_TENSOR, "tensors[" + i + "].name", "'" + tensor.getName() + "' appears more than once");
             }
             planned.add(tensor(tensor, new TensorField(i, tensor.getName())));
         }
         return new ValidLoad(load, new PlacementPolicy(profile, platform), planned);
+    }
+
+    /** What the audit store's columns and times can hold (ProjectionLimits), checked here so it is never found out there. */
+    private static void checkStorable(ModelLoaded load) {
+        requireFits(load.getDeployment().getId(), "loads.deployment_id", "deployment.id");
+        requireFits(load.getDeployment().getCluster(), "loads.cluster", "deployment.cluster");
+        requireFits(load.getDeployment().getHost(), "loads.host", "deployment.host");
+        requireFits(load.getRelease(), "loads.release_name", "release");
+        requireFits(load.getModel().getId(), "loads.model_id", "model.id");
+        requireFits(load.getModel().getName(), "loads.model_name", "model.name");
+        requireFits(load.getPlatform().getName(), "loads.platform_name", "platform.name");
+        requireFits(load.getProfile().getName(), "loads.profile_name", "profile.name");
+        String sha256 = load.getModel().getSha256();
+        if (sha256 != null && !SHA256.matcher(sha256).matches()) {
+            throw new InvalidLoadException(Code.BAD_SHA256, "model.sha256", "must be 64 hexadecimal characters, was " + StorableText.shown(sha256));
+        }
+        Instant at = load.getOccurredAt();
+        if (at.isBefore(ProjectionLimits.EARLIEST) || at.isAfter(ProjectionLimits.LATEST)) {
+            throw new InvalidLoadException(Code.TIME_OUT_OF_RANGE, "occurredAt", "must be between " + ProjectionLimits.EARLIEST + " and "
+                    + ProjectionLimits.LATEST + ", was " + at);
+        }
+    }
+
+    private static void requireFits(String value, String column, String field) {
+        int limit = ProjectionLimits.of(column);
+        if (value != null && value.length() > limit) {
+            throw new InvalidLoadException(Code.TOO_LONG, field, value.length() + " characters, at most " + limit + " (" + column + "): "
+                    + StorableText.shown(value));
+        }
     }
 
     /** The event's profile; the fields placement does not read take SKaiNET's defaults. */

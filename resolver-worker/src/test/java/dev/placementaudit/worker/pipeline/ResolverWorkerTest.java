@@ -141,15 +141,16 @@ class ResolverWorkerTest {
     void aLoadWhoseDecisionsCannotBeProducedIsDeadLetteredAloneAndTheRestFlow(KafkaBroker broker) throws Exception {
         WorkerHarness h = new WorkerHarness(broker, 1);
         ModelLoaded before = SampleEvents.edgeLoad("d", "r1", 1);
-        // A 40,000-character tensor name: the load fits the broker, but its decisions (name and reason each
-        // carry it) exceed the 64 KiB max.request.size this worker is given.
-        String longName = "blk.0." + "x".repeat(40_000);
+        // A 996-character tensor name (as long as the store's column allows) of 3-byte characters: the load and its dead
+        // letter fit the 5,000-byte max.request.size this worker is given, but its decision (name and reason each carry
+        // the name, 6 KB) does not.
+        String longName = "blk.0." + "\u20ac".repeat(990);
         ModelLoaded unproducible = SampleEvents.load("d", "r2", List.of(
                 SampleEvents.tensor(longName, "FP32", "Dense(4B)", 16, 64, SampleEvents.mappedAsStored())));
         ModelLoaded after = SampleEvents.edgeLoad("d", "r3", 1);
         h.send(List.of(before, unproducible, after));
         Map<String, String> settings = h.settings("w-large");
-        settings.put("kafka.max.request.size", "65536");
+        settings.put("kafka.max.request.size", "5000");
 
         try (ResolverWorker worker = h.start(settings)) {
             List<ConsumerRecord<byte[], byte[]>> dead = h.deadLetters(1);

@@ -136,6 +136,46 @@ class LoadValidatorTest {
         assertInvalid(withTensor(1, t -> t.setName(" ")), Code.MISSING_FIELD, "tensors[1].name");
     }
 
+    @Test
+    void refusesANulInATensorNameNamingTheFieldAndShowingTheValueEscaped() {
+        InvalidLoadException e = assertInvalid(withTensor(1, t -> t.setName("blk.0.attn_q\u0000.weight")), Code.UNSTORABLE_TEXT, "tensors[1].name");
+
+        assertThat(e.getMessage()).contains("control character U+0000 at index 12").contains("'blk.0.attn_q\\u0000.weight'");
+    }
+
+    @Test
+    void refusesControlCharactersAndUnpairedSurrogatesInAnyStringButKeepsTabsAndEmoji() {
+        ModelLoaded base = SampleEvents.edgeLoad("d", "r", 3);
+        assertInvalid(ModelLoaded.newBuilder(base).setRelease("r\u001b[31m").build(), Code.UNSTORABLE_TEXT, "release");
+        assertInvalid(ModelLoaded.newBuilder(base).setLabels(java.util.Map.of("team", "infra\uD800")).build(), Code.UNSTORABLE_TEXT, "labels[team]");
+        assertInvalid(ModelLoaded.newBuilder(base).setLabels(java.util.Map.of("te\u0007am", "x")).build(), Code.UNSTORABLE_TEXT, "labels (a key)");
+        assertInvalid(withTensor(2, t -> t.setEncoding("Q4_K\uDC00")), Code.UNSTORABLE_TEXT, "tensors[2].encoding");
+
+        validator.validate(ModelLoaded.newBuilder(base).setRelease("r1\t\uD83D\uDE80").build());
+    }
+
+    @Test
+    void refusesWhatTheStoresColumnsCannotHold() {
+        ModelLoaded base = SampleEvents.edgeLoad("d", "r", 3);
+        InvalidLoadException id = assertInvalid(ModelLoaded.newBuilder(base).setDeployment(dev.placementaudit.events.Deployment.newBuilder(base.getDeployment())
+                .setId("d".repeat(300_000)).build()).build(), Code.TOO_LONG, "deployment.id");
+        assertThat(id.getMessage()).contains("300000 characters, at most 200 (loads.deployment_id)").hasSizeLessThan(400);
+        assertInvalid(withTensor(1, t -> t.setName("w".repeat(1001))), Code.TOO_LONG, "tensors[1].name");
+    }
+
+    @Test
+    void refusesAShaThatIsNot64HexCharactersAndATimeOutsideTheRange() {
+        ModelLoaded base = SampleEvents.edgeLoad("d", "r", 3);
+        assertInvalid(ModelLoaded.newBuilder(base).setModel(dev.placementaudit.events.ModelRef.newBuilder(base.getModel()).setSha256("abc").build())
+                .build(), Code.BAD_SHA256, "model.sha256");
+        assertInvalid(ModelLoaded.newBuilder(base).setModel(dev.placementaudit.events.ModelRef.newBuilder(base.getModel()).setSha256("g".repeat(64))
+                .build()).build(), Code.BAD_SHA256, "model.sha256");
+        assertInvalid(ModelLoaded.newBuilder(base).setOccurredAt(java.time.Instant.ofEpochMilli(Long.MAX_VALUE / 2)).build(),
+                Code.TIME_OUT_OF_RANGE, "occurredAt");
+        assertInvalid(ModelLoaded.newBuilder(base).setOccurredAt(java.time.Instant.parse("1969-12-31T23:59:59Z")).build(),
+                Code.TIME_OUT_OF_RANGE, "occurredAt");
+    }
+
     private InvalidLoadException assertInvalid(ModelLoaded load, Code code, String field) {
         try {
             validator.validate(load);
