@@ -72,6 +72,19 @@ class UnstorableRecordTest {
         assertThat(h.count("SELECT COUNT(*) FROM findings")).as("phone-1's r2 was still compared with its r1").isPositive();
     }
 
+    @DatabaseTest
+    void aValueLongerThanItsColumnIsDeadLetteredBeforeTheDatabaseIsAsked(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        poisonBetweenGoodLoads(h, d -> AllocationDecided.newBuilder(d).setTensorName("w".repeat(5_000)).build(), s -> s);
+
+        List<ConsumerRecord<byte[], byte[]>> dead = ingest(h, 1);
+
+        assertThat(header(dead.get(0), DeadLetter.REASON)).isEqualTo("UNSTORABLE");
+        assertThat(header(dead.get(0), DeadLetter.DETAIL)).isEqualTo("COLUMN_OVERFLOW");
+        assertThat(header(dead.get(0), DeadLetter.ERROR)).contains("tensor_name (5000 characters, at most 1000)");
+        assertThat(h.count("SELECT COUNT(*) FROM loads WHERE deployment_id = 'phone-2' AND complete = FALSE")).isEqualTo(1);
+    }
+
     @Test
     void aNulInATensorNameIsDeadLetteredOnPostgresql(KafkaBroker broker) throws Exception {
         try (TestDatabase db = PostgresServer.fromEnvironment().createIsolatedSchema()) {

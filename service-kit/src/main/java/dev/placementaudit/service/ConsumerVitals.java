@@ -41,15 +41,18 @@ public final class ConsumerVitals {
 
     /** After each poll, on the loop's thread. */
     public void sample(Consumer<?, ?> consumer) {
+        sample(consumer.assignment(), consumer.metrics());
+    }
+
+    void sample(java.util.Set<?> assignment, Map<MetricName, ? extends Metric> metrics) {
         Instant now = clock.instant();
-        if (consumer.assignment().isEmpty()) {
+        if (assignment.isEmpty()) {
             if (unassignedSince == null) {
                 unassignedSince = now;
             }
         } else {
             unassignedSince = null;
         }
-        Map<MetricName, ? extends Metric> metrics = consumer.metrics();
         // The consumer's open connections to brokers: none at all is a cluster out of reach (or a network that is).
         if (value(metrics, "consumer-metrics", "connection-count") > 0) {
             disconnectedSince = null;
