@@ -3,6 +3,7 @@
 #                          bench/run.sh store [--loads N] [--runs R] [--diff-rows 10000000]   (needs PostgreSQL: PG* env)
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
 #                          bench/run.sh cli [--runs N]   (the launcher's commands, timed as a user feels them: bench/cli-latency.sh)
+#                          bench/run.sh restart [--runs N]   (a store killed with SIGKILL: restart to first commit; bench/restart.sh)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,
 # so the broker's heap and GC are not shared with the JVM being measured. BENCH_RTT_MS=1 puts that broker one
 # emulated network hop away (bench/.../LatencyProxy: every round trip 1 ms longer). BENCH_JAVA_OPTS adds JVM options to the runner
@@ -12,6 +13,9 @@ cd "$(dirname "$0")/.."
 runner="${1:-worker}"; shift || true
 if [ "$runner" = cli ]; then
   exec bench/cli-latency.sh "$@"
+fi
+if [ "$runner" = restart ]; then
+  exec bench/restart.sh "$@"
 fi
 mvn -q -B -ntp -pl bench -am package -DskipTests
 cp="bench/target/classes:$(cat bench/target/classpath.txt)"
