@@ -2,7 +2,8 @@ package dev.placementaudit.core.placement;
 
 import dev.placementaudit.core.format.TensorEncoding;
 
-import java.util.Locale;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 
 /**
  * A strict profile refuses to dequantize a weight silently: on a phone an 8x blow-up at load is an OOM, so it
@@ -29,7 +30,8 @@ public final class StrictFormRefusedException extends IllegalStateException {
 
     private static String growth(TensorEncoding stored) {
         return stored.blockSpec()
-                .map(spec -> String.format(Locale.ROOT, "%.1f\u00d7", spec.fp32BlowUp()))
+                // Truncated to one decimal, as SKaiNET prints it: TQ1_0's 19.69x reads "19.6x".
+                .map(spec -> BigDecimal.valueOf(spec.fp32BlowUp()).setScale(1, RoundingMode.DOWN).toPlainString() + "\u00d7")
                 .orElse("several\u00d7 (its size is opaque)");
     }
 }

@@ -50,6 +50,13 @@ class WeightFormResolverTest {
     }
 
     @Test
+    void theGrowthFactorIsTruncatedAsSkainetPrintsIt() {
+        // TQ1_0: 32 / 1.625 = 19.69..., which SKaiNET prints "19.6x" (truncated), not "19.7x".
+        assertThatThrownBy(() -> WeightFormResolver.resolve(BlockQuant.TQ1_0, PlannerProfile.MOBILE_2GB, KernelCapabilities.DENSE_ONLY))
+                .isInstanceOf(StrictFormRefusedException.class).hasMessageContaining("19.6\u00d7");
+    }
+
+    @Test
     void strictRefusalOfAnOpaqueEncodingSaysSeveral() {
         TensorEncoding q3k = new Opaque("Q3_K", 7_208_960);
 

@@ -67,14 +67,13 @@ public final class GgufReader {
             long typeAt = in.position();
             long type = in.u32();
             if (key.equals("general.alignment")) {
+                // ggml's gguf_init reads it as a UINT32 and refuses the file otherwise, and any power of two is legal.
                 if (type != 4) {
-                    warnings.add("general.alignment is of type " + type + ", not UINT32: ignored, as SKaiNET does");
-                    metadata.put(uniqueKey(metadata, key), value(in, type, typeAt, key, 0));
-                    continue;
+                    throw in.error(typeAt, "general.alignment is of type " + typeName(type) + ", not UINT32 (ggml refuses such a file)");
                 }
                 alignment = in.u32();
-                if (alignment == 0 || alignment % 8 != 0) {
-                    throw in.error(typeAt + 4, "general.alignment " + alignment + " is not a positive multiple of 8");
+                if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+                    throw in.error(typeAt + 4, "general.alignment " + alignment + " is not a power of two");
                 }
                 metadata.put(uniqueKey(metadata, key), Long.toString(alignment));
                 continue;
@@ -84,17 +83,19 @@ public final class GgufReader {
 
         List<Info> infos = new ArrayList<>();
         for (long t = 0; t < tensorCount; t++) {
-            infos.add(info(in, t, alignment));
+            infos.add(info(in, t, alignment, fileSize));
         }
         long headerEnd = in.position();
         long dataStart = align(headerEnd, alignment);
-        if (dataStart > fileSize) {
+        // A file with no tensors needs no data section, and llama.cpp's converter ends vocab-only files right after the
+        // header, before the aligned offset where data would begin; every reference reader reads them.
+        if (dataStart > fileSize && !infos.isEmpty()) {
             throw in.error(headerEnd, "file ends before its data section (data would start at " + dataStart + ", file has " + fileSize + " bytes)");
         }
         return new GgufFile(file, version, alignment, dataStart, fileSize, metadata, tensors(in, infos, dataStart, fileSize, warnings), warnings);
     }
 
-    private static Info info(LittleEndianReader in, long index, long alignment) throws IOException {
+    private static Info info(LittleEndianReader in, long index, long alignment, long fileSize) throws IOException {
         long at = in.position();
         String name = in.string(MAX_TENSOR_NAME_BYTES, "name of tensor #" + index);
         long dimsAt = in.position();
@@ -103,7 +104,8 @@ public final class GgufReader {
             throw in.error(dimsAt, "tensor '" + name + "' has " + dimCount + " dimensions; GGUF allows at most " + MAX_DIMS);
         }
         List<Long> dims = new ArrayList<>();
-        long elements = dimCount == 0 ? 0 : 1;
+        // A 0-dimensional tensor is a scalar: one element (the product of no dimensions), as ggml and gguf-py count it.
+        long elements = 1;
         for (int d = 0; d < dimCount; d++) {
             long dimAt = in.position();
             long dim = in.u64();
@@ -121,7 +123,12 @@ public final class GgufReader {
         long typeId = in.u32();
         long offsetAt = in.position();
         long offset = in.u64();
-        if (offset < 0 || offset % alignment != 0) {
+        // Said first: an offset beyond the file is the problem, whatever its alignment (2^64 - 32 is a multiple of 32).
+        if (offset < 0 || offset > fileSize) {
+            throw in.error(offsetAt, "tensor '" + name + "' data offset " + Long.toUnsignedString(offset) + " lies past the end of the file ("
+                    + fileSize + " bytes)");
+        }
+        if (offset % alignment != 0) {
             throw in.error(offsetAt, "tensor '" + name + "' offset " + Long.toUnsignedString(offset) + " is not a multiple of the alignment " + alignment);
         }
         return new Info(name, dims, elements, typeId, typeAt, offset, at);

@@ -179,6 +179,72 @@ class GgufReaderTest {
         assertRefused(new GgufTestFile().rawKv("k", 8, hugeLength).tensor("t", 0, 4, 1), -1, "exceeds");
     }
 
+    /**
+     * The vocab-only files llama.cpp's converter writes (shared/testdata, MIT): no tensors, and the file ends right after
+     * the header, before the aligned start of a data section it does not need. Every reference reader reads them.
+     */
+    @Test
+    void readsLlamaCppsVocabOnlyFilesThatEndBeforeTheirDataSection() throws IOException {
+        Path vocab = Path.of("..", "..", "shared", "testdata", "llama.cpp-vocab");
+        assertThat(vocab).as("shared/testdata beside the project (CI has it there too)").isDirectory();
+        List<Path> files;
+        try (var listing = java.nio.file.Files.list(vocab)) {
+            files = listing.filter(f -> f.getFileName().toString().endsWith(".gguf")).sorted().toList();
+        }
+        assertThat(files).hasSizeGreaterThanOrEqualTo(4);
+        for (Path path : files) {
+            GgufFile file = GgufReader.read(path);
+
+            assertThat(file.tensors()).as(path.toString()).isEmpty();
+            assertThat(file.dataStart()).as("%s: the data section would start past the end", path).isGreaterThanOrEqualTo(file.fileSize());
+            assertThat(file.metadata()).as(path.toString()).containsKey("tokenizer.ggml.model").containsKey("general.architecture");
+            assertThat(file.metadata().get("tokenizer.ggml.tokens")).as(path.toString()).startsWith("[STRING x ");
+        }
+    }
+
+    @Test
+    void aFileWithTensorsMustStillReachItsDataSection() throws IOException {
+        assertRefused(new GgufTestFile().tensor("w", 0, 1024, 256).truncateBy(1030), -1, "file ends before its data section");
+    }
+
+    @Test
+    void acceptsEveryPowerOfTwoAsAlignmentAndRefusesTheRest() throws IOException {
+        for (long alignment : new long[]{1, 2, 4, 8, 64, 4096}) {
+            GgufFile file = GgufReader.read(new GgufTestFile().alignment(alignment).tensor("w", 0, 1024, 256).tensor("v", 0, 12, 3)
+                    .writeTo(dir.resolve("a" + alignment + ".gguf")));
+            assertThat(file.alignment()).isEqualTo(alignment);
+            assertThat(file.tensors()).hasSize(2);
+        }
+        assertRefused(new GgufTestFile().alignment(24).tensor("w", 0, 1024, 256), -1, "general.alignment 24 is not a power of two");
+        assertRefused(new GgufTestFile().alignment(48).tensor("w", 0, 1024, 256), -1, "general.alignment 48 is not a power of two");
+        assertRefused(new GgufTestFile().rawKv("general.alignment", 4, GgufTestFile.le32(0)).tensor("w", 0, 1024, 256), -1,
+                "general.alignment 0 is not a power of two");
+    }
+
+    @Test
+    void refusesAnAlignmentStoredAsAnotherType() throws IOException {
+        // UINT64 (type 10) 32: ggml refuses the file rather than guess.
+        assertRefused(new GgufTestFile().rawKv("general.alignment", 10, GgufTestFile.le64(32)).tensor("w", 0, 1024, 256), -1,
+                "general.alignment is of type UINT64, not UINT32");
+    }
+
+    @Test
+    void aZeroDimensionalTensorIsOneElement() throws IOException {
+        GgufFile file = GgufReader.read(new GgufTestFile().tensor("scale", 0, 4).tensor("w", 0, 1024, 256).writeTo(dir.resolve("scalar.gguf")));
+
+        GgufTensor scalar = file.tensors().get(0);
+        assertThat(scalar.dims()).isEmpty();
+        assertThat(scalar.elementCount()).isEqualTo(1);
+        assertThat(scalar.bytes()).isEqualTo(4);
+    }
+
+    @Test
+    void anOffsetBeyondTheFileIsSaidToBeBeyondTheFile() throws IOException {
+        // 2^64 - 32 is a multiple of 32: the problem is where it points, not its alignment.
+        assertRefused(new GgufTestFile().tensor("w", 0, 1024, 256).tensorAt("far", 0, -32L, 4, 1), -1,
+                "tensor 'far' data offset 18446744073709551584 lies past the end of the file");
+    }
+
     private ModelFileException assertRefused(GgufTestFile spec, long offset, String message) throws IOException {
         Path file = spec.writeTo(dir.resolve("bad-" + System.nanoTime() + ".gguf"));
         try {
