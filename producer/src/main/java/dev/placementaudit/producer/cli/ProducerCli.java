@@ -247,6 +247,7 @@ public final class ProducerCli {
             });
             out.printf(Locale.ROOT, "%s: %d tensors, %s stored; profile %s on %s%n", stored.name(), stored.tensors().size(),
                     ByteSizes.format(stored.tensorBytes()), plannerProfile.name(), platform);
+            stored.warnings().forEach(warning -> out.println("  warning: " + warning));
             totals.forEach((domain, t) -> out.printf(Locale.ROOT, "  %-13s %5d tensors  %10s%n", domain, t[0], ByteSizes.format(t[1])));
             decisions.stream().sorted((a, b) -> Long.compare(b.residentBytes(), a.residentBytes())).limit(all ? Long.MAX_VALUE : 20)
                     .forEach(d -> out.println("  " + d.explanation()));

@@ -26,7 +26,7 @@ public record GgufFile(Path path, long version, long alignment, long dataStart, 
         List<StoredTensor> stored = tensors.stream().map(t -> new StoredTensor(t.name(), format(t), t.dims(), t.elementCount(),
                 t.bytes(), OptionalLong.of(t.absoluteOffset()))).toList();
         String name = metadata.getOrDefault("general.name", path.getFileName().toString());
-        return new StoredModel(name, FileFormat.GGUF, fileSize, Optional.empty(), metadata, stored);
+        return new StoredModel(name, FileFormat.GGUF, fileSize, Optional.empty(), metadata, stored, warnings);
     }
 
     private static Format format(GgufTensor tensor) {

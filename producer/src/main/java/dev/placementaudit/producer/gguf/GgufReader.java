@@ -21,7 +21,11 @@ import java.util.Optional;
  */
 public final class GgufReader {
     private static final long MAGIC = 0x46554747L; // "GGUF" as a little-endian u32
-    private static final long MAX_TENSORS = 1L << 20;
+    /**
+     * The most tensors a file may declare: far above any real model (a 405B model has about 1,100) and low enough that
+     * their infos fit a small heap (about 300 bytes each). Above it the file is refused, not read until memory runs out.
+     */
+    public static final long MAX_TENSORS = 200_000;
     private static final long MAX_KEYS = 1L << 20;
     private static final long MAX_KEY_BYTES = 65_535;
     private static final long MAX_STRING_BYTES = 1L << 24;
@@ -150,12 +154,20 @@ public final class GgufReader {
                     throw in.error(info.at, "tensor '" + info.name + "' has " + info.elements + " elements, not a multiple of "
                             + type.get() + "'s block of " + type.get().blockSize());
                 }
+                // ggml quantizes row by row: each row (the first, fastest-varying dimension) must hold whole blocks.
+                if (!info.dims.isEmpty() && info.dims.get(0) % type.get().blockSize() != 0) {
+                    throw in.error(info.at, "tensor '" + info.name + "' has rows of " + info.dims.get(0) + " elements, not a multiple of "
+                            + type.get() + "'s block of " + type.get().blockSize());
+                }
+                if (type.get() == GgmlType.I2_S) {
+                    warnings.add("tensor '" + info.name + "' has ggml type 36, read as bitnet.cpp's I2_S; upstream ggml has no type 36");
+                }
                 bytes = type.get().bytesFor(info.elements);
             } else {
                 long end = i + 1 < byOffset.size() ? byOffset.get(i + 1).offset : fileSize - dataStart;
                 bytes = Math.max(0, end - info.offset);
-                warnings.add("tensor '" + info.name + "' has unknown ggml type " + info.typeId + "; its size is taken as the "
-                        + bytes + "-byte gap to the next tensor");
+                warnings.add("tensor '" + info.name + "' has unknown ggml type " + info.typeId + "; its size is estimated as the "
+                        + bytes + "-byte gap to the next tensor (padding included)");
             }
             if (info.offset < previousEnd) {
                 throw in.error(info.at, "tensor '" + info.name + "' at data offset " + info.offset + " overlaps '" + previous

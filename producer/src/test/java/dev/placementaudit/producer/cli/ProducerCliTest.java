@@ -163,6 +163,18 @@ class ProducerCliTest {
     }
 
     @Test
+    void explainSaysWhichSizesAreEstimated() throws Exception {
+        // NVFP4 (type 40) is newer than this reader: its size is the gap to the next tensor, and explain says so.
+        Path file = new GgufTestFile().tensor("blk.0.ffn_up.weight", 40, 4096, 1024, 8).tensor("output_norm.weight", 0, 1024, 256)
+                .writeTo(dir.resolve("nvfp4.gguf"));
+
+        Run run = run("explain", "--model", file.toString());
+
+        assertThat(run.exit).as(run.err).isZero();
+        assertThat(run.out).contains("warning: tensor 'blk.0.ffn_up.weight' has unknown ggml type 40; its size is estimated as the 4096-byte gap");
+    }
+
+    @Test
     void aSampleModelIsWrittenOnceAndNotOverwrittenUnlessForced() throws Exception {
         Path file = dir.resolve("sample.gguf");
 

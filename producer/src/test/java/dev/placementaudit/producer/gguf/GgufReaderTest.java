@@ -164,6 +164,27 @@ class GgufReaderTest {
     }
 
     @Test
+    void refusesABlockQuantizedTensorWhoseRowsAreNotWholeBlocks() throws IOException {
+        // 128 x 256 Q4_K: 32,768 elements, a whole number of 256-element blocks in all, but each 128-element row is half a block.
+        assertRefused(new GgufTestFile().tensor("q", 12, GgmlType.Q4_K.bytesFor(128L * 256), 128, 256), -1,
+                "has rows of 128 elements, not a multiple of Q4_K's block of 256");
+    }
+
+    @Test
+    void refusesMoreTensorsThanItsDocumentedLimitBeforeReadingThem() throws IOException {
+        ModelFileException e = assertRefused(sample().claimTensorCount(1_000_001), 8, "tensor count 1000001 is implausible");
+
+        assertThat(e).hasMessageContaining("limit " + GgufReader.MAX_TENSORS);
+    }
+
+    @Test
+    void typeThirtySixIsReadAsI2SWithAWarning() throws IOException {
+        GgufFile file = GgufReader.read(new GgufTestFile().tensor("w", 36, 64, 256).writeTo(dir.resolve("i2s.gguf")));
+
+        assertThat(file.warnings()).singleElement().asString().contains("ggml type 36, read as bitnet.cpp's I2_S");
+    }
+
+    @Test
     void refusesTooManyDimensions() throws IOException {
         assertRefused(new GgufTestFile().tensor("t", 0, 4, 1, 1, 1, 1, 1), -1, "5 dimensions");
     }
