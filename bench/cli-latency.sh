@@ -4,24 +4,9 @@
 # each; writes bench/results/cli-<date>.md.   bench/run.sh cli [--runs N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=10
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --runs) runs="$2"; shift 2 ;;
-    *) echo "unknown option $1 (--runs N)"; exit 2 ;;
-  esac
-done
-mvn -q -B -ntp -pl dist -am package -Dmaven.test.skip=true
-home=$(cd "$(ls -d dist/target/placement-audit-*/ | head -n 1)" && pwd)
-work=$(mktemp -d /tmp/pa-bench-cli.XXXXXX)
-results="$PWD/bench/results"
-cd "$work"
-"$home/bin/placement-audit" demo --serve --kafka-port 0 --http-port 0 > demo.log 2>&1 &
-demo=$!
-trap 'kill $demo 2>/dev/null; wait $demo 2>/dev/null || true; cd /; rm -rf "$work"' EXIT
-for _ in $(seq 1 360); do grep -q "point the CLI at this demo" demo.log && break; sleep 0.5; done
-grep -q "point the CLI at this demo" demo.log || { cat demo.log; exit 1; }
-. data/demo/demo.env
+. bench/demo-lib.sh
+runs_option 10 "$@"
+start_demo cli
 nobody=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 placement-audit producer sample-model --layout llama-3.2-1b-q4km --out sample.gguf > /dev/null
 

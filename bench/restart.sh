@@ -4,28 +4,14 @@
 # Uses the packaged distribution; `placement-audit demo --serve` provides the broker (and keeps loads flowing in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=5
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --runs) runs="$2"; shift 2 ;;
-    *) echo "unknown option $1 (--runs N)"; exit 2 ;;
-  esac
-done
-mvn -q -B -ntp -pl dist -am package -Dmaven.test.skip=true
-home=$(cd "$(ls -d dist/target/placement-audit-*/ | head -n 1)" && pwd)
-results="$PWD/bench/results"
-work=$(mktemp -d /tmp/pa-bench-restart.XXXXXX)
-cd "$work"
+. bench/demo-lib.sh
+runs_option 5 "$@"
 pg() { psql -h "${PGHOST:-127.0.0.1}" -p "${PGPORT:-5432}" -U "${PGUSER:-postgres}" -d "${PGDATABASE:-test}" -tAq -v ON_ERROR_STOP=1 "$@"; }
 schema="bench_restart_$$"
-pg -c "CREATE SCHEMA $schema"
-"$home/bin/placement-audit" demo --serve --kafka-port 0 --http-port 0 > demo.log 2>&1 &
-demo=$!
 store=""
-trap 'kill -9 $store 2>/dev/null; kill $demo 2>/dev/null; wait 2>/dev/null || true; pg -c "DROP SCHEMA $schema CASCADE" || true; cd /; rm -rf "$work"' EXIT
-for _ in $(seq 1 360); do grep -q "point the CLI at this demo" demo.log && break; sleep 0.5; done
-grep -q "point the CLI at this demo" demo.log || { cat demo.log; exit 1; }
-. data/demo/demo.env
+start_demo restart
+on_exit 'kill -9 $store 2>/dev/null; pg -c "DROP SCHEMA IF EXISTS $schema CASCADE" > /dev/null || true'
+pg -c "CREATE SCHEMA $schema"
 export PA_STORE_JDBC_URL="jdbc:postgresql://${PGHOST:-127.0.0.1}:${PGPORT:-5432}/${PGDATABASE:-test}" PA_STORE_JDBC_USER="${PGUSER:-postgres}" \
        PA_STORE_JDBC_SCHEMA="$schema" PA_STORE_GROUP_ID="bench-restart-$$" PA_STORE_INSTANCE_ID="bench-restart-1" PA_STORE_HTTP_PORT=-1 \
        JAVA_OPTS="-Xmx512m"

@@ -19,7 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-/** {@code resolver-worker run [--config worker.properties] [--set key=value]...} */
+/** {@code placement-audit worker run [--config worker.properties] [--set key=value]...} */
 @Command(name = "worker", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
         description = "Resolves where every tensor of every model load lands, exactly once.",
         subcommands = {ResolverWorkerMain.Run.class})
