@@ -2,6 +2,7 @@ package dev.placementaudit.producer.safetensors;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.core.format.DType;
@@ -21,7 +22,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +37,8 @@ import java.util.OptionalLong;
 public final class SafetensorsReader {
     /** The reference implementation's limit on the header length. */
     public static final long MAX_HEADER_BYTES = 100_000_000L;
-    private static final ObjectMapper JSON = new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final byte[] UTF8_BOM = {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF};
 
     private SafetensorsReader() {
     }
@@ -54,7 +55,7 @@ public final class SafetensorsReader {
         if (fileSize < 8) {
             throw new ModelFileException(file, 0, "file is " + fileSize + " bytes, too short for a safetensors header length");
         }
-        JsonNode header;
+        Map<String, Located> fields;
         long headerLength;
         try (InputStream in = Files.newInputStream(file)) {
             byte[] length = in.readNBytes(8);
@@ -67,25 +68,16 @@ public final class SafetensorsReader {
                 throw new ModelFileException(file, 8, "header of " + headerLength + " bytes runs past the end of the file (" + fileSize + " bytes)");
             }
             byte[] json = in.readNBytes((int) headerLength);
-            try {
-                header = JSON.readTree(json);
-            } catch (JsonProcessingException e) {
-                long at = 8 + Math.max(0, e.getLocation() == null ? 0 : e.getLocation().getByteOffset());
-                throw new ModelFileException(file, at, "header is not valid JSON: " + e.getOriginalMessage(), e);
-            }
-        }
-        if (header == null || !header.isObject()) {
-            throw new ModelFileException(file, 8, "header is not a JSON object");
+            fields = fields(file, json);
         }
         long dataStart = 8 + headerLength;
         Map<String, String> metadata = new LinkedHashMap<>();
         List<Entry> entries = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = header.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> field = it.next();
+        for (Map.Entry<String, Located> field : fields.entrySet()) {
             if (field.getKey().equals("__metadata__")) {
                 metadata(file, field.getValue(), metadata);
             } else {
-                entries.add(entry(file, field.getKey(), field.getValue()));
+                entries.add(entry(file, field.getKey(), field.getValue().node(), field.getValue().at()));
             }
         }
         checkLayout(file, entries, dataStart, fileSize);
@@ -95,46 +87,100 @@ public final class SafetensorsReader {
         return new StoredModel(name, FileFormat.SAFETENSORS, fileSize, Optional.empty(), metadata, tensors);
     }
 
-    private static Entry entry(Path file, String name, JsonNode node) {
+    /**
+     * The header's top-level fields, each with the byte offset of its name in the file, read as the reference reads them
+     * (a UTF-8 string parsed by serde_json): no byte-order mark, nothing but whitespace after the object, and a key
+     * given twice keeps its last value.
+     */
+    private static Map<String, Located> fields(Path file, byte[] json) throws IOException {
+        if (json.length >= 3 && json[0] == UTF8_BOM[0] && json[1] == UTF8_BOM[1] && json[2] == UTF8_BOM[2]) {
+            throw new ModelFileException(file, 8, "header starts with a UTF-8 byte-order mark, which safetensors does not allow");
+        }
+        try {
+            java.nio.charset.StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(json));
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new ModelFileException(file, 8, "header is not valid UTF-8", e);
+        }
+        Map<String, Located> fields = new LinkedHashMap<>();
+        try (JsonParser parser = JSON.getFactory().createParser(json)) {
+            if (parser.nextToken() != JsonToken.START_OBJECT) {
+                throw new ModelFileException(file, 8, "header is not a JSON object");
+            }
+            while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                String name = parser.currentName();
+                long at = 8 + parser.currentTokenLocation().getByteOffset();
+                parser.nextToken();
+                JsonNode value = parser.readValueAsTree();
+                fields.remove(name);
+                fields.put(name, new Located(value == null ? com.fasterxml.jackson.databind.node.NullNode.getInstance() : value, at));
+            }
+            long end = 8 + parser.currentLocation().getByteOffset();
+            JsonToken after;
+            try {
+                after = parser.nextToken();
+            } catch (JsonProcessingException e) {
+                after = JsonToken.NOT_AVAILABLE;
+            }
+            if (after != null) {
+                throw new ModelFileException(file, after == JsonToken.NOT_AVAILABLE ? end : 8 + parser.currentTokenLocation().getByteOffset(),
+                        "header has content after its JSON object (only spaces may pad it)");
+            }
+        } catch (JsonProcessingException e) {
+            long at = 8 + Math.max(0, e.getLocation() == null ? 0 : e.getLocation().getByteOffset());
+            throw new ModelFileException(file, at, "header is not valid JSON: " + e.getOriginalMessage(), e);
+        }
+        return fields;
+    }
+
+    /** A header field's value and where its name stands in the file. */
+    private record Located(JsonNode node, long at) {
+    }
+
+    private static Entry entry(Path file, String name, JsonNode node, long at) {
         if (!node.isObject()) {
-            throw new ModelFileException(file, 8, "tensor '" + name + "' is not an object");
+            throw new ModelFileException(file, at, "tensor '" + name + "' is not an object");
         }
         JsonNode dtype = node.get("dtype");
         JsonNode shape = node.get("shape");
         JsonNode offsets = node.get("data_offsets");
         if (dtype == null || !dtype.isTextual()) {
-            throw new ModelFileException(file, 8, "tensor '" + name + "' has no dtype");
+            throw new ModelFileException(file, at, "tensor '" + name + "' has no dtype");
         }
         SafetensorsDtype type = SafetensorsDtype.parse(dtype.asText()).orElseThrow(() ->
-                new ModelFileException(file, 8, "tensor '" + name + "' has unknown dtype '" + dtype.asText() + "'"));
+                new ModelFileException(file, at, "tensor '" + name + "' has unknown dtype '" + dtype.asText() + "'"));
         if (shape == null || !shape.isArray()) {
-            throw new ModelFileException(file, 8, "tensor '" + name + "' has no shape array");
+            throw new ModelFileException(file, at, "tensor '" + name + "' has no shape array");
         }
         List<Long> dims = new ArrayList<>();
         long elements = 1;
         for (JsonNode dim : shape) {
             if (!dim.canConvertToLong() || !dim.isIntegralNumber() || dim.asLong() < 0) {
-                throw new ModelFileException(file, 8, "tensor '" + name + "' has a shape entry that is not a non-negative integer: " + dim);
+                throw new ModelFileException(file, at, "tensor '" + name + "' has a shape entry that is not a non-negative integer: " + dim);
             }
             dims.add(dim.asLong());
             try {
                 elements = Math.multiplyExact(elements, dim.asLong());
             } catch (ArithmeticException e) {
-                throw new ModelFileException(file, 8, "tensor '" + name + "' shape " + dims + " overflows 64 bits");
+                throw new ModelFileException(file, at, "tensor '" + name + "' shape " + dims + " overflows 64 bits");
             }
         }
         if (offsets == null || !offsets.isArray() || offsets.size() != 2 || !offsets.get(0).isIntegralNumber()
                 || !offsets.get(1).isIntegralNumber()) {
-            throw new ModelFileException(file, 8, "tensor '" + name + "' needs data_offsets [begin, end]");
+            throw new ModelFileException(file, at, "tensor '" + name + "' needs data_offsets [begin, end]");
         }
         long begin = offsets.get(0).asLong();
         long end = offsets.get(1).asLong();
         if (begin < 0 || end < begin) {
-            throw new ModelFileException(file, 8, "tensor '" + name + "' has data_offsets [" + begin + ", " + end + "]: begin must be <= end");
+            throw new ModelFileException(file, at, "tensor '" + name + "' has data_offsets [" + begin + ", " + end + "]: begin must be <= end");
         }
-        long expected = Math.multiplyExact(elements, type.bytes());
+        long bits = Math.multiplyExact(elements, (long) type.bits());
+        if (bits % 8 != 0) {
+            throw new ModelFileException(file, at, "tensor '" + name + "' is " + elements + " elements of " + type.bits() + "-bit " + type
+                    + ": not a whole number of bytes");
+        }
+        long expected = bits / 8;
         if (end - begin != expected) {
-            throw new ModelFileException(file, 8, "tensor '" + name + "' holds " + (end - begin) + " bytes but " + type + " x " + dims
+            throw new ModelFileException(file, at, "tensor '" + name + "' holds " + (end - begin) + " bytes but " + type + " x " + dims
                     + " needs " + expected);
         }
         return new Entry(name, type, dims, elements, begin, end);
@@ -159,13 +205,18 @@ public final class SafetensorsReader {
         }
     }
 
-    private static void metadata(Path file, JsonNode node, Map<String, String> metadata) {
+    /** {@code "__metadata__": null} is no metadata, as the reference reads it (an optional map). */
+    private static void metadata(Path file, Located located, Map<String, String> metadata) {
+        JsonNode node = located.node();
+        if (node.isNull()) {
+            return;
+        }
         if (!node.isObject()) {
-            throw new ModelFileException(file, 8, "__metadata__ is not an object");
+            throw new ModelFileException(file, located.at(), "__metadata__ is not an object");
         }
         node.fields().forEachRemaining(e -> {
             if (!e.getValue().isTextual()) {
-                throw new ModelFileException(file, 8, "__metadata__ value for '" + e.getKey() + "' is not a string");
+                throw new ModelFileException(file, located.at(), "__metadata__ value for '" + e.getKey() + "' is not a string");
             }
             metadata.put(e.getKey(), e.getValue().asText());
         });
@@ -174,28 +225,30 @@ public final class SafetensorsReader {
     private record Entry(String name, SafetensorsDtype dtype, List<Long> shape, long elements, long begin, long end) {
     }
 
-    /** The dtypes of the safetensors format, with their widths and SKaiNET formats. */
+    /** The dtypes of the safetensors format (as of its 0.6 release), with their widths in bits and SKaiNET formats. */
     enum SafetensorsDtype {
-        BOOL(1, DType.UINT8), U8(1, DType.UINT8), I8(1, DType.INT8), F8_E5M2(1, null), F8_E4M3(1, null),
-        I16(2, DType.INT16), U16(2, DType.UINT16), F16(2, DType.FP16), BF16(2, DType.BF16),
-        I32(4, DType.INT32), U32(4, DType.UINT32), F32(4, DType.FP32),
-        F64(8, DType.FP64), I64(8, DType.INT64), U64(8, DType.UINT64);
+        BOOL(8, DType.UINT8), U8(8, DType.UINT8), I8(8, DType.INT8),
+        F8_E5M2(8, null), F8_E4M3(8, null), F8_E8M0(8, null), F8_E4M3FNUZ(8, null), F8_E5M2FNUZ(8, null),
+        F4(4, null), F6_E2M3(6, null), F6_E3M2(6, null),
+        I16(16, DType.INT16), U16(16, DType.UINT16), F16(16, DType.FP16), BF16(16, DType.BF16),
+        I32(32, DType.INT32), U32(32, DType.UINT32), F32(32, DType.FP32),
+        F64(64, DType.FP64), I64(64, DType.INT64), U64(64, DType.UINT64), C64(64, null);
 
-        private final int bytes;
+        private final int bits;
         private final DType dtype;
 
-        SafetensorsDtype(int bytes, DType dtype) {
-            this.bytes = bytes;
+        SafetensorsDtype(int bits, DType dtype) {
+            this.bits = bits;
             this.dtype = dtype;
         }
 
-        int bytes() {
-            return bytes;
+        int bits() {
+            return bits;
         }
 
         /**
-         * Dense of the element width. SKaiNET has no FP8 dtype, so FP8 tensors are opaque: priced by the file,
-         * never mapped, rather than pretending to be an 8-bit integer.
+         * Dense of the element width. SKaiNET has no FP8, FP6, FP4 or complex dtype, so those tensors are opaque: priced
+         * by the file, never mapped, rather than pretending to be integers.
          */
         Format format(long fileBytes) {
             return dtype == null ? new Format(DType.UINT8, new Opaque(name(), fileBytes)) : Format.dense(dtype);

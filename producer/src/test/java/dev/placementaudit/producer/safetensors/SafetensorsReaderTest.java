@@ -112,21 +112,67 @@ class SafetensorsReaderTest {
     @Test
     void refusesASizeThatContradictsDtypeAndShape() throws IOException {
         assertRefused(write("""
-                {"a": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 32]}}""", 32), 8, "holds 32 bytes but F32 x [4, 4] needs 64");
+                {"a": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 32]}}""", 32), 9, "holds 32 bytes but F32 x [4, 4] needs 64");
     }
 
     @Test
-    void refusesAnUnknownDtype() throws IOException {
-        assertRefused(write("""
-                {"a": {"dtype": "F4", "shape": [2], "data_offsets": [0, 1]}}""", 1), 8, "unknown dtype 'F4'");
+    void readsTheNewerDtypesSubByteOnesIncludedAsOpaque() throws IOException {
+        Path file = write("""
+                {"f4": {"dtype": "F4", "shape": [2, 4], "data_offsets": [0, 4]},
+                 "f6": {"dtype": "F6_E2M3", "shape": [4], "data_offsets": [4, 7]},
+                 "f6b": {"dtype": "F6_E3M2", "shape": [4], "data_offsets": [7, 10]},
+                 "e8m0": {"dtype": "F8_E8M0", "shape": [3], "data_offsets": [10, 13]},
+                 "fnuz": {"dtype": "F8_E4M3FNUZ", "shape": [1], "data_offsets": [13, 14]},
+                 "fnuz2": {"dtype": "F8_E5M2FNUZ", "shape": [1], "data_offsets": [14, 15]},
+                 "c64": {"dtype": "C64", "shape": [2], "data_offsets": [15, 31]}}""", 31);
+
+        StoredModel model = SafetensorsReader.read(file);
+
+        assertThat(model.tensors()).extracting(StoredTensor::storedBytes).containsExactly(4L, 3L, 3L, 3L, 1L, 1L, 16L);
+        assertThat(model.tensors().get(0).format()).isEqualTo(new Format(DType.UINT8, new Opaque("F4", 4)));
+        assertThat(model.tensors().get(6).format()).isEqualTo(new Format(DType.UINT8, new Opaque("C64", 16)));
     }
 
     @Test
-    void refusesDuplicateTensorNames() throws IOException {
-        assertRefused(write("""
+    void refusesSubByteTensorsThatAreNotWholeBytesAndUnknownDtypesAtTheirEntry() throws IOException {
+        String odd = """
+                {"f4": {"dtype": "F4", "shape": [3], "data_offsets": [0, 2]}}""";
+        assertRefused(write(odd, 2), 8 + odd.indexOf("\"f4\""), "3 elements of 4-bit F4: not a whole number of bytes");
+        String unknown = """
+                {"ok": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},
+                 "b": {"dtype": "F3", "shape": [2], "data_offsets": [1, 2]}}""";
+        assertRefused(write(unknown, 2), 8 + unknown.indexOf("\"b\""), "unknown dtype 'F3'");
+    }
+
+    @Test
+    void anEntrysErrorNamesWhereTheEntryStands() throws IOException {
+        String header = """
                 {"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},
-                 "a": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}}""", 2), -1, "not valid JSON");
+                 "b": {"dtype": "U8", "shape": [1], "data_offsets": [1, 9]}}""";
+
+        assertRefused(write(header, 9), 8 + header.indexOf("\"b\""), "tensor 'b' holds 8 bytes but U8 x [1] needs 1");
     }
+
+    @Test
+    void refusesABomAndContentAfterTheJsonButTakesPaddingSpaces() throws IOException {
+        assertRefused(write("\uFEFF" + VALID, 180), 8, "byte-order mark");
+        assertRefused(write(VALID + " x", 180), -1, "content after its JSON object");
+        assertRefused(write(VALID + "{}", 180), 8 + VALID.getBytes(StandardCharsets.UTF_8).length, "content after its JSON object");
+
+        assertThat(SafetensorsReader.read(write(VALID + "      ", 180)).tensors()).hasSize(6);
+    }
+
+    @Test
+    void acceptsNullMetadataAndADuplicateKeyKeepingTheLast() throws IOException {
+        StoredModel model = SafetensorsReader.read(write("""
+                {"__metadata__": null,
+                 "a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
+                 "a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}""", 1));
+
+        assertThat(model.metadata()).isEmpty();
+        assertThat(model.tensors()).singleElement().satisfies(t -> assertThat(t.storedBytes()).isEqualTo(1));
+    }
+
 
     @Test
     void refusesInvalidJsonNamingWhereItBroke() throws IOException {
