@@ -9,7 +9,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Opens a model file by what it is (GGUF magic, else safetensors), not by what it is called. */
+/**
+ * Opens a model by what its file is (GGUF magic, else safetensors), not by what it is called; a shard of a sharded model
+ * (a GGUF split, or a safetensors index) opens the whole model.
+ */
 public final class ModelFiles {
     private ModelFiles() {
     }
@@ -21,6 +24,18 @@ public final class ModelFiles {
         if (!Files.isRegularFile(file)) {
             throw new ModelFileException(file, 0, "no such file");
         }
+        if (ShardedModels.isSafetensorsIndex(file)) {
+            return ShardedModels.safetensorsIndex(file, ModelFiles::readOne);
+        }
+        java.util.regex.Matcher split = ShardedModels.GGUF_SPLIT.matcher(file.getFileName().toString());
+        if (split.matches()) {
+            return ShardedModels.ggufSplits(file, split, ModelFiles::readOne);
+        }
+        return readOne(file);
+    }
+
+    /** One file, by what it is: GGUF magic, else safetensors. */
+    private static StoredModel readOne(Path file) {
         byte[] head;
         try (InputStream in = Files.newInputStream(file)) {
             head = in.readNBytes(4);
