@@ -1,7 +1,6 @@
 package dev.placementaudit.producer.gguf;
 
 import dev.placementaudit.core.format.GgmlType;
-import dev.placementaudit.producer.model.ModelFileException;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
