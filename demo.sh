@@ -9,4 +9,5 @@ cd "$(dirname "$0")"
 echo "== building the distribution (the first run downloads the Maven dependencies)"
 mvn -q -B -ntp -pl dist -am package -Dmaven.test.skip=true
 launcher=$(ls -d dist/target/placement-audit-*/bin/placement-audit | head -n 1)
-JAVA_OPTS="${JAVA_OPTS:--Xmx1500m}" exec "$launcher" demo "$@"
+# The services' own start and stop lines would interleave with the report: the demo shows warnings only.
+JAVA_OPTS="${JAVA_OPTS:--Xmx1500m -Dorg.slf4j.simpleLogger.log.dev.placementaudit=warn}" exec "$launcher" demo "$@"
