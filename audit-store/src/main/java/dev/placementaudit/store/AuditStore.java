@@ -106,7 +106,7 @@ public final class AuditStore implements AutoCloseable {
                 routes -> ApiRoutes.install(routes, queries, new WhatIf(database.dataSource(), config.kafka(), config.loadsTopic()), config.apiToken()));
         self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, ops, queries);
         LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
-                redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());
+                AuditDatabase.redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());
         return self[0];
     }
 
@@ -176,7 +176,7 @@ public final class AuditStore implements AutoCloseable {
         String servers = String.valueOf(config.kafka().get("bootstrap.servers"));
         if (config.jdbcUrl().startsWith("jdbc:h2:") && !onlyLoopback(servers)) {
             LOG.warn("*** audit-store is writing to an EMBEDDED H2 file ({}) while consuming Kafka at {}. For production set "
-                    + "PA_STORE_JDBC_URL=jdbc:postgresql://HOST/DB (or store.jdbc.url). ***", redact(config.jdbcUrl()), servers);
+                    + "PA_STORE_JDBC_URL=jdbc:postgresql://HOST/DB (or store.jdbc.url). ***", AuditDatabase.redact(config.jdbcUrl()), servers);
         }
     }
 
@@ -188,9 +188,5 @@ public final class AuditStore implements AutoCloseable {
             }
         }
         return true;
-    }
-
-    static String redact(String jdbcUrl) {
-        return AuditDatabase.redact(jdbcUrl);
     }
 }

@@ -134,14 +134,14 @@ public final class PipelineDemo implements Callable<Integer> {
 
     /** The broker on the asked port, so that the addresses the tour uses stay the same from run to run. */
     private EmbeddedKafkaBroker startServing(Path kafkaDir) {
-        int port = kafkaPort == 0 ? freePort() : kafkaPort;
+        int port = kafkaPort == 0 ? EmbeddedKafkaBroker.freePort() : kafkaPort;
         if (!portIsFree(port)) {
             throw new CommandFailure("port " + port + " is in use (another Kafka, or a demo still running?): pass --kafka-port N, or 0 for any free port");
         }
         if (httpPort != 0 && !portIsFree(httpPort)) {
             throw new CommandFailure("port " + httpPort + " is in use (a demo still running?): pass --http-port N, or 0 for any free port");
         }
-        return EmbeddedKafkaBroker.startPersistent(kafkaDir, port, freePort());
+        return EmbeddedKafkaBroker.startPersistent(kafkaDir, port, EmbeddedKafkaBroker.freePort());
     }
 
     private void serveUntilStopped(PrintWriter out, String bootstrapServers, String jdbc, int apiPort) throws Exception {
@@ -223,13 +223,6 @@ public final class PipelineDemo implements Callable<Integer> {
         }
     }
 
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("no free port", e);
-        }
-    }
 
     private static void deleteRecursively(Path dir) throws java.io.IOException {
         if (!Files.exists(dir)) {

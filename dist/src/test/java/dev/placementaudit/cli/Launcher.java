@@ -45,14 +45,6 @@ final class Launcher {
         return new Launcher(home, Map.copyOf(merged), workDir);
     }
 
-    Path home() {
-        return home;
-    }
-
-    Path workDir() {
-        return workDir;
-    }
-
     /** A clean environment: a PATH to find java and the shell's tools, and what the test adds. Nothing inherited. */
     ProcessBuilder builder(List<String> command) {
         ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile());
@@ -64,10 +56,19 @@ final class Launcher {
     }
 
     Run run(Duration limit, String... args) throws IOException, InterruptedException {
+        return Run.of(builder(command(args)), limit);
+    }
+
+    /** A long-running command (a service, the demo) in the background, its stdout and stderr going to {@code log}. */
+    Process spawn(Path log, String... args) throws IOException {
+        return builder(command(args)).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    private List<String> command(String... args) {
         List<String> command = new ArrayList<>();
         command.add(home.resolve("bin/placement-audit").toString());
         command.addAll(List.of(args));
-        return Run.of(builder(command), limit);
+        return command;
     }
 
     /** What a finished (or killed) command left: exit code, both streams, and how long it took. */

@@ -9,7 +9,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -41,8 +40,8 @@ class ServicesIT {
     void workerAndStoreRunFromTheLauncherAndStopOnSigterm() throws Exception {
         Launcher launcher = Launcher.of(Launcher.packagedHome(), work).withEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrapServers(),
                 "PA_WORKER_HTTP_PORT", "0", "PA_STORE_HTTP_PORT", "0", "PA_WORKER_INSTANCE_ID", "it-worker", "JAVA_OPTS", "-Xmx512m"));
-        Process worker = start(launcher, "worker.log", "worker", "run");
-        Process store = start(launcher, "store.log", "store", "run");
+        Process worker = launcher.spawn(work.resolve("worker.log"), "worker", "run");
+        Process store = launcher.spawn(work.resolve("store.log"), "store", "run");
         try {
             // As an operator would: publish once both services say they are up (the worker creates the topics).
             await().atMost(Duration.ofSeconds(60)).until(() -> log("worker.log").contains("consuming model-loads")
@@ -72,12 +71,6 @@ class ServicesIT {
         assertThat(store.exitValue()).as(log("store.log")).isIn(0, 143);
         assertThat(log("store.log")).doesNotContain("EMBEDDED H2").contains("audit-store stopped");
         assertThat(log("worker.log")).contains("resolver-worker it-worker stopped");
-    }
-
-    private Process start(Launcher launcher, String log, String... args) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of(launcher.home().resolve("bin/placement-audit").toString()));
-        command.addAll(List.of(args));
-        return launcher.builder(command).redirectErrorStream(true).redirectOutput(work.resolve(log).toFile()).start();
     }
 
     private String log(String name) {

@@ -41,9 +41,7 @@ class TourIT {
     static void startTheDemoAsAUserWould() throws Exception {
         demoLog = work.resolve("demo.log");
         Launcher launcher = Launcher.of(Launcher.packagedHome(), work).withEnv(Map.of("JAVA_OPTS", "-Xmx1g"));
-        demo = launcher.builder(List.of(launcher.home().resolve("bin/placement-audit").toString(), "demo", "--serve", "--kafka-port", "0",
-                        "--http-port", "0"))
-                .redirectErrorStream(true).redirectOutput(demoLog.toFile()).start();
+        demo = launcher.spawn(demoLog, "demo", "--serve", "--kafka-port", "0", "--http-port", "0");
         long deadline = System.nanoTime() + DEMO_START.toNanos();
         while (!Files.readString(demoLog).contains("point the CLI at this demo")) {
             if (!demo.isAlive() || System.nanoTime() > deadline) {

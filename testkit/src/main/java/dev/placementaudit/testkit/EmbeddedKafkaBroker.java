@@ -196,7 +196,8 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
         }
     }
 
-    private static int freePort() {
+    /** A port nothing listens on now (released before returning, so another process may yet take it). */
+    public static int freePort() {
         try (ServerSocket socket = new ServerSocket(0)) {
             socket.setReuseAddress(true);
             return socket.getLocalPort();

@@ -135,7 +135,7 @@ public final class IngestLoop implements Runnable {
                 return;
             } catch (SQLException e) {
                 SQLException outage = e;
-                if (SqlFailures.contentState(e).isPresent()) {
+                if (ProjectionWriter.isContentError(e)) {
                     try {
                         List<Decoded> isolated = setAsideUnstorable(batch, e);
                         if (isolated != batch) {
@@ -168,7 +168,7 @@ public final class IngestLoop implements Runnable {
      * singled out (the refusal needs several records together): then it is retried like an outage, never skipped.
      */
     private List<Decoded> setAsideUnstorable(List<Decoded> batch, SQLException refusal) throws SQLException {
-        List<Decoded> isolated = writer.isolateUnstorable(batch);
+        List<Decoded> isolated = writer.isolateUnstorable(batch, refusal);
         List<Decoded> setAside = new ArrayList<>();
         for (int i = 0; i < batch.size(); i++) {
             if (isolated.get(i) != batch.get(i)) {

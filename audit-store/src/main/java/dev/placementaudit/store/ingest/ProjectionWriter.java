@@ -119,18 +119,29 @@ public final class ProjectionWriter {
 
     /**
      * Finds, by bisecting the batch in trial transactions that are rolled back, each record the database refuses as
-     * content (a {@link SqlFailures#contentState content error}), and returns the batch with each such record replaced by
-     * a {@link Decoded.Reject} that carries the SQLSTATE and the database's message. A few trials per refused record
-     * (about two per halving) buy that one bad record never stops the rest. An outage during the search is thrown.
+     * content, and returns the batch with each such record replaced by a {@link Decoded.Reject} that carries the
+     * SQLSTATE and the database's message. {@code refusal} is the content error writing the whole batch met, so the
+     * search starts from its halves. A few trials per refused record (about two per halving) buy that one bad record
+     * never stops the rest. An outage during the search is thrown.
+     *
+     * @throws IllegalArgumentException when {@code refusal} is no content error (an outage is waited out, not bisected)
      */
-    public List<Decoded> isolateUnstorable(List<Decoded> batch) throws SQLException {
+    public List<Decoded> isolateUnstorable(List<Decoded> batch, SQLException refusal) throws SQLException {
+        if (SqlFailures.contentState(refusal).isEmpty()) {
+            throw new IllegalArgumentException("not a content error: " + refusal);
+        }
         List<Decoded> isolated = new ArrayList<>(batch);
-        bisect(isolated, 0, isolated.size());
+        bisect(isolated, 0, isolated.size(), Optional.of(refusal));
         return isolated;
     }
 
-    private void bisect(List<Decoded> batch, int from, int to) throws SQLException {
-        Optional<SQLException> refused = trial(batch.subList(from, to));
+    /** Whether the database refuses content as this error says, the one to bisect on; false for an outage. */
+    public static boolean isContentError(SQLException e) {
+        return SqlFailures.contentState(e).isPresent();
+    }
+
+    private void bisect(List<Decoded> batch, int from, int to, Optional<SQLException> known) throws SQLException {
+        Optional<SQLException> refused = known.isPresent() ? known : trial(batch.subList(from, to));
         if (refused.isEmpty()) {
             return;
         }
@@ -142,8 +153,8 @@ public final class ProjectionWriter {
             return;
         }
         int middle = (from + to) >>> 1;
-        bisect(batch, from, middle);
-        bisect(batch, middle, to);
+        bisect(batch, from, middle, Optional.empty());
+        bisect(batch, middle, to, Optional.empty());
     }
 
     /** Writes and rolls back: empty when the database takes the items, its content error when it refuses them. */

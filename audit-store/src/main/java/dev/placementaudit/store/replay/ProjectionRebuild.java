@@ -153,8 +153,11 @@ public final class ProjectionRebuild {
                     try {
                         writer.write(decoded);
                     } catch (SQLException e) {
+                        if (!ProjectionWriter.isContentError(e)) {
+                            throw e;
+                        }
                         // What the live store set aside, the rebuild sets aside too (it is on the dead-letter topic already).
-                        writer.write(writer.isolateUnstorable(decoded));
+                        writer.write(writer.isolateUnstorable(decoded, e));
                     }
                     done += batch.size();
                 }
