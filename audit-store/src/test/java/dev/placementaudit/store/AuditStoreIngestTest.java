@@ -4,7 +4,9 @@ import dev.placementaudit.events.AlertKind;
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.EventType;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.FindingKind;
@@ -16,20 +18,33 @@ import dev.placementaudit.testkit.TopicReader;
 import dev.placementaudit.worker.resolve.ResolvedLoad;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumReader;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.message.BinaryMessageEncoder;
+import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 @ExtendWith(KafkaBrokerExtension.class)
@@ -210,5 +225,51 @@ class AuditStoreIngestTest {
                 assertThat(new String(r.headers().lastHeader(DeadLetter.REASON).value(), StandardCharsets.UTF_8)).isEqualTo("UNDECODABLE");
             });
         }
+    }
+
+    @DatabaseTest
+    void aDecisionWhoseSizeTheProducerEstimatedSaysSoAndDecisionsWrittenBeforeTheFlagReadAsPriced(KafkaBroker broker, TestDatabase db)
+            throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        ModelLoaded sample = StoreHarness.load("new-runtime", "r1", 2, 0, false);
+        List<TensorInfo> tensors = new ArrayList<>(sample.getTensors());
+        // A GGUF type the producer did not know (NVFP4 = 40): sized by the gap to the next tensor, and flagged.
+        tensors.set(1, TensorInfo.newBuilder(tensors.get(1)).setEncoding("Opaque:GGML_TYPE_40").setSizeEstimated(true).build());
+        ModelLoaded estimated = ModelLoaded.newBuilder(sample).setTensors(tensors).build();
+        h.publish(List.of(estimated));
+        // A load whose decisions an older worker wrote, with AllocationDecided v1, which has no such flag.
+        ModelLoaded old = StoreHarness.load("old-worker", "r1", 2, 0, false);
+        ResolvedLoad r = h.resolve(old);
+        for (AllocationDecided d : r.decisions()) {
+            h.publishRaw(h.decisions, asVersion1(d));
+        }
+        h.publishRaw(h.resolved, StoreHarness.SUMMARIES.encode(r.summary()));
+
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 2);
+
+            assertThat(store.queries().load(estimated.getLoadId().toString()).orElseThrow().tensors())
+                    .extracting(AuditQueries.TensorRow::name, AuditQueries.TensorRow::sizeEstimated)
+                    .containsExactly(tuple("token_embd.weight", false), tuple("blk.0.attn_q.weight", true),
+                            tuple("blk.1.attn_q.weight", false), tuple("output_norm.weight", false));
+            assertThat(store.queries().load(old.getLoadId().toString()).orElseThrow().tensors())
+                    .hasSize(4).noneMatch(AuditQueries.TensorRow::sizeEstimated);
+        }
+    }
+
+    /** The decision as a worker built before AllocationDecided v2 would have written it. */
+    private static byte[] asVersion1(AllocationDecided decision) throws Exception {
+        Schema v1 = EventType.ALLOCATION_DECIDED.history().get(0);
+        assertThat(v1.getField("sizeEstimated")).isNull();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(bytes, null);
+        new SpecificDatumWriter<AllocationDecided>(AllocationDecided.getClassSchema()).write(decision, encoder);
+        encoder.flush();
+        GenericRecord old = new GenericDatumReader<GenericRecord>(AllocationDecided.getClassSchema(), v1)
+                .read(null, DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
+        ByteBuffer buffer = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old);
+        byte[] encoded = new byte[buffer.remaining()];
+        buffer.get(encoded);
+        return encoded;
     }
 }

@@ -174,8 +174,14 @@ public final class AuditStoreCli {
                             o.printf(Locale.ROOT, "%s  %s %s  %s  %d tensors  heap %s  off-heap %s  mapped %s%n", l.loadId(), l.deploymentId(),
                                     l.release(), l.modelId(), l.tensorCount(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
                                     ByteSizes.format(l.mappedBytes()));
-                            detail.tensors().forEach(t -> o.printf(Locale.ROOT, "  %-40s %-13s %10s  %-20s %s%n", t.name(), t.domain(),
-                                    ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat()));
+                            detail.tensors().forEach(t -> o.printf(Locale.ROOT, "  %-40s %-13s %10s  %-20s %s%s%n", t.name(), t.domain(),
+                                    ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat(),
+                                    t.sizeEstimated() ? "  size estimated (unknown type)" : ""));
+                            long estimated = detail.tensors().stream().filter(AuditQueries.TensorRow::sizeEstimated).count();
+                            if (estimated > 0) {
+                                o.printf(Locale.ROOT, "  %d of %d tensors have an estimated size: the producer did not know their type%n",
+                                        estimated, detail.tensors().size());
+                            }
                         });
             }
             return common.show(out, db -> common.queries(db).loads(deployment, model, release, limit), (o, loads) -> {

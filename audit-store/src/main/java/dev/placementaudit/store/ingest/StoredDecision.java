@@ -11,11 +11,11 @@ final class StoredDecision {
     static final List<String> COLUMNS = List.of("decision_id", "load_id", "tensor_name", "tensor_index", "dtype", "stored_encoding",
             "stored_format", "element_count", "stored_bytes", "resident_format", "resident_bytes", "memory_domain", "scope_kind",
             "mapping_requested", "reason_code", "placement_reason", "mapping_blockers", "reason", "resolver_version", "policy_digest",
-            "source_partition", "source_offset");
+            "source_partition", "source_offset", "size_estimated");
     static final List<String> TYPES = List.of("VARCHAR(36)", "VARCHAR(36)", "VARCHAR(1000)", "INTEGER", "VARCHAR(20)", "VARCHAR(100)",
             "VARCHAR(150)", "BIGINT", "BIGINT", "VARCHAR(150)", "BIGINT", "VARCHAR(20)", "VARCHAR(10)",
             "BOOLEAN", "VARCHAR(40)", "VARCHAR(40)", "VARCHAR(200)", "VARCHAR(4000)", "VARCHAR(100)", "VARCHAR(64)",
-            "INTEGER", "BIGINT");
+            "INTEGER", "BIGINT", "BOOLEAN");
 
     private StoredDecision() {
     }
@@ -40,6 +40,6 @@ final class StoredDecision {
                 d.getStoredFormat(), d.getElementCount(), d.getStoredBytes(), d.getResidentFormat(), d.getResidentBytes(),
                 d.getDomain().name(), d.getScope().name(), d.getMappingRequested(), d.getReasonCode().name(), d.getPlacementReason().name(),
                 d.getMappingBlockers().stream().map(ReasonCode::name).collect(Collectors.joining(",")), d.getReason(),
-                d.getResolverVersion(), d.getPolicyDigest(), d.getSourcePartition(), d.getSourceOffset()};
+                d.getResolverVersion(), d.getPolicyDigest(), d.getSourcePartition(), d.getSourceOffset(), d.getSizeEstimated()};
     }
 }

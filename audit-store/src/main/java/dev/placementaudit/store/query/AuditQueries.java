@@ -41,7 +41,8 @@ public final class AuditQueries {
     }
 
     public record TensorRow(String name, int index, String storedFormat, long storedBytes, String residentFormat, long residentBytes,
-                            String domain, String scope, String reasonCode, String placementReason, String mappingBlockers, String reason) {
+                            String domain, String scope, String reasonCode, String placementReason, String mappingBlockers, String reason,
+                            boolean sizeEstimated) {
     }
 
     public record LoadDetail(LoadSummary load, List<TensorRow> tensors, int findings) {
@@ -108,12 +109,12 @@ public final class AuditQueries {
             }
             List<TensorRow> tensors = new ArrayList<>();
             try (PreparedStatement s = prepare(c, "SELECT tensor_name, tensor_index, stored_format, stored_bytes, resident_format, "
-                    + "resident_bytes, memory_domain, scope_kind, reason_code, placement_reason, mapping_blockers, reason FROM decisions "
+                    + "resident_bytes, memory_domain, scope_kind, reason_code, placement_reason, mapping_blockers, reason, size_estimated FROM decisions "
                     + "WHERE load_id = ? AND resolver_version = ? ORDER BY tensor_index", List.of(loadId, load.resolverVersion()));
                  ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     tensors.add(new TensorRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5), rs.getLong(6),
-                            rs.getString(7), rs.getString(8), rs.getString(9), rs.getString(10), rs.getString(11), rs.getString(12)));
+                            rs.getString(7), rs.getString(8), rs.getString(9), rs.getString(10), rs.getString(11), rs.getString(12), rs.getBoolean(13)));
                 }
             }
             int findings;

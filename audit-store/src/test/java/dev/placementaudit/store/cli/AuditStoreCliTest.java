@@ -3,6 +3,7 @@ package dev.placementaudit.store.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.StoreHarnessAccess;
 import dev.placementaudit.testkit.DatabaseTest;
@@ -96,6 +97,33 @@ class AuditStoreCliTest {
             }
             assertThat(created).as("tables the query created").isEmpty();
         }
+    }
+
+    @DatabaseTest
+    void whereSaysWhichTensorsHaveAnEstimatedSize(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
+        ModelLoaded sample = StoreHarnessAccess.load("phone-1", "r1", 2, 0, false);
+        List<TensorInfo> tensors = new ArrayList<>(sample.getTensors());
+        tensors.set(2, TensorInfo.newBuilder(tensors.get(2)).setEncoding("Opaque:GGML_TYPE_39").setSizeEstimated(true).build());
+        ModelLoaded load = ModelLoaded.newBuilder(sample).setTensors(tensors).build();
+        h.publish(List.of(load));
+        try (AuditStore store = h.start(h.settings())) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+        }
+
+        Run where = run(new String[]{"--set", "store.jdbc.url=" + db.jdbcUrl(), "--set", "store.jdbc.user=" + db.user()},
+                "where", "--load", load.getLoadId().toString());
+        Run json = run(new String[]{"--set", "store.jdbc.url=" + db.jdbcUrl(), "--set", "store.jdbc.user=" + db.user()},
+                "where", "--load", load.getLoadId().toString(), "--format", "json");
+
+        assertThat(where.exit).as(where.err).isZero();
+        assertThat(where.out.lines().filter(l -> l.contains("size estimated (unknown type)")))
+                .singleElement().asString().contains("blk.1.attn_q.weight");
+        assertThat(where.out).contains("1 of 4 tensors have an estimated size: the producer did not know their type");
+        JsonNode rows = new ObjectMapper().readTree(json.out).get("tensors");
+        assertThat(rows).hasSize(4);
+        assertThat(rows.get(2).get("sizeEstimated").asBoolean()).isTrue();
+        assertThat(rows.get(1).get("sizeEstimated").asBoolean()).isFalse();
     }
 
     private record Run(int exit, String out, String err) {

@@ -47,8 +47,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 
 /** {@code producer publish|simulate|explain|sample-model}: how model loads enter the pipeline. */
 @Command(name = "producer", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
@@ -249,8 +251,10 @@ public final class ProducerCli {
                     ByteSizes.format(stored.tensorBytes()), plannerProfile.name(), platform);
             stored.warnings().forEach(warning -> out.println("  warning: " + warning));
             totals.forEach((domain, t) -> out.printf(Locale.ROOT, "  %-13s %5d tensors  %10s%n", domain, t[0], ByteSizes.format(t[1])));
+            Set<String> estimated = stored.tensors().stream().filter(StoredTensor::sizeEstimated).map(StoredTensor::name)
+                    .collect(Collectors.toSet());
             decisions.stream().sorted((a, b) -> Long.compare(b.residentBytes(), a.residentBytes())).limit(all ? Long.MAX_VALUE : 20)
-                    .forEach(d -> out.println("  " + d.explanation()));
+                    .forEach(d -> out.println("  " + d.explanation() + (estimated.contains(d.tensorName()) ? " [size estimated]" : "")));
             return 0;
         }
     }

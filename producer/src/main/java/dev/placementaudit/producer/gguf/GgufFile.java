@@ -24,7 +24,7 @@ public record GgufFile(Path path, long version, long alignment, long dataStart, 
 
     public StoredModel toStoredModel() {
         List<StoredTensor> stored = tensors.stream().map(t -> new StoredTensor(t.name(), format(t), t.dims(), t.elementCount(),
-                t.bytes(), OptionalLong.of(t.absoluteOffset()))).toList();
+                t.bytes(), OptionalLong.of(t.absoluteOffset()), t.type().isEmpty())).toList();
         String name = metadata.getOrDefault("general.name", path.getFileName().toString());
         return new StoredModel(name, FileFormat.GGUF, fileSize, Optional.empty(), metadata, stored, warnings);
     }

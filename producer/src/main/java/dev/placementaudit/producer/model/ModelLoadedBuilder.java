@@ -39,6 +39,7 @@ public final class ModelLoadedBuilder {
                     .setShape(tensor.shape())
                     .setElementCount(tensor.elementCount())
                     .setStoredBytes(tensor.storedBytes())
+                    .setSizeEstimated(tensor.sizeEstimated())
                     .setFileOffset(tensor.fileOffset().isPresent() ? tensor.fileOffset().getAsLong() : null)
                     .setForm(form(forms.get(tensor.name())))
                     .build());

@@ -31,6 +31,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 @ExtendWith(KafkaBrokerExtension.class)
 class ProducerCliTest {
@@ -172,6 +173,24 @@ class ProducerCliTest {
 
         assertThat(run.exit).as(run.err).isZero();
         assertThat(run.out).contains("warning: tensor 'blk.0.ffn_up.weight' has unknown ggml type 40; its size is estimated as the 4096-byte gap");
+        assertThat(run.out.lines().filter(l -> l.contains("[size estimated]")))
+                .singleElement().asString().startsWith("  blk.0.ffn_up.weight");
+    }
+
+    @Test
+    void aPublishedLoadFlagsTheTensorsWhoseSizeIsEstimated(KafkaBroker broker) throws Exception {
+        Path file = new GgufTestFile().tensor("blk.0.ffn_up.weight", 40, 4096, 1024, 8).tensor("output_norm.weight", 0, 1024, 256)
+                .writeTo(dir.resolve("nvfp4.gguf"));
+        String topic = KafkaBroker.uniqueTopic("model-loads");
+        broker.createTopics(1, topic);
+
+        Run run = run("publish", "--model", file.toString(), "--deployment", "d", "--release", "r",
+                "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
+
+        assertThat(run.exit).as(run.err).isZero();
+        ModelLoaded load = LOADS.decode(TopicReader.readCommitted(broker, topic, 1).get(0).value());
+        assertThat(load.getTensors()).extracting(TensorInfo::getName, TensorInfo::getStoredBytes, TensorInfo::getSizeEstimated)
+                .containsExactly(tuple("blk.0.ffn_up.weight", 4096L, true), tuple("output_norm.weight", 1024L, false));
     }
 
     @Test

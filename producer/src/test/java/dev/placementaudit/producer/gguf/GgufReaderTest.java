@@ -104,6 +104,7 @@ class GgufReaderTest {
         assertThat(future.bytes()).isEqualTo(96);
         assertThat(file.warnings()).singleElement().asString().contains("unknown ggml type 41");
         assertThat(file.toStoredModel().tensors().get(0).format().encoding()).isEqualTo(new Opaque("GGML_TYPE_41", 96));
+        assertThat(file.toStoredModel().tensors()).extracting(StoredTensor::sizeEstimated).containsExactly(true, false);
     }
 
     @Test

@@ -42,7 +42,7 @@ final class DecisionEncoder {
     /** AllocationDecided's fields, in the order {@link #encode} writes them. */
     static final List<String> FIELDS = List.of("decisionId", "loadId", "loadOccurredAt", "deploymentId", "cluster", "host",
             "release", "modelId", "modelName", "modelSha256", "platformName", "profileName", "tensorName", "tensorIndex",
-            "tensorCount", "dtype", "storedEncoding", "storedFormat", "elementCount", "storedBytes", "residentFormat",
+            "tensorCount", "dtype", "storedEncoding", "storedFormat", "elementCount", "storedBytes", "sizeEstimated", "residentFormat",
             "residentBytes", "domain", "scope", "mutable", "alignment", "mappingRequested", "reasonCode", "placementReason",
             "mappingBlockers", "reason", "resolverVersion", "policyDigest", "sourceTopic", "sourcePartition", "sourceOffset",
             "decidedAt");
@@ -103,8 +103,9 @@ final class DecisionEncoder {
     /**
      * @param name        the tensor's name as UTF-8 (the decision id was computed from the same bytes)
      * @param decisionId  the id as its 36 ASCII characters
+     * @param estimated   the producer estimated the tensor's stored bytes (TensorInfo.sizeEstimated)
      */
-    byte[] encode(byte[] decisionId, byte[] name, PlanTensor tensor, AllocationDecision decision, int index, int count) {
+    byte[] encode(byte[] decisionId, byte[] name, PlanTensor tensor, boolean estimated, AllocationDecision decision, int index, int count) {
         byte[] storedFormat = storedFormats.computeIfAbsent(tensor.format(), DecisionEncoder::storedFormat);
         byte[] residentFormat = residentFormats.computeIfAbsent(decision.residentFormat(), format -> fragment(out -> out.writeString(format.toString())));
         byte[] tailBytes = tails.computeIfAbsent(explanations.tailOf(decision), tail -> tail.getBytes(StandardCharsets.UTF_8));
@@ -117,6 +118,7 @@ final class DecisionEncoder {
             out.writeFixed(storedFormat);
             out.writeLong(tensor.elementCount());
             out.writeLong(tensor.bytes());
+            out.writeBoolean(estimated);
             out.writeFixed(residentFormat);
             out.writeLong(decision.residentBytes());
             // The event enums list the core enums' symbols in the same order (LoadResolutionTest checks).

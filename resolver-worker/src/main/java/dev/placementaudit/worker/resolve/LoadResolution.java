@@ -101,7 +101,7 @@ public final class LoadResolution {
             totals.add(tensor, decision);
             // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.
             byte[] name = tensor.name().getBytes(StandardCharsets.UTF_8);
-            decisions.add(encoder.encode(ids.of(name), name, tensor, decision, i, tensors.size()));
+            decisions.add(encoder.encode(ids.of(name), name, tensor, event.getTensors().get(i).getSizeEstimated(), decision, i, tensors.size()));
         }
         return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, source, decidedAt));
     }

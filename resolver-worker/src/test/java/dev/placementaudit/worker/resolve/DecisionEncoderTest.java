@@ -66,6 +66,21 @@ class DecisionEncoderTest {
     }
 
     @Test
+    void aTensorWhoseSizeTheProducerEstimatedIsFlaggedAndTheOthersAreNot() {
+        List<TensorInfo> tensors = new ArrayList<>(SampleEvents.edgeLoad("d", "r", 2).getTensors());
+        // A GGUF type the producer did not know (NVFP4 = 40): an opaque encoding sized by the gap to the next tensor.
+        tensors.set(1, TensorInfo.newBuilder(tensors.get(1)).setEncoding("Opaque:GGML_TYPE_40").setSizeEstimated(true).build());
+        ModelLoaded load = SampleEvents.load("d", "r", tensors);
+
+        assertSameBytes(load, new Provenance("model-loads", 0, 7));
+        List<AllocationDecided> decided = resolution.resolve(validator.validate(load), new Provenance("model-loads", 0, 7), AT)
+                .encodedDecisions().stream().map(serde::decode).toList();
+        assertThat(decided).extracting(AllocationDecided::getSizeEstimated).containsOnlyOnce(true);
+        assertThat(decided.get(1).getSizeEstimated()).isTrue();
+        assertThat(decided.get(1).getStoredEncoding()).isEqualTo("Opaque:GGML_TYPE_40");
+    }
+
+    @Test
     void writesTheSchemasFieldsInTheSchemasOrder() {
         assertThat(AllocationDecided.getClassSchema().getFields()).extracting(Schema.Field::name)
                 .containsExactlyElementsOf(DecisionEncoder.FIELDS);
@@ -109,6 +124,7 @@ class DecisionEncoderTest {
                 .setStoredFormat(tensor.format().toString())
                 .setElementCount(tensor.elementCount())
                 .setStoredBytes(tensor.bytes())
+                .setSizeEstimated(event.getTensors().get(index).getSizeEstimated())
                 .setResidentFormat(decision.residentFormat().toString())
                 .setResidentBytes(decision.residentBytes())
                 .setDomain(MemoryDomain.valueOf(decision.domain().name()))
