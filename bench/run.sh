@@ -2,6 +2,7 @@
 # Runs a benchmark runner: bench/run.sh worker [--loads N] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2] [--threads 1,2]
 #                          bench/run.sh store [--loads N] [--runs R] [--diff-rows 10000000]   (needs PostgreSQL: PG* env)
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
+#                          bench/run.sh jmh [BENCHMARK] [JMH options]   (any JMH benchmark: ReaderBenchmark, the model file readers)
 #                          bench/run.sh cli [--runs N]   (the launcher's commands, timed as a user feels them: bench/cli-latency.sh)
 #                          bench/run.sh restart [--runs N]   (a store killed with SIGKILL: restart to first commit; bench/restart.sh)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,
@@ -20,10 +21,11 @@ fi
 mvn -q -B -ntp -pl bench -am package -DskipTests
 cp="bench/target/classes:$(cat bench/target/classpath.txt)"
 case "$runner" in
-  prepare) exec java -cp "$cp" org.openjdk.jmh.Main "$@" ;;
+  prepare) exec java -cp "$cp" org.openjdk.jmh.Main PrepareBenchmark "$@" ;;
+  jmh) exec java -cp "$cp" org.openjdk.jmh.Main "$@" ;;
   worker) main=dev.placementaudit.bench.WorkerBench ;;
   store) main=dev.placementaudit.bench.StoreBench ;;
-  *) echo "unknown runner '$runner' (worker, store)"; exit 2 ;;
+  *) echo "unknown runner '$runner' (worker, store, prepare, jmh, cli, restart)"; exit 2 ;;
 esac
 if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ]; then
   dir=$(mktemp -d /tmp/pa-bench-kafka.XXXXXX)
