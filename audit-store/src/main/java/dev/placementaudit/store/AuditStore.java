@@ -102,8 +102,8 @@ public final class AuditStore implements AutoCloseable {
         Thread thread = new Thread(loop, "audit-store-ingest");
         thread.start();
         AuditStore[] self = new AuditStore[1];
-        OpsServer ops = config.httpPort() < 0 ? null : OpsServer.start("0.0.0.0", config.httpPort(), registry, () -> self[0].health(),
-                routes -> ApiRoutes.install(routes, queries, new WhatIf(database.dataSource(), config.kafka(), config.loadsTopic()), config.apiToken()));
+        OpsServer ops = config.http().port() < 0 ? null : OpsServer.start(config.http(), registry, () -> self[0].health(),
+                routes -> ApiRoutes.install(routes, queries, new WhatIf(database.dataSource(), config.kafka(), config.loadsTopic()), config.http()));
         self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, ops, queries);
         LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
                 AuditDatabase.redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());

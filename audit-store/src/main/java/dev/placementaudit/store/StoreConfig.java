@@ -1,6 +1,8 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.service.HttpSettings;
 import dev.placementaudit.service.Settings;
+import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.regression.GrowthRule;
 
 import java.time.Duration;
@@ -16,7 +18,8 @@ import java.util.Map;
  * @param connectTimeout how long a command waits for a broker or database that does not answer ({@code connect.timeout})
  * @param healthBound    how long the broker may be unreachable, no partition assigned, or lag left uncommitted before
  *                       {@code /health} says DOWN ({@code store.health.bound})
- * @param apiToken when set, {@code /api/*} requires {@code Authorization: Bearer <token>}
+ * @param http           where the API, dashboard and ops endpoints listen ({@code store.http.*}, {@code store.api.*}):
+ *                       loopback unless configured, and never another address without a token unless declared insecure
  */
 public record StoreConfig(
         Map<String, Object> kafka,
@@ -36,8 +39,7 @@ public record StoreConfig(
         int maxPollRecords,
         GrowthRule offHeapGrowth,
         GrowthRule heapGrowth,
-        int httpPort,
-        String apiToken,
+        HttpSettings http,
         boolean createTopics,
         int topicPartitions,
         short topicReplication,
@@ -82,8 +84,7 @@ public record StoreConfig(
                         settings.longValue("store.rules.offheap.bytes", 16L << 20, 0)),
                 new GrowthRule("heap", settings.integer("store.rules.heap.percent", 10, 0, 100_000),
                         settings.longValue("store.rules.heap.bytes", 16L << 20, 0)),
-                settings.integer("store.http.port", 8082, -1, 65_535),
-                settings.string("store.api.token", null),
+                HttpSettings.from(settings, "store", 8082).requireTokenOffLoopback("store"),
                 settings.bool("store.topics.create", true),
                 settings.integer("store.topics.partitions", 3, 1, 10_000),
                 (short) settings.integer("store.topics.replication", 1, 1, 32),
@@ -92,6 +93,13 @@ public record StoreConfig(
         settings.unreadKeys("store.").forEach(key -> org.slf4j.LoggerFactory.getLogger(StoreConfig.class)
                 .warn("configuration {} is not an audit-store setting (misspelt?); ignored", key));
         return config;
+    }
+
+    /** Secrets (the database password, the API token) never appear. */
+    @Override
+    public String toString() {
+        return "StoreConfig[" + groupId + "/" + instanceId + " " + decisionsTopic + "+" + resolvedTopic + " -> " + AuditDatabase.redact(jdbcUrl)
+                + " as " + jdbcUser + (jdbcPassword.isEmpty() ? "" : " (password set)") + ", " + http + "]";
     }
 
     public boolean hasKafka() {

@@ -6,6 +6,7 @@ import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.cli.AuditStoreCli;
+import dev.placementaudit.store.db.H2Credentials;
 import dev.placementaudit.worker.ResolverWorkerMain;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -29,6 +30,8 @@ public final class PlacementAudit implements Runnable {
 
     public static void main(String[] args) {
         AvroTrust.install();
+        // Before H2 reads it: an embedded store's AUTO_SERVER port listens on loopback only.
+        H2Credentials.bindLoopback();
         System.exit(commandLine().execute(args));
     }
 

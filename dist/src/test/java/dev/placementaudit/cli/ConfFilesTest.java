@@ -56,7 +56,9 @@ class ConfFilesTest {
 
         StoreConfig config = StoreConfig.from(settings);
 
-        assertThat(examples).containsKeys("store.jdbc.url", "store.api.token", "connect.timeout", "store.rules.offheap.percent");
+        assertThat(examples).containsKeys("store.jdbc.url", "store.api.token", "connect.timeout", "store.rules.offheap.percent",
+                "store.http.host", "store.http.tls.keystore", "store.api.insecure");
+        assertThat(config.http().host()).as("the example file serves loopback only").isEqualTo("127.0.0.1");
         assertThat(settings.unreadKeys("store.")).isEmpty();
         assertThat(config.jdbcUrl()).startsWith("jdbc:postgresql://");
     }

@@ -47,7 +47,8 @@ class DockerComposeTest {
 
         assertThat(settings.unreadKeys("worker.")).isEmpty();
         assertThat(config.bootstrapServers()).isEqualTo("kafka:9092");
-        assertThat(worker.get("ports").get(0).asText()).isEqualTo(config.httpPort() + ":" + config.httpPort());
+        assertThat(config.http().host()).as("in a container, the only address the published port reaches").isEqualTo("0.0.0.0");
+        assertThat(worker.get("ports").get(0).asText()).isEqualTo("127.0.0.1:" + config.http().port() + ":" + config.http().port());
         assertThat(launcherCommand(worker)).containsExactly("worker", "run");
     }
 
@@ -65,7 +66,11 @@ class DockerComposeTest {
         assertThat(config.jdbcUrl()).isEqualTo("jdbc:postgresql://postgres:5432/" + postgres.get("POSTGRES_DB").asText());
         assertThat(config.jdbcUser()).isEqualTo(postgres.get("POSTGRES_USER").asText());
         assertThat(config.jdbcPassword()).isEqualTo(postgres.get("POSTGRES_PASSWORD").asText());
-        assertThat(store.get("ports").get(0).asText()).isEqualTo(config.httpPort() + ":" + config.httpPort());
+        assertThat(config.http().host()).isEqualTo("0.0.0.0");
+        assertThat(config.http().token()).as("off loopback, the API needs its token").hasValueSatisfying(token ->
+                assertThat(token).startsWith("${PA_STORE_API_TOKEN:?"));
+        assertThat(config.http().insecure()).isFalse();
+        assertThat(store.get("ports").get(0).asText()).isEqualTo("127.0.0.1:" + config.http().port() + ":" + config.http().port());
         assertThat(launcherCommand(store)).containsExactly("store", "run");
     }
 

@@ -109,6 +109,16 @@ class FastFailureIT {
     }
 
     @Test
+    void storeRunRefusesToServeItsApiBeyondLoopbackWithoutAToken() throws Exception {
+        Launcher.Run run = launcher().withEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrapServers(), "PA_STORE_HTTP_HOST", "0.0.0.0"))
+                .run(Duration.ofSeconds(30), "store", "run");
+
+        assertFailsFast(run, START_UP, "configuration store.http.host='0.0.0.0' is not a loopback address", "store.api.token",
+                "store.api.insecure=true");
+        assertThat(work.resolve("data")).as("refused before opening anything").doesNotExist();
+    }
+
+    @Test
     void storeRunGivesUpOnADatabaseThatRefusesConnections() throws Exception {
         String url = "jdbc:postgresql://" + nobody + "/audit";
 

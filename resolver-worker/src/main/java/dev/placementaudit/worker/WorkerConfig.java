@@ -1,6 +1,7 @@
 package dev.placementaudit.worker;
 
 import dev.placementaudit.service.ConfigException;
+import dev.placementaudit.service.HttpSettings;
 import dev.placementaudit.service.Settings;
 
 import java.time.Duration;
@@ -14,7 +15,8 @@ import java.util.Map;
  *                          fences its dead predecessor and aborts the transaction it left open, instead of leaving
  *                          read_committed consumers waiting for the transaction timeout
  * @param maxTensorsPerLoad loads with more tensors are dead-lettered as TOO_MANY_TENSORS rather than risk the heap
- * @param httpPort          ops endpoint (/health, /metrics); 0 picks a free port, -1 disables it
+ * @param http              ops endpoint (/health, /metrics): worker.http.host (127.0.0.1) and worker.http.port (0 picks a
+ *                          free port, -1 disables it), TLS by worker.http.tls.keystore
  * @param resolveThreads    threads that decode, resolve and encode a batch's records in parallel (sending stays
  *                          on the loop thread, in input order)
  * @param healthBound       how long the broker may be unreachable, no partition assigned, or lag left uncommitted before
@@ -41,7 +43,7 @@ public record WorkerConfig(
         boolean createTopics,
         int topicPartitions,
         short topicReplication,
-        int httpPort,
+        HttpSettings http,
         int resolveThreads,
         int batchesAhead,
         Duration connectTimeout,
@@ -72,7 +74,7 @@ public record WorkerConfig(
                 settings.bool("worker.topics.create", true),
                 settings.integer("worker.topics.partitions", 3, 1, 10_000),
                 (short) settings.integer("worker.topics.replication", 1, 1, 32),
-                settings.integer("worker.http.port", 8081, -1, 65_535),
+                HttpSettings.from(settings, "worker", 8081),
                 settings.integer("worker.resolve.threads", Runtime.getRuntime().availableProcessors(), 1, 256),
                 settings.integer("worker.batches.ahead", 1, 0, 16),
                 settings.connectTimeout(),

@@ -3,6 +3,12 @@ package dev.placementaudit.service;
 import io.javalin.Javalin;
 import io.javalin.config.JavalinConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -12,21 +18,47 @@ import java.util.function.Supplier;
 /**
  * The HTTP side every service has: {@code GET /health} (200 when up, 503 when not, JSON either way) and
  * {@code GET /metrics} in Prometheus text format. A service with an API of its own adds its routes.
+ *
+ * <p>Safe by default: it listens where {@link HttpSettings} says (loopback unless configured), over TLS when a
+ * keystore is configured, sends {@code X-Content-Type-Options: nosniff}, {@code Referrer-Policy: no-referrer} and
+ * {@code X-Frame-Options: DENY} on every response, answers no cross-origin request unless origins are configured,
+ * and answers an unknown path (404) or method (405) in JSON like every other error.
  */
 public final class OpsServer implements AutoCloseable {
     private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+    /** A request attribute a route sets when it answered an error itself, so the JSON 404 for unknown paths leaves it be. */
+    public static final String ANSWERED = "pa.answered";
 
     private final Javalin app;
+    private final HttpSettings settings;
 
-    private OpsServer(Javalin app) {
+    private OpsServer(Javalin app, HttpSettings settings) {
         this.app = app;
+        this.settings = settings;
     }
 
-    public static OpsServer start(String host, int port, PrometheusMeterRegistry registry, Supplier<Health> health,
+    public static OpsServer start(HttpSettings settings, PrometheusMeterRegistry registry, Supplier<Health> health,
                                   Consumer<JavalinConfig> moreRoutes) {
         Javalin app = Javalin.create(config -> {
             config.startup.showJavalinBanner = false;
             config.startup.showOldJavalinVersionWarning = false;
+            config.http.prefer405over404 = true;
+            settings.tls().ifPresent(tls -> config.jetty.addConnector((server, http) -> tlsConnector(server, http, settings, tls)));
+            if (!settings.corsOrigins().isEmpty()) {
+                config.bundledPlugins.enableCors(cors -> cors.addRule(rule -> settings.corsOrigins().forEach(rule::allowHost)));
+            }
+            config.routes.before(ctx -> {
+                ctx.header("X-Content-Type-Options", "nosniff");
+                ctx.header("Referrer-Policy", "no-referrer");
+                ctx.header("X-Frame-Options", "DENY");
+                ctx.header("Cache-Control", "no-store");
+            });
+            config.routes.error(404, ctx -> {
+                if (ctx.attribute(ANSWERED) == null) {
+                    ctx.json(Map.of("error", "no such path: " + ctx.method() + " " + ctx.path()));
+                }
+            });
+            config.routes.error(405, ctx -> ctx.json(Map.of("error", "method " + ctx.method() + " not allowed on " + ctx.path())));
             config.routes.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             config.routes.get("/health", ctx -> {
                 Health now = health.get();
@@ -37,17 +69,49 @@ public final class OpsServer implements AutoCloseable {
             });
             moreRoutes.accept(config);
         });
-        app.start(host, port);
-        return new OpsServer(app);
+        if (settings.tls().isPresent()) {
+            app.start();
+        } else {
+            app.start(settings.host(), settings.port());
+        }
+        return new OpsServer(app, settings);
     }
 
-    public static OpsServer start(int port, PrometheusMeterRegistry registry, Supplier<Health> health) {
-        return start("0.0.0.0", port, registry, health, config -> { });
+    public static OpsServer start(String host, int port, PrometheusMeterRegistry registry, Supplier<Health> health,
+                                  Consumer<JavalinConfig> moreRoutes) {
+        return start(new HttpSettings(host, port, java.util.Optional.empty(), java.util.Optional.empty(), false, java.util.List.of()),
+                registry, health, moreRoutes);
+    }
+
+    /** HTTPS only (no plain connector): the certificate is the keystore's; SNI is not required to match it. */
+    private static ServerConnector tlsConnector(org.eclipse.jetty.server.Server server, HttpConfiguration http, HttpSettings settings,
+                                                HttpSettings.Tls tls) {
+        SslContextFactory.Server ssl = new SslContextFactory.Server();
+        ssl.setKeyStorePath(tls.keystore().toAbsolutePath().toString());
+        ssl.setKeyStorePassword(tls.password());
+        ssl.setKeyStoreType(tls.type());
+        HttpConfiguration https = new HttpConfiguration(http);
+        SecureRequestCustomizer secure = new SecureRequestCustomizer();
+        // Clients often reach a service by IP or by a name its certificate does not list; the certificate is still checked by them.
+        secure.setSniHostCheck(false);
+        https.addCustomizer(secure);
+        ServerConnector connector = new ServerConnector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(https));
+        connector.setHost(settings.host());
+        connector.setPort(Math.max(0, settings.port()));
+        return connector;
     }
 
     /** The bound port; useful when started on port 0. */
     public int port() {
+        if (settings.tls().isPresent()) {
+            return ((ServerConnector) app.jettyServer().server().getConnectors()[0]).getLocalPort();
+        }
         return app.port();
+    }
+
+    /** {@code http(s)://host:port}, as a client on this machine would reach it. */
+    public String url() {
+        return settings.scheme() + "://" + settings.host() + ":" + port();
     }
 
     @Override

@@ -21,13 +21,29 @@ public final class H2FileDatabase implements TestDatabase {
     private final String url;
     private final JdbcDataSource dataSource;
 
+    static {
+        // As the store's processes do: H2's AUTO_SERVER port on loopback only.
+        if (System.getProperty("h2.bindAddress") == null) {
+            System.setProperty("h2.bindAddress", "127.0.0.1");
+        }
+    }
+
+    private final String password;
+
     private H2FileDatabase(Path dir) {
         this.dir = dir;
         this.url = "jdbc:h2:file:" + dir.resolve("audit").toAbsolutePath() + MODE;
+        // As the store does for an H2 file without a configured password: one generated, kept beside it (audit.password).
+        this.password = java.util.UUID.randomUUID().toString();
+        try {
+            Files.writeString(dir.resolve("audit.password"), password + "\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the H2 test database's password", e);
+        }
         this.dataSource = new JdbcDataSource();
         dataSource.setURL(url);
         dataSource.setUser("sa");
-        dataSource.setPassword("");
+        dataSource.setPassword(password);
     }
 
     public static H2FileDatabase create() {
@@ -55,7 +71,7 @@ public final class H2FileDatabase implements TestDatabase {
 
     @Override
     public String password() {
-        return "";
+        return password;
     }
 
     @Override

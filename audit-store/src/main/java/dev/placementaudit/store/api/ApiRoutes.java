@@ -1,5 +1,7 @@
 package dev.placementaudit.store.api;
 
+import dev.placementaudit.service.HttpSettings;
+import dev.placementaudit.service.OpsServer;
 import dev.placementaudit.store.query.AuditQueries;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
@@ -7,13 +9,16 @@ import io.javalin.http.Context;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
  * The read-only JSON API under {@code /api}. Every input is validated before it reaches SQL (which is
- * parameterised anyway); a bad one is a 400 naming the parameter. With a token configured, every request needs
- * {@code Authorization: Bearer <token>}.
+ * parameterised anyway); a bad one is a 400 naming the parameter. With a token configured ({@code store.api.token}),
+ * every API request needs {@code Authorization: Bearer <token>}, or the HttpOnly cookie {@code POST /session} sets for
+ * the dashboard; a token in a URL ({@code ?token=}) is refused. The dashboard is served with a Content-Security-Policy
+ * that allows its own script, style and API only.
  *
  * <pre>
  * GET /api/loads?deployment=&amp;model=&amp;release=&amp;limit=   loads, newest first
@@ -33,19 +38,64 @@ public final class ApiRoutes {
     private ApiRoutes() {
     }
 
-    public static void install(JavalinConfig config, AuditQueries queries, dev.placementaudit.store.replay.WhatIf whatIf, String token) {
-        if (token != null && !token.isBlank()) {
-            byte[] expected = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
-            config.routes.before("/api/*", ctx -> {
-                String given = ctx.header("Authorization");
-                if (given == null || !MessageDigest.isEqual(expected, given.getBytes(StandardCharsets.UTF_8))) {
-                    throw new ApiException(401, "missing or wrong bearer token");
-                }
-            });
-        }
-        String dashboard = dashboard();
-        config.routes.get("/", ctx -> ctx.html(dashboard));
-        config.routes.exception(ApiException.class, (e, ctx) -> ctx.status(e.status()).json(Map.of("error", e.getMessage())));
+    /**
+     * What the dashboard page may load and do: its own script, style and API, nothing inline, no framing, no
+     * other origin.
+     */
+    static final String DASHBOARD_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+            + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+    /** The cookie the dashboard's sign-in sets: HttpOnly, so no script reads it; SameSite=Strict, so no other site sends it. */
+    static final String SESSION_COOKIE = "pa_session";
+
+    public static void install(JavalinConfig config, AuditQueries queries, dev.placementaudit.store.replay.WhatIf whatIf, HttpSettings http) {
+        Optional<TokenCheck> check = http.token().map(TokenCheck::new);
+        config.routes.before(ctx -> {
+            if (ctx.queryParam("token") != null) {
+                throw new ApiException(400, "a token in a URL ends up in logs, history and Referer headers, so it is refused: send "
+                        + "'Authorization: Bearer <token>', or sign in on the dashboard");
+            }
+        });
+        check.ifPresent(tokens -> config.routes.before("/api/*", ctx -> {
+            String header = ctx.header("Authorization");
+            boolean allowed = header != null ? header.startsWith("Bearer ") && tokens.matches(header.substring("Bearer ".length()))
+                    : tokens.matchesSession(ctx.cookie(SESSION_COOKIE));
+            if (!allowed) {
+                ctx.header("WWW-Authenticate", "Bearer");
+                throw new ApiException(401, "missing or wrong token: send 'Authorization: Bearer <token>'");
+            }
+        }));
+        config.routes.post("/session", ctx -> {
+            if (check.isEmpty()) {
+                ctx.status(204);
+                return;
+            }
+            String given;
+            try {
+                given = ctx.bodyAsClass(SignIn.class).token();
+            } catch (Exception e) { // Jackson's own (checked) exceptions come through Kotlin undeclared
+                throw new ApiException(400, "expected a JSON body {\"token\": \"...\"}");
+            }
+            if (!check.get().matches(given)) {
+                throw new ApiException(401, "wrong token");
+            }
+            ctx.header("Set-Cookie", SESSION_COOKIE + "=" + check.get().session() + "; Path=/; HttpOnly; SameSite=Strict"
+                    + (http.tls().isPresent() ? "; Secure" : ""));
+            ctx.status(204);
+        });
+        config.routes.delete("/session", ctx -> {
+            ctx.header("Set-Cookie", SESSION_COOKIE + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict");
+            ctx.status(204);
+        });
+        String page = resource("index.html");
+        String script = resource("dashboard.js");
+        String style = resource("dashboard.css");
+        config.routes.get("/", ctx -> ctx.header("Content-Security-Policy", DASHBOARD_POLICY).html(page));
+        config.routes.get("/dashboard.js", ctx -> ctx.contentType("text/javascript; charset=utf-8").result(script));
+        config.routes.get("/dashboard.css", ctx -> ctx.contentType("text/css; charset=utf-8").result(style));
+        config.routes.exception(ApiException.class, (e, ctx) -> {
+            ctx.attribute(OpsServer.ANSWERED, true);
+            ctx.status(e.status()).json(Map.of("error", e.getMessage()));
+        });
         config.routes.exception(java.sql.SQLException.class, (e, ctx) -> ctx.status(503).json(Map.of("error", "database unavailable")));
         config.routes.get("/api/loads", ctx -> ctx.json(queries.loads(id(ctx, "deployment", false), id(ctx, "model", false),
                 id(ctx, "release", false), limit(ctx))));
@@ -65,12 +115,51 @@ public final class ApiRoutes {
         });
     }
 
-    /** The dashboard: one page, no build step, everything it shows comes from this API. */
-    private static String dashboard() {
-        try (var in = ApiRoutes.class.getResourceAsStream("/dashboard/index.html")) {
+    /** The dashboard's sign-in body. */
+    public record SignIn(String token) {
+    }
+
+    /**
+     * Compares a presented token with the configured one in constant time: both are hashed first, so neither the
+     * position of the first wrong character nor the token's length shows in the time a refusal takes.
+     */
+    static final class TokenCheck {
+        private final byte[] expected;
+        /** The cookie's value: derived from the token, so the token itself is never stored in a browser. */
+        private final String session;
+
+        TokenCheck(String token) {
+            this.expected = sha256(token);
+            this.session = java.util.HexFormat.of().formatHex(sha256("placement-audit session\u0000" + token));
+        }
+
+        boolean matches(String given) {
+            return given != null && MessageDigest.isEqual(expected, sha256(given));
+        }
+
+        boolean matchesSession(String cookie) {
+            return cookie != null && MessageDigest.isEqual(sha256(session), sha256(cookie));
+        }
+
+        String session() {
+            return session;
+        }
+
+        private static byte[] sha256(String text) {
+            try {
+                return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException("every JVM ships SHA-256", e);
+            }
+        }
+    }
+
+    /** The dashboard's files: no build step, everything it shows comes from this API. */
+    private static String resource(String name) {
+        try (var in = ApiRoutes.class.getResourceAsStream("/dashboard/" + name)) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (java.io.IOException | NullPointerException e) {
-            throw new IllegalStateException("the dashboard page is missing from the audit-store jar", e);
+            throw new IllegalStateException("the dashboard's " + name + " is missing from the audit-store jar", e);
         }
     }
 

@@ -26,6 +26,10 @@ public final class AuditDatabase implements AutoCloseable {
     private static final int H2_SCHEMA_NOT_FOUND = 90079;
     private static final String IF_EXISTS = "IFEXISTS=TRUE";
 
+    static {
+        H2Credentials.bindLoopback();
+    }
+
     private final HikariDataSource pool;
     private final Dialect dialect;
 
@@ -43,8 +47,9 @@ public final class AuditDatabase implements AutoCloseable {
         return open(jdbcUrl, user, password, schema, poolSize, DEFAULT_CONNECT_TIMEOUT);
     }
 
-    public static AuditDatabase open(String jdbcUrl, String user, String password, String schema, int poolSize, Duration connectTimeout) {
+    public static AuditDatabase open(String jdbcUrl, String user, String configuredPassword, String schema, int poolSize, Duration connectTimeout) {
         Dialect dialect = Dialect.of(jdbcUrl);
+        String password = H2Credentials.resolve(jdbcUrl, user, configuredPassword, true);
         probe(jdbcUrl, user, password, null, connectTimeout, false);
         if (schema != null) {
             createSchema(jdbcUrl, user, password, schema);
@@ -67,8 +72,10 @@ public final class AuditDatabase implements AutoCloseable {
      * Opens a store that must already exist, for reading: never creates a database, a schema or a table (an H2 URL gets
      * {@code IFEXISTS=TRUE}), and fails with a {@link CommandFailure} naming the URL when there is no projection there.
      */
-    public static AuditDatabase openExisting(String jdbcUrl, String user, String password, String schema, int poolSize, Duration connectTimeout) {
+    public static AuditDatabase openExisting(String jdbcUrl, String user, String configuredPassword, String schema, int poolSize,
+                                             Duration connectTimeout) {
         Dialect dialect = Dialect.of(jdbcUrl);
+        String password = H2Credentials.resolve(jdbcUrl, user, configuredPassword, false);
         String url = dialect == Dialect.H2 && !jdbcUrl.toUpperCase(Locale.ROOT).contains("IFEXISTS=") ? jdbcUrl + ";" + IF_EXISTS : jdbcUrl;
         probe(url, user, password, schema, connectTimeout, true);
         return new AuditDatabase(pool(url, user, password, schema, poolSize, connectTimeout, dialect), dialect);

@@ -3,12 +3,16 @@ package dev.placementaudit.store.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.service.ConfigException;
+import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.AuditStore;
+import dev.placementaudit.store.StoreConfig;
 import dev.placementaudit.store.StoreHarnessAccess;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.URI;
@@ -22,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 @ExtendWith(KafkaBrokerExtension.class)
@@ -75,12 +80,92 @@ class ApiTest {
             assertStatus(base + "/api/loads/" + java.util.UUID.randomUUID(), "s3cret", 404, "no load");
             assertStatus(base + "/api/diff?deployment=phone-1&model=sample-model&from=r1", "s3cret", 400, "'to' is required");
             assertStatus(base + "/api/fleet?release=" + "r".repeat(500), "s3cret", 400, "release");
-            assertStatus(base + "/api/fleet?release=r2", null, 401, "bearer token");
-            assertStatus(base + "/api/fleet?release=r2", "wrong", 401, "bearer token");
+            assertStatus(base + "/api/fleet?release=r2", null, 401, "missing or wrong token");
+            assertStatus(base + "/api/fleet?release=r2", "wrong", 401, "missing or wrong token");
             assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(decisionsBefore);
             assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/health")).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
                     .as("ops endpoints stay open").isEqualTo(200);
         }
+    }
+
+    @DatabaseTest
+    void theDashboardSignsInWithACookieNeverATokenInTheUrlAndEveryResponseIsHardened(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
+        h.publish(List.of(StoreHarnessAccess.load("phone-1", "r1", 1, 0, false)));
+        Map<String, String> settings = h.settings();
+        settings.put("store.http.port", "0");
+        settings.put("store.api.token", "s3cret");
+
+        try (AuditStore store = h.start(settings)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+            String base = "http://127.0.0.1:" + store.port();
+
+            HttpResponse<String> page = get(base + "/", null);
+            assertThat(page.statusCode()).isEqualTo(200);
+            assertThat(page.headers().firstValue("Content-Security-Policy")).hasValueSatisfying(csp -> assertThat(csp)
+                    .contains("default-src 'none'").contains("script-src 'self'").contains("frame-ancestors 'none'").doesNotContain("unsafe"));
+            assertThat(page.body()).as("nothing inline for the policy to forbid").doesNotContain("<script>").doesNotContain("style=");
+            assertThat(get(base + "/dashboard.js", null).headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("text/javascript"));
+            for (HttpResponse<String> any : List.of(page, get(base + "/api/fleet?release=r1", null), get(base + "/health", null))) {
+                assertThat(any.headers().firstValue("X-Content-Type-Options")).as(any.uri().toString()).contains("nosniff");
+                assertThat(any.headers().firstValue("Access-Control-Allow-Origin")).isEmpty();
+            }
+
+            assertStatus(base + "/api/fleet?release=r1&token=s3cret", null, 400, "a token in a URL");
+            assertStatus(base + "/?token=s3cret", null, 400, "a token in a URL");
+            assertThat(signIn(base, "{\"token\":\"wrong\"}").statusCode()).isEqualTo(401);
+            assertThat(signIn(base, "not json").statusCode()).isEqualTo(400);
+            HttpResponse<String> signedIn = signIn(base, "{\"token\":\"s3cret\"}");
+            assertThat(signedIn.statusCode()).isEqualTo(204);
+            String cookie = signedIn.headers().firstValue("Set-Cookie").orElseThrow();
+            assertThat(cookie).startsWith("pa_session=").contains("HttpOnly").contains("SameSite=Strict").doesNotContain("s3cret");
+            String session = cookie.substring(0, cookie.indexOf(';'));
+            HttpResponse<String> withCookie = http.send(HttpRequest.newBuilder(URI.create(base + "/api/fleet?release=r1"))
+                    .header("Cookie", session).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(withCookie.statusCode()).isEqualTo(200);
+            HttpResponse<String> forgedCookie = http.send(HttpRequest.newBuilder(URI.create(base + "/api/fleet?release=r1"))
+                    .header("Cookie", "pa_session=s3cret").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(forgedCookie.statusCode()).isEqualTo(401);
+
+            HttpResponse<String> unknown = get(base + "/api/nothing", "s3cret");
+            assertThat(unknown.statusCode()).isEqualTo(404);
+            assertThat(JSON.readTree(unknown.body()).get("error").asText()).isEqualTo("no such path: GET /api/nothing");
+            HttpResponse<String> wrongMethod = http.send(HttpRequest.newBuilder(URI.create(base + "/api/loads"))
+                    .header("Authorization", "Bearer s3cret").DELETE().build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(wrongMethod.statusCode()).isEqualTo(405);
+            assertThat(JSON.readTree(wrongMethod.body()).get("error").asText()).contains("not allowed");
+        }
+    }
+
+    @Test
+    void aTokenIsComparedByDigestSoNeitherItsLengthNorItsPrefixMatters() {
+        ApiRoutes.TokenCheck check = new ApiRoutes.TokenCheck("s3cret");
+
+        assertThat(check.matches("s3cret")).isTrue();
+        assertThat(check.matches("s3cre")).isFalse();
+        assertThat(check.matches("s3cret ")).isFalse();
+        assertThat(check.matches("x".repeat(100_000))).isFalse();
+        assertThat(check.matches("")).isFalse();
+        assertThat(check.matches(null)).isFalse();
+        assertThat(check.matchesSession(check.session())).isTrue();
+        assertThat(check.matchesSession("s3cret")).as("the cookie is not the token").isFalse();
+        assertThat(check.session()).hasSize(64).doesNotContain("s3cret");
+    }
+
+    @Test
+    void aStoreServingAnotherAddressWithoutATokenIsRefusedAndNoSecretIsInItsConfigText() {
+        assertThatThrownBy(() -> StoreConfig.from(Settings.of(Map.of("store.http.host", "0.0.0.0"))))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("store.http.host='0.0.0.0' is not a loopback address")
+                .hasMessageContaining("store.api.token").hasMessageContaining("store.api.insecure=true");
+        StoreConfig secured = StoreConfig.from(Settings.of(Map.of("store.http.host", "0.0.0.0", "store.api.token", "tok-123456",
+                "store.jdbc.url", "jdbc:postgresql://db/audit", "store.jdbc.password", "pw-987654")));
+        assertThat(secured.toString()).doesNotContain("tok-123456").doesNotContain("pw-987654").contains("token=(set)");
+        assertThat(StoreConfig.from(Settings.of(Map.of())).http().host()).isEqualTo("127.0.0.1");
+    }
+
+    private HttpResponse<String> signIn(String base, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base + "/session")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private JsonNode ok(String url) throws Exception {

@@ -61,7 +61,7 @@ public final class ResolverWorker implements AutoCloseable {
         Thread thread = new Thread(loop, "resolver-loop-" + config.instanceId());
         thread.start();
         ResolverWorker[] self = new ResolverWorker[1];
-        OpsServer ops = config.httpPort() < 0 ? null : OpsServer.start(config.httpPort(), registry, () -> self[0].health());
+        OpsServer ops = config.http().port() < 0 ? null : OpsServer.start(config.http(), registry, () -> self[0].health(), routes -> { });
         self[0] = new ResolverWorker(config, loop, thread, ops, clientMetrics);
         LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
                 config.inputTopic(), config.groupId(), config.transactionalId(), WorkerVersion.resolverVersion(),
