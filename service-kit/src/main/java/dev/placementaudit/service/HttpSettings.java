@@ -44,13 +44,15 @@ public record HttpSettings(String host, int port, Optional<Tls> tls, Optional<St
         int port = settings.integer(prefix + ".http.port", defaultPort, -1, 65_535);
         Optional<Tls> tls = Optional.empty();
         String keystore = settings.string(prefix + ".http.tls.keystore", null);
+        // Read whether or not a keystore is set, so that neither is reported as an unknown setting.
+        String password = settings.string(prefix + ".http.tls.keystore.password", "");
+        String type = settings.string(prefix + ".http.tls.keystore.type", "PKCS12");
         if (keystore != null && !keystore.isBlank()) {
             Path path = Path.of(keystore.trim());
             if (!Files.isReadable(path)) {
                 throw new ConfigException(prefix + ".http.tls.keystore", keystore, "is not a readable file");
             }
-            tls = Optional.of(new Tls(path, settings.string(prefix + ".http.tls.keystore.password", ""),
-                    settings.string(prefix + ".http.tls.keystore.type", "PKCS12")));
+            tls = Optional.of(new Tls(path, password, type));
         }
         String token = settings.string(prefix + ".api.token", null);
         return new HttpSettings(host, port, tls, Optional.ofNullable(token).filter(t -> !t.isBlank()),
