@@ -7,6 +7,7 @@ import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.alerts.AlertPublisher;
+import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.api.ApiRoutes;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.ingest.IngestLoop;
@@ -41,16 +42,18 @@ public final class AuditStore implements AutoCloseable {
     private final Thread thread;
     private final AlertPublisher publisher;
     private final KafkaProducer<byte[], byte[]> deadLetters;
+    private final ChainLog chainLog;
     private final OpsServer ops;
     private final AuditQueries queries;
 
     private AuditStore(AuditDatabase database, IngestLoop loop, Thread thread, AlertPublisher publisher,
-                       KafkaProducer<byte[], byte[]> deadLetters, OpsServer ops, AuditQueries queries) {
+                       KafkaProducer<byte[], byte[]> deadLetters, ChainLog chainLog, OpsServer ops, AuditQueries queries) {
         this.database = database;
         this.loop = loop;
         this.thread = thread;
         this.publisher = publisher;
         this.deadLetters = deadLetters;
+        this.chainLog = chainLog;
         this.ops = ops;
         this.queries = queries;
     }
@@ -68,6 +71,7 @@ public final class AuditStore implements AutoCloseable {
                 // first must not fail on them either.
                 TopicSetup.ensure(config.kafka(), config.topicPartitions(), config.topicReplication(),
                         List.of(config.alertsTopic(), config.deadLetterTopic(), config.decisionsTopic(), config.resolvedTopic()), List.of());
+                TopicSetup.ensureCompacted(config.kafka(), config.topicPartitions(), config.topicReplication(), List.of(config.chainTopic()));
             } catch (RuntimeException e) {
                 database.close();
                 throw e;
@@ -97,14 +101,15 @@ public final class AuditStore implements AutoCloseable {
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         KafkaProducer<byte[], byte[]> deadLetters = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
         AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic());
+        ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic());
         IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic()), config.deadLetterTopic(),
-                config.pollTimeout(), writer, publisher, metrics, Clock.systemUTC(), new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
+                config.pollTimeout(), writer, publisher, chainLog, metrics, Clock.systemUTC(), new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
         Thread thread = new Thread(loop, "audit-store-ingest");
         thread.start();
         AuditStore[] self = new AuditStore[1];
         OpsServer ops = config.http().port() < 0 ? null : OpsServer.start(config.http(), registry, () -> self[0].health(),
                 routes -> ApiRoutes.install(routes, queries, new WhatIf(database.dataSource(), config.kafka(), config.loadsTopic()), config.http()));
-        self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, ops, queries);
+        self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, chainLog, ops, queries);
         LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
                 AuditDatabase.redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());
         return self[0];
@@ -163,6 +168,8 @@ public final class AuditStore implements AutoCloseable {
             ops.close();
         }
         publisher.close();
+        chainLog.flush(Duration.ofSeconds(10));
+        chainLog.close();
         deadLetters.close(Duration.ofSeconds(10));
         database.close();
         LOG.info("audit-store stopped ({})", loop.state());

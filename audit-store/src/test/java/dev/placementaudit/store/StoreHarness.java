@@ -47,6 +47,7 @@ final class StoreHarness {
     final String decisions;
     final String resolved;
     final String alerts;
+    final String chain;
     final String group;
     private final LoadResolution resolution = new LoadResolution("0.1.0/skainet-1192");
     private final LoadValidator validator = new LoadValidator(10_000);
@@ -58,6 +59,7 @@ final class StoreHarness {
         this.decisions = base + ".decided";
         this.resolved = base + ".resolved";
         this.alerts = base + ".alerts";
+        this.chain = base + ".chain";
         this.group = "store-" + base;
         broker.createTopics(3, decisions, resolved);
         broker.createTopics(1, alerts, decisions + ".dlq");
@@ -69,6 +71,7 @@ final class StoreHarness {
         s.put("store.decisions.topic", decisions);
         s.put("store.resolved.topic", resolved);
         s.put("store.alerts.topic", alerts);
+        s.put("store.chain.topic", chain);
         s.put("store.group.id", group);
         s.put("store.instance.id", group + "-1");
         s.put("store.jdbc.url", db.jdbcUrl());

@@ -45,6 +45,22 @@ public final class TopicSetup {
         }
     }
 
+    /** Topics that keep the latest record per key (cleanup.policy=compact), such as the store's chain heads. */
+    public static void ensureCompacted(Map<String, Object> adminConfig, int partitions, short replication, List<String> compacted) {
+        try (Admin admin = Admin.create(adminConfig)) {
+            Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            for (String topic : compacted) {
+                create(admin, existing, new NewTopic(topic, partitions, replication)
+                        .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT)));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating topics", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot list or create topics on " + adminConfig.get("bootstrap.servers") + ": " + e.getMessage(), e);
+        }
+    }
+
     private static void create(Admin admin, Set<String> existing, NewTopic topic) throws InterruptedException, TimeoutException, ExecutionException {
         if (existing.contains(topic.name())) {
             return;

@@ -7,12 +7,16 @@ import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.service.cli.CliErrors;
+import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ConfDir;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.chain.ChainHead;
+import dev.placementaudit.store.chain.ChainLog;
+import dev.placementaudit.store.chain.ChainVerifier;
 import dev.placementaudit.store.ingest.IngestLoop;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.Finding;
@@ -40,7 +44,8 @@ import java.util.concurrent.Callable;
 @Command(name = "store", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
         description = "Where every tensor of every model load landed, release after release.",
         subcommands = {AuditStoreCli.Run.class, AuditStoreCli.Where.class, AuditStoreCli.Diff.class, AuditStoreCli.Fleet.class,
-                AuditStoreCli.Alerts.class, AuditStoreCli.Budget.class, AuditStoreCli.Rebuild.class, AuditStoreCli.WhatIfCommand.class})
+                AuditStoreCli.Alerts.class, AuditStoreCli.Budget.class, AuditStoreCli.Rebuild.class, AuditStoreCli.WhatIfCommand.class,
+                AuditStoreCli.Verify.class})
 public final class AuditStoreCli {
     static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS).enable(SerializationFeature.INDENT_OUTPUT);
@@ -298,6 +303,55 @@ public final class AuditStoreCli {
                 common.printJson(spec.commandLine().getOut(), result);
             }
             return result.equal() || result.swapped() ? 0 : 3;
+        }
+    }
+
+    @Command(name = "verify", mixinStandardHelpOptions = true,
+            description = "Recompute the tamper-evident hash chains from the rows as they are now, and check them against the heads "
+                    + "the store published to Kafka. Names every broken link; exit 1 if there is one, 0 if every chain holds.")
+    static final class Verify implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--deployment", paramLabel = "ID", description = "verify one deployment's chain (default: every deployment)")
+        String deployment;
+        @Option(names = "--no-log", description = "check the database alone, without the published heads: a store rewritten together "
+                + "with its hashes then goes unnoticed")
+        boolean noLog;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            StoreConfig c = common.storeConfig();
+            java.util.Optional<Map<String, List<ChainHead>>> heads = java.util.Optional.empty();
+            if (!noLog) {
+                if (!c.hasKafka()) {
+                    throw new CommandFailure("verify checks the chains against the heads published to Kafka, and no broker is configured: "
+                            + "set KAFKA_BOOTSTRAP_SERVERS (or kafka.bootstrap.servers), or pass --no-log to check the database alone");
+                }
+                KafkaReachability.check(c.kafka(), c.connectTimeout(), List.of(c.chainTopic()));
+                heads = java.util.Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.connectTimeout()));
+            }
+            ChainVerifier.Report report;
+            try (AuditDatabase db = common.open(); Connection connection = db.dataSource().getConnection()) {
+                report = ChainVerifier.verify(connection, java.util.Optional.ofNullable(deployment), heads);
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            if (common.json()) {
+                common.printJson(out, report);
+            } else {
+                report.breaks().forEach(b -> out.printf(Locale.ROOT, "BROKEN  %s  entry %s  load %s: %s%n", b.deploymentId(),
+                        b.seq() == 0 ? "-" : Long.toString(b.seq()), b.loadId(), b.what()));
+                java.util.Set<String> broken = new java.util.HashSet<>();
+                report.breaks().forEach(b -> broken.add(b.deploymentId()));
+                report.chains().stream().filter(chain -> !broken.contains(chain.deploymentId())).forEach(chain -> out.printf(Locale.ROOT,
+                        "ok      %s  %d entries, head %s%s%n", chain.deploymentId(), chain.entries(), chain.head().substring(0, 12),
+                        chain.publishedHeadChecked() ? ", as published" : ""));
+                out.printf(Locale.ROOT, "%d deployments, %d chained loads%s: %s%n", report.chains().size(), report.entries(),
+                        report.checkedAgainstLog() ? ", checked against " + c.chainTopic() : ", database only (--no-log)",
+                        report.intact() ? "every chain holds" : report.breaks().size() + " broken links in " + broken.size() + " deployments");
+            }
+            return report.intact() ? 0 : 1;
         }
     }
 

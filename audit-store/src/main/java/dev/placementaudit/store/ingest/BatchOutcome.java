@@ -1,6 +1,7 @@
 package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.LoadRef;
 
@@ -8,8 +9,9 @@ import java.util.List;
 
 /** What one committed batch did. */
 public record BatchOutcome(int decisions, int summaries, List<LoadRef> completed, List<Detection> detections,
-                           List<AlertOutbox.StoredAlert> alerts) {
+                           List<AlertOutbox.StoredAlert> alerts, List<ChainHead> chainHeads) {
     public BatchOutcome {
+        chainHeads = List.copyOf(chainHeads);
         completed = List.copyOf(completed);
         detections = List.copyOf(detections);
         alerts = List.copyOf(alerts);

@@ -4,6 +4,7 @@ import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.StoreMetrics;
 import dev.placementaudit.store.alerts.AlertPublisher;
+import dev.placementaudit.store.chain.ChainLog;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -43,6 +44,7 @@ public final class IngestLoop implements Runnable {
     private final Duration pollTimeout;
     private final ProjectionWriter writer;
     private final AlertPublisher alerts;
+    private final ChainLog chainLog;
     private final StoreMetrics metrics;
     private final Clock clock;
     private final ConsumerVitals vitals;
@@ -52,7 +54,8 @@ public final class IngestLoop implements Runnable {
     private volatile Set<TopicPartition> assignment = Set.of();
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
-                      Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, StoreMetrics metrics, Clock clock, ConsumerVitals vitals) {
+                      Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, StoreMetrics metrics, Clock clock,
+                      ConsumerVitals vitals) {
         this.consumer = consumer;
         this.deadLetters = deadLetters;
         this.topics = List.copyOf(topics);
@@ -60,6 +63,7 @@ public final class IngestLoop implements Runnable {
         this.pollTimeout = pollTimeout;
         this.writer = writer;
         this.alerts = alerts;
+        this.chainLog = chainLog;
         this.metrics = metrics;
         this.clock = clock;
         this.vitals = vitals;
@@ -69,6 +73,7 @@ public final class IngestLoop implements Runnable {
     public void run() {
         try {
             consumer.subscribe(topics, new SeekToStoredOffsets());
+            publishAllChainHeads();
             state = State.RUNNING;
             while (running) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(pollTimeout);
@@ -132,6 +137,9 @@ public final class IngestLoop implements Runnable {
                 state = State.RUNNING;
                 metrics.committed(outcome);
                 vitals.progressed();
+                if (chainLog != null) {
+                    chainLog.publish(outcome.chainHeads());
+                }
                 return;
             } catch (SQLException e) {
                 SQLException outage = e;
@@ -198,6 +206,18 @@ public final class IngestLoop implements Runnable {
                 LOG.warn("dead-lettered {}-{}@{} as {}/{}: {}", reject.record().topic(), reject.record().partition(),
                         reject.record().offset(), reject.reason(), reject.detail(), reject.error());
             }
+        }
+    }
+
+    /** Every deployment's head once at start: a head committed but not yet published when the store stopped goes out now. */
+    private void publishAllChainHeads() {
+        if (chainLog == null) {
+            return;
+        }
+        try {
+            chainLog.publish(writer.chainHeads());
+        } catch (SQLException e) {
+            LOG.warn("cannot read the chain heads to publish them: {}", e.toString());
         }
     }
 

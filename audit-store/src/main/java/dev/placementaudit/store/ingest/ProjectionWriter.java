@@ -6,6 +6,8 @@ import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.chain.ChainHead;
+import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.regression.Detection;
@@ -38,7 +40,7 @@ import java.util.Set;
 /**
  * Writes one poll's records into the projection in a single database transaction: the decision and load rows
  * (idempotent on their ids), the consumer offsets they advance to, completion of the loads they finish, and the
- * findings and alerts of those loads. Either all of it commits or none of it; on restart the consumer seeks to
+ * findings and alerts of those loads, and their entries in the hash chain ({@link HashChain}). Either all of it commits or none of it; on restart the consumer seeks to
  * the offsets stored here, so nothing is lost or applied twice.
  */
 public final class ProjectionWriter {
@@ -195,7 +197,7 @@ public final class ProjectionWriter {
                             decisionRows++;
                             touched.add(decision.event().getLoadId());
                         } else if (item instanceof Decoded.Summary summary) {
-                            bind(l, StoredLoad.values(summary.event()));
+                            bind(l, StoredLoad.values(summary.event(), summary.record().partition(), summary.record().offset()));
                             l.addBatch();
                             summaryRows++;
                             touched.add(summary.event().getLoadId().toString());
@@ -212,6 +214,7 @@ public final class ProjectionWriter {
                 storeOffsets(c, batch);
                 List<CompletedLoad> completedLoads = complete(c, touched, now);
                 List<LoadRef> completed = completedLoads.stream().map(CompletedLoad::load).toList();
+                List<ChainHead> heads = HashChain.append(c, completed.stream().map(LoadRef::loadId).toList());
                 List<Detection> detections = new ArrayList<>();
                 List<AlertOutbox.StoredAlert> alerts = new ArrayList<>();
                 for (CompletedLoad done : completedLoads) {
@@ -236,11 +239,18 @@ public final class ProjectionWriter {
                 } else {
                     c.rollback();
                 }
-                return new BatchOutcome(decisionRows, summaryRows, completed, detections, alerts);
+                return new BatchOutcome(decisionRows, summaryRows, completed, detections, alerts, heads);
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;
             }
+        }
+    }
+
+    /** Every deployment's chain head as committed. */
+    public List<ChainHead> chainHeads() throws SQLException {
+        try (Connection c = database.dataSource().getConnection()) {
+            return HashChain.heads(c);
         }
     }
 

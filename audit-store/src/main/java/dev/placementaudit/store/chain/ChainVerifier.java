@@ -1,0 +1,159 @@
+package dev.placementaudit.store.chain;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * Recomputes the chains from the rows as they are now and names every link that no longer holds: an entry missing
+ * or out of order, a load row or decision changed since it was chained, an entry whose own hash was edited, a
+ * complete load that was never chained, and (given the heads published to the log) a chain that disagrees with what
+ * was published, which is how a store rewritten together with its hashes is caught.
+ */
+public final class ChainVerifier {
+    private ChainVerifier() {
+    }
+
+    /** One broken link: the deployment, the entry's position (0 when it has none) and load, and what differs. */
+    public record Break(String deploymentId, long seq, String loadId, String what) {
+    }
+
+    /** A deployment's chain as verified. */
+    public record Chain(String deploymentId, long entries, String head, boolean publishedHeadChecked) {
+    }
+
+    public record Report(List<Chain> chains, List<Break> breaks, boolean checkedAgainstLog) {
+        public boolean intact() {
+            return breaks.isEmpty();
+        }
+
+        public long entries() {
+            return chains.stream().mapToLong(Chain::entries).sum();
+        }
+    }
+
+    /**
+     * @param deployment one deployment, or every one the store or the published heads know
+     * @param published  the heads read from the chain topic, by deployment; empty when the log was not consulted
+     */
+    public static Report verify(Connection c, Optional<String> deployment, Optional<Map<String, List<ChainHead>>> published) throws SQLException {
+        TreeSet<String> deployments = new TreeSet<>();
+        if (deployment.isPresent()) {
+            deployments.add(deployment.get());
+        } else {
+            deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM chain_entries"));
+            deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM loads WHERE complete = TRUE"));
+            published.ifPresent(heads -> deployments.addAll(heads.keySet()));
+        }
+        List<Chain> chains = new ArrayList<>();
+        List<Break> breaks = new ArrayList<>();
+        for (String d : deployments) {
+            chains.add(verifyOne(c, d, published.map(heads -> heads.get(d)), published.isPresent(), breaks));
+        }
+        return new Report(chains, breaks, published.isPresent());
+    }
+
+    private static Chain verifyOne(Connection c, String deployment, Optional<List<ChainHead>> published, boolean logConsulted, List<Break> breaks)
+            throws SQLException {
+        List<HashChain.Entry> entries = HashChain.entries(c, deployment);
+        long expectedSeq = 1;
+        String expectedPrev = HashChain.GENESIS;
+        for (HashChain.Entry e : entries) {
+            if (e.seq() != expectedSeq) {
+                breaks.add(new Break(deployment, e.seq(), e.loadId(), e.seq() > expectedSeq
+                        ? "entries " + expectedSeq + (e.seq() - 1 > expectedSeq ? ".." + (e.seq() - 1) : "") + " are missing before it: deleted"
+                        : "its position repeats or goes back (expected " + expectedSeq + ")"));
+            }
+            if (!e.prevHash().equals(expectedPrev)) {
+                breaks.add(new Break(deployment, e.seq(), e.loadId(), "it does not follow the entry before it (it names previous hash "
+                        + shortHash(e.prevHash()) + ", the entry before it is " + shortHash(expectedPrev)
+                        + "): an entry before it was removed, inserted or moved"));
+            }
+            Optional<String> loadHash = HashChain.loadHash(c, e.loadId());
+            if (loadHash.isEmpty()) {
+                breaks.add(new Break(deployment, e.seq(), e.loadId(), "its load is no longer in the store: the row was deleted"));
+            } else if (!loadHash.get().equals(e.loadHash())) {
+                breaks.add(new Break(deployment, e.seq(), e.loadId(), "the load's row differs from what was chained (hash now "
+                        + shortHash(loadHash.get()) + ", chained " + shortHash(e.loadHash()) + "): it was changed"));
+            }
+            HashChain.Decisions decisions = HashChain.decisions(c, e.loadId());
+            if (!decisions.hash().equals(e.decisionsHash())) {
+                breaks.add(new Break(deployment, e.seq(), e.loadId(), "its decisions differ from what was chained (" + decisions.count()
+                        + " decisions now" + tensorCount(c, e.loadId()) + ", hash " + shortHash(decisions.hash()) + ", chained "
+                        + shortHash(e.decisionsHash()) + "): a decision was changed, deleted or added"));
+            }
+            if (!HashChain.entryHash(e.prevHash(), e.loadHash(), e.decisionsHash()).equals(e.entryHash())) {
+                breaks.add(new Break(deployment, e.seq(), e.loadId(), "the entry's own hash does not match its contents: the entry was edited"));
+            }
+            expectedSeq = e.seq() + 1;
+            expectedPrev = e.entryHash();
+        }
+        for (String loadId : strings(c, "SELECT l.load_id FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE AND NOT EXISTS "
+                + "(SELECT 1 FROM chain_entries e WHERE e.load_id = l.load_id) ORDER BY l.load_id", deployment)) {
+            breaks.add(new Break(deployment, 0, loadId, "a complete load that was never chained: inserted by hand (or stored before the "
+                    + "chain existed: rebuild the projection to chain it)"));
+        }
+        String head = entries.isEmpty() ? HashChain.GENESIS : entries.get(entries.size() - 1).entryHash();
+        if (published.isPresent()) {
+            // Every head the log still holds must be in the store's chain as published; the first that is not is reported.
+            List<ChainHead> disagreeing = new ArrayList<>();
+            String firstWhy = null;
+            ChainHead first = null;
+            long last = entries.isEmpty() ? 0 : entries.get(entries.size() - 1).seq();
+            for (ChainHead logHead : published.get()) {
+                Optional<HashChain.Entry> atSeq = entries.stream().filter(e -> e.seq() == logHead.seq()).findFirst();
+                String why = null;
+                if (atSeq.isEmpty()) {
+                    why = "the log's published head is entry " + logHead.seq() + " (hash " + shortHash(logHead.entryHash()) + ") but the store's chain "
+                            + (last == 0 ? "is empty" : "ends at entry " + last) + ": entries were deleted after they were published";
+                } else if (!atSeq.get().entryHash().equals(logHead.entryHash()) || !atSeq.get().loadId().equals(logHead.loadId())) {
+                    why = "the store's entry " + logHead.seq() + " hashes to " + shortHash(atSeq.get().entryHash()) + " (load "
+                            + atSeq.get().loadId() + ") but the log's published head says " + shortHash(logHead.entryHash()) + " (load "
+                            + logHead.loadId() + "): the store was rewritten, hashes and all, after publication";
+                }
+                if (why != null) {
+                    if (first == null) {
+                        first = logHead;
+                        firstWhy = why;
+                    }
+                    disagreeing.add(logHead);
+                }
+            }
+            if (first != null) {
+                breaks.add(new Break(deployment, first.seq(), first.loadId(), firstWhy
+                        + (disagreeing.size() > 1 ? "; " + (disagreeing.size() - 1) + " later published heads disagree too" : "")));
+            }
+        }
+        return new Chain(deployment, entries.size(), head, logConsulted && published.isPresent());
+    }
+
+    private static String tensorCount(Connection c, String loadId) throws SQLException {
+        List<String> counts = strings(c, "SELECT CAST(tensor_count AS VARCHAR(20)) FROM loads WHERE load_id = ?", loadId);
+        return counts.isEmpty() ? "" : " of " + counts.get(0) + " tensors";
+    }
+
+    static String shortHash(String hash) {
+        return hash.length() > 12 ? hash.substring(0, 12) : hash;
+    }
+
+    private static List<String> strings(Connection c, String sql, String... params) throws SQLException {
+        List<String> values = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                s.setString(i + 1, params[i]);
+            }
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    values.add(rs.getString(1));
+                }
+            }
+        }
+        return values;
+    }
+}

@@ -1,0 +1,239 @@
+package dev.placementaudit.store.chain;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The projection's tamper-evident chain: one entry per completed load, chained per deployment,
+ * {@code entry_hash = SHA-256(prev_hash || load_hash || decisions_hash)} over the 32-byte digests, the first entry's
+ * {@code prev_hash} being 32 zero bytes. {@code load_hash} covers the load's row, {@code decisions_hash} every one of
+ * its decisions in tensor order, each in the canonical encoding below, over the columns that come from the log alone
+ * (no wall-clock of this store's own).
+ *
+ * <p>Canonical encoding of a row: its columns in the documented order, each as one tag byte and a value: {@code 0}
+ * for SQL NULL; {@code 1}, a 4-byte big-endian length and UTF-8 bytes for text; {@code 2} and 8 big-endian bytes for
+ * an integer; {@code 3} and one byte (0 or 1) for a boolean; {@code 4} and 8 big-endian bytes of epoch milliseconds
+ * for a time.
+ *
+ * <p>Entries are appended when loads complete, in the same transaction. Within a batch they go in the order of their
+ * summaries in the log (partition, offset), and a deployment's loads complete in that order anyway (its summaries
+ * share a partition, its decisions another, both read in order), so a rebuild from the log writes the same chain:
+ * the chain is a function of the decision log.
+ */
+public final class HashChain {
+    /** The first entry's previous hash. */
+    public static final String GENESIS = "0".repeat(64);
+    /** The load's columns in the order {@link #loadHash} encodes them. */
+    public static final List<String> LOAD_COLUMNS = List.of("load_id", "deployment_id", "cluster", "host", "release_name", "model_id",
+            "model_name", "model_sha256", "platform_name", "profile_name", "occurred_at", "tensor_count", "stored_bytes", "resident_bytes",
+            "heap_bytes", "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors", "mapped_tensors", "resolver_version",
+            "policy_digest", "resolved_at", "summary_partition", "summary_offset");
+    /** A decision's columns in the order {@link #decisionsHash} encodes them. */
+    public static final List<String> DECISION_COLUMNS = List.of("decision_id", "load_id", "tensor_name", "tensor_index", "dtype",
+            "stored_encoding", "stored_format", "element_count", "stored_bytes", "size_estimated", "resident_format", "resident_bytes",
+            "memory_domain", "scope_kind", "mapping_requested", "reason_code", "placement_reason", "mapping_blockers", "reason",
+            "resolver_version", "policy_digest", "source_partition", "source_offset");
+
+    private HashChain() {
+    }
+
+    /** One entry as stored. */
+    public record Entry(String deploymentId, long seq, String loadId, String prevHash, String loadHash, String decisionsHash, String entryHash) {
+    }
+
+    /**
+     * Appends an entry for each of these just-completed loads to its deployment's chain, in log order of their
+     * summaries; returns the new head of each deployment touched.
+     */
+    public static List<ChainHead> append(Connection c, Collection<String> loadIds) throws SQLException {
+        if (loadIds.isEmpty()) {
+            return List.of();
+        }
+        List<Completed> loads = new ArrayList<>();
+        List<String> ids = new ArrayList<>(loadIds);
+        for (int from = 0; from < ids.size(); from += 500) {
+            List<String> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
+            try (PreparedStatement s = c.prepareStatement("SELECT load_id, deployment_id, summary_partition, summary_offset FROM loads WHERE load_id IN ("
+                    + String.join(", ", java.util.Collections.nCopies(chunk.size(), "?")) + ")")) {
+                for (int i = 0; i < chunk.size(); i++) {
+                    s.setString(i + 1, chunk.get(i));
+                }
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        long partition = rs.getLong(3);
+                        boolean noPartition = rs.wasNull();
+                        long offset = rs.getLong(4);
+                        loads.add(new Completed(rs.getString(1), rs.getString(2), noPartition ? -1 : partition, rs.wasNull() ? -1 : offset));
+                    }
+                }
+            }
+        }
+        loads.sort(Comparator.comparingLong(Completed::partition).thenComparingLong(Completed::offset).thenComparing(Completed::loadId));
+        Map<String, ChainHead> heads = new LinkedHashMap<>();
+        try (PreparedStatement insert = c.prepareStatement("INSERT INTO chain_entries (deployment_id, seq, load_id, prev_hash, load_hash, "
+                + "decisions_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+            for (Completed load : loads) {
+                ChainHead previous = heads.containsKey(load.deploymentId()) ? heads.get(load.deploymentId())
+                        : head(c, load.deploymentId()).orElse(null);
+                long seq = previous == null ? 1 : previous.seq() + 1;
+                String prev = previous == null ? GENESIS : previous.entryHash();
+                String loadHash = loadHash(c, load.loadId()).orElseThrow();
+                String decisionsHash = decisionsHash(c, load.loadId());
+                String entryHash = entryHash(prev, loadHash, decisionsHash);
+                insert.setString(1, load.deploymentId());
+                insert.setLong(2, seq);
+                insert.setString(3, load.loadId());
+                insert.setString(4, prev);
+                insert.setString(5, loadHash);
+                insert.setString(6, decisionsHash);
+                insert.setString(7, entryHash);
+                insert.addBatch();
+                heads.put(load.deploymentId(), new ChainHead(load.deploymentId(), seq, load.loadId(), entryHash));
+            }
+            insert.executeBatch();
+        }
+        return List.copyOf(heads.values());
+    }
+
+    /** The last entry of a deployment's chain, if it has one. */
+    public static Optional<ChainHead> head(Connection c, String deploymentId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT seq, load_id, entry_hash FROM chain_entries WHERE deployment_id = ? "
+                + "ORDER BY seq DESC LIMIT 1")) {
+            s.setString(1, deploymentId);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() ? Optional.of(new ChainHead(deploymentId, rs.getLong(1), rs.getString(2), rs.getString(3))) : Optional.empty();
+            }
+        }
+    }
+
+    /** Every deployment's head, for publishing them all (at start-up). */
+    public static List<ChainHead> heads(Connection c) throws SQLException {
+        List<ChainHead> heads = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT e.deployment_id, e.seq, e.load_id, e.entry_hash FROM chain_entries e "
+                + "WHERE e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id) ORDER BY e.deployment_id");
+             ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                heads.add(new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4)));
+            }
+        }
+        return heads;
+    }
+
+    /** A deployment's entries in chain order (by seq). */
+    public static List<Entry> entries(Connection c, String deploymentId) throws SQLException {
+        List<Entry> entries = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash "
+                + "FROM chain_entries WHERE deployment_id = ? ORDER BY seq")) {
+            s.setString(1, deploymentId);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    entries.add(new Entry(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
+                            rs.getString(7)));
+                }
+            }
+        }
+        return entries;
+    }
+
+    /** The load row's hash as it is stored now; empty when there is no such row. */
+    public static Optional<String> loadHash(Connection c, String loadId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", LOAD_COLUMNS) + " FROM loads WHERE load_id = ?")) {
+            s.setString(1, loadId);
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                MessageDigest sha = sha256();
+                sha.update(canonical(rs, LOAD_COLUMNS.size()));
+                return Optional.of(HexFormat.of().formatHex(sha.digest()));
+            }
+        }
+    }
+
+    /** The hash of every decision of the load (under its resolver version) in tensor order, as stored now. */
+    public static String decisionsHash(Connection c, String loadId) throws SQLException {
+        return decisions(c, loadId).hash();
+    }
+
+    /** The load's decisions as the chain covers them: how many, and their hash. */
+    public record Decisions(int count, String hash) {
+    }
+
+    public static Decisions decisions(Connection c, String loadId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", DECISION_COLUMNS.stream().map(col -> "d." + col).toList())
+                + " FROM decisions d JOIN loads l ON l.load_id = d.load_id AND l.resolver_version = d.resolver_version "
+                + "WHERE d.load_id = ? ORDER BY d.tensor_index, d.decision_id")) {
+            s.setString(1, loadId);
+            try (ResultSet rs = s.executeQuery()) {
+                MessageDigest sha = sha256();
+                int count = 0;
+                while (rs.next()) {
+                    sha.update(canonical(rs, DECISION_COLUMNS.size()));
+                    count++;
+                }
+                return new Decisions(count, HexFormat.of().formatHex(sha.digest()));
+            }
+        }
+    }
+
+    public static String entryHash(String prevHash, String loadHash, String decisionsHash) {
+        MessageDigest sha = sha256();
+        sha.update(HexFormat.of().parseHex(prevHash));
+        sha.update(HexFormat.of().parseHex(loadHash));
+        sha.update(HexFormat.of().parseHex(decisionsHash));
+        return HexFormat.of().formatHex(sha.digest());
+    }
+
+    private static byte[] canonical(ResultSet rs, int columns) throws SQLException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(512);
+        for (int i = 1; i <= columns; i++) {
+            Object value = rs.getObject(i);
+            if (value == null) {
+                out.write(0);
+            } else if (value instanceof String text) {
+                byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
+                out.write(1);
+                out.writeBytes(ByteBuffer.allocate(4).putInt(utf8.length).array());
+                out.writeBytes(utf8);
+            } else if (value instanceof Boolean bool) {
+                out.write(3);
+                out.write(bool ? 1 : 0);
+            } else if (value instanceof Number number) {
+                out.write(2);
+                out.writeBytes(ByteBuffer.allocate(8).putLong(number.longValue()).array());
+            } else {
+                Timestamp time = rs.getTimestamp(i);
+                out.write(4);
+                out.writeBytes(ByteBuffer.allocate(8).putLong(time.getTime()).array());
+            }
+        }
+        return out.toByteArray();
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM ships SHA-256", e);
+        }
+    }
+
+    private record Completed(String loadId, String deploymentId, long partition, long offset) {
+    }
+}

@@ -1,0 +1,185 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.store.chain.ChainHead;
+import dev.placementaudit.store.chain.ChainLog;
+import dev.placementaudit.store.chain.ChainVerifier;
+import dev.placementaudit.store.chain.HashChain;
+import dev.placementaudit.store.cli.AuditStoreCli;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.ExtendWith;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The audit trail's tamper evidence, on a store that really ingested: each way of rewriting history by hand is caught
+ * by {@code store verify} and named, and an untouched deployment verifies clean.
+ */
+@ExtendWith(KafkaBrokerExtension.class)
+class ChainTamperTest {
+    private static final List<String> DEPLOYMENTS = List.of("d-update", "d-delete", "d-reorder", "d-insert", "d-rewrite", "d-clean");
+
+    @DatabaseTest
+    void everyRewriteOfHistoryIsCaughtAndNamed(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        List<ModelLoaded> loads = new ArrayList<>();
+        for (String deployment : DEPLOYMENTS) {
+            for (int release = 1; release <= 3; release++) {
+                loads.add(StoreHarness.load(deployment, "r" + release, 2, 24 * release, release == 3));
+            }
+        }
+        h.publish(loads);
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM chain_entries") == loads.size());
+        } // closing flushes the last heads to the chain topic
+        await().atMost(Duration.ofSeconds(30)).until(() -> ChainLog.read(broker.clientConfig(), h.chain, Duration.ofSeconds(10)).values().stream()
+                .mapToLong(heads -> heads.get(heads.size() - 1).seq()).sum() == loads.size());
+        String[] settings = cliSettings(h);
+
+        Run clean = verify(settings);
+        assertThat(clean.exit).as(clean.out + clean.err).isZero();
+        assertThat(clean.out).contains("6 deployments, 18 chained loads, checked against " + h.chain + ": every chain holds");
+
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            // An UPDATE of one decision's domain.
+            s.executeUpdate("UPDATE decisions SET memory_domain = 'HOST_HEAP' WHERE load_id = '" + loadOf(loads, "d-update", 2) + "' AND tensor_index = 1");
+            // A DELETE of one load: its decisions, its row and its chain entry.
+            String deleted = loadOf(loads, "d-delete", 2);
+            s.executeUpdate("DELETE FROM decisions WHERE load_id = '" + deleted + "'");
+            s.executeUpdate("DELETE FROM loads WHERE load_id = '" + deleted + "'");
+            s.executeUpdate("DELETE FROM chain_entries WHERE load_id = '" + deleted + "'");
+            // A reordering: entries 2 and 3 swap places.
+            s.executeUpdate("UPDATE chain_entries SET seq = -1 WHERE deployment_id = 'd-reorder' AND seq = 2");
+            s.executeUpdate("UPDATE chain_entries SET seq = 2 WHERE deployment_id = 'd-reorder' AND seq = 3");
+            s.executeUpdate("UPDATE chain_entries SET seq = 3 WHERE deployment_id = 'd-reorder' AND seq = -1");
+            // A load inserted by hand: a copy of a real one under a new id.
+            s.executeUpdate("INSERT INTO loads (" + String.join(", ", loadColumns()) + ") SELECT '00000000-0000-0000-0000-00000000f00d', "
+                    + String.join(", ", loadColumns().subList(1, loadColumns().size())) + " FROM loads WHERE load_id = '" + loadOf(loads, "d-insert", 3) + "'");
+            // A rewrite of rows and hashes together, as someone who knows the scheme would do it.
+            s.executeUpdate("UPDATE decisions SET memory_domain = 'MMAP_FILE', resident_bytes = 0 WHERE load_id = '" + loadOf(loads, "d-rewrite", 1)
+                    + "' AND tensor_index = 1");
+            rehash(c, "d-rewrite");
+        }
+
+        ChainVerifier.Report databaseOnly;
+        try (Connection c = db.dataSource().getConnection()) {
+            databaseOnly = ChainVerifier.verify(c, Optional.empty(), Optional.empty());
+        }
+        assertThat(breaksOf(databaseOnly, "d-rewrite")).as("rows and hashes rewritten together hold up in the database alone").isEmpty();
+
+        Map<String, List<ChainHead>> published = ChainLog.read(broker.clientConfig(), h.chain, Duration.ofSeconds(10));
+        ChainVerifier.Report report;
+        try (Connection c = db.dataSource().getConnection()) {
+            report = ChainVerifier.verify(c, Optional.empty(), Optional.of(published));
+        }
+        assertThat(breaksOf(report, "d-update")).singleElement().satisfies(b -> {
+            assertThat(b.seq()).isEqualTo(2);
+            assertThat(b.loadId()).isEqualTo(loadOf(loads, "d-update", 2));
+            assertThat(b.what()).contains("its decisions differ from what was chained").contains("4 decisions now of 4 tensors");
+        });
+        assertThat(breaksOf(report, "d-delete")).extracting(ChainVerifier.Break::what).anySatisfy(w -> assertThat(w).contains("entries 2 are missing"))
+                .anySatisfy(w -> assertThat(w).contains("does not follow the entry before it"));
+        assertThat(breaksOf(report, "d-delete")).allSatisfy(b -> assertThat(b.seq()).isEqualTo(3));
+        assertThat(breaksOf(report, "d-reorder")).extracting(ChainVerifier.Break::what)
+                .anySatisfy(w -> assertThat(w).contains("does not follow the entry before it"));
+        assertThat(breaksOf(report, "d-reorder")).extracting(ChainVerifier.Break::loadId)
+                .contains(loadOf(loads, "d-reorder", 2), loadOf(loads, "d-reorder", 3));
+        assertThat(breaksOf(report, "d-insert")).singleElement().satisfies(b -> {
+            assertThat(b.loadId()).isEqualTo("00000000-0000-0000-0000-00000000f00d");
+            assertThat(b.what()).contains("a complete load that was never chained");
+        });
+        assertThat(breaksOf(report, "d-rewrite")).singleElement().satisfies(b -> assertThat(b.what())
+                .contains("the store was rewritten, hashes and all, after publication"));
+        assertThat(breaksOf(report, "d-clean")).isEmpty();
+
+        Run broken = verify(settings);
+        Run one = verify(settings, "--deployment", "d-clean");
+        Run noLog = verify(settings, "--deployment", "d-rewrite", "--no-log");
+        assertThat(broken.exit).isEqualTo(1);
+        assertThat(broken.out).contains("BROKEN  d-update  entry 2  load " + loadOf(loads, "d-update", 2))
+                .contains("BROKEN  d-insert  entry -  load 00000000-0000-0000-0000-00000000f00d")
+                .contains("ok      d-clean  3 entries").contains("broken links in 5 deployments");
+        assertThat(one.exit).isZero();
+        assertThat(one.out).contains("1 deployments, 3 chained loads, checked against " + h.chain + ": every chain holds");
+        assertThat(noLog.exit).as("the database alone cannot tell").isZero();
+        assertThat(noLog.out).contains("database only (--no-log)");
+    }
+
+    /** Recomputes a deployment's chain over its rows as they now are: what a forger with database access would do. */
+    private static void rehash(Connection c, String deployment) throws SQLException {
+        String prev = HashChain.GENESIS;
+        for (HashChain.Entry e : HashChain.entries(c, deployment)) {
+            String loadHash = HashChain.loadHash(c, e.loadId()).orElseThrow();
+            String decisionsHash = HashChain.decisionsHash(c, e.loadId());
+            String entryHash = HashChain.entryHash(prev, loadHash, decisionsHash);
+            try (PreparedStatement u = c.prepareStatement("UPDATE chain_entries SET prev_hash = ?, load_hash = ?, decisions_hash = ?, entry_hash = ? "
+                    + "WHERE deployment_id = ? AND seq = ?")) {
+                u.setString(1, prev);
+                u.setString(2, loadHash);
+                u.setString(3, decisionsHash);
+                u.setString(4, entryHash);
+                u.setString(5, deployment);
+                u.setLong(6, e.seq());
+                u.executeUpdate();
+            }
+            prev = entryHash;
+        }
+    }
+
+    private static List<String> loadColumns() {
+        List<String> columns = new ArrayList<>(HashChain.LOAD_COLUMNS);
+        columns.addAll(List.of("complete", "completed_at", "placement_signature"));
+        return columns;
+    }
+
+    private static String loadOf(List<ModelLoaded> loads, String deployment, int release) {
+        return loads.stream().filter(l -> l.getDeployment().getId().equals(deployment) && l.getRelease().equals("r" + release))
+                .findFirst().orElseThrow().getLoadId().toString();
+    }
+
+    private static List<ChainVerifier.Break> breaksOf(ChainVerifier.Report report, String deployment) {
+        return report.breaks().stream().filter(b -> b.deploymentId().equals(deployment)).toList();
+    }
+
+    private static String[] cliSettings(StoreHarness h) {
+        List<String> args = new ArrayList<>();
+        h.settings().forEach((key, value) -> {
+            args.add("--set");
+            args.add(key + "=" + value);
+        });
+        return args.toArray(String[]::new);
+    }
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run verify(String[] settings, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = AuditStoreCli.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        List<String> all = new ArrayList<>(List.of("verify"));
+        all.addAll(List.of(settings));
+        all.addAll(List.of(args));
+        int exit = cli.execute(all.toArray(String[]::new));
+        return new Run(exit, out.toString(), err.toString());
+    }
+}
