@@ -1,14 +1,12 @@
 package dev.placementaudit.service;
 
+import dev.placementaudit.testkit.SelfSignedKeystore;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
-import javax.net.ssl.TrustManagerFactory;
-import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -19,14 +17,11 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -143,13 +138,13 @@ class OpsServerTest {
 
     @Test
     void servesHttpsFromAConfiguredKeystoreAndNoPlainHttp() throws Exception {
-        Path keystore = selfSignedKeystore(dir.resolve("server.p12"), "changeit");
+        Path keystore = SelfSignedKeystore.create(dir.resolve("server.p12"), "changeit");
         Settings configured = Settings.of(Map.of("svc.http.port", "0", "svc.http.tls.keystore", keystore.toString(),
                 "svc.http.tls.keystore.password", "changeit"));
         HttpSettings settings = HttpSettings.from(configured, "svc", 0);
         try (OpsServer server = OpsServer.start(settings, registry, () -> new Health(true, Map.of()), config -> { })) {
             assertThat(server.url()).startsWith("https://127.0.0.1:");
-            HttpClient trusting = HttpClient.newBuilder().sslContext(trusting(keystore, "changeit")).build();
+            HttpClient trusting = HttpClient.newBuilder().sslContext(SelfSignedKeystore.trusting(keystore, "changeit")).build();
 
             HttpResponse<String> health = trusting.send(HttpRequest.newBuilder(URI.create(server.url() + "/health")).build(),
                     HttpResponse.BodyHandlers.ofString());
@@ -174,30 +169,6 @@ class OpsServerTest {
     void aMissingKeystoreIsAConfigurationErrorNamingIt() {
         assertThatThrownBy(() -> HttpSettings.from(Settings.of(Map.of("svc.http.tls.keystore", dir.resolve("nope.p12").toString())), "svc", 0))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("svc.http.tls.keystore").hasMessageContaining("is not a readable file");
-    }
-
-    /** A PKCS12 keystore with a self-signed certificate for 127.0.0.1 and localhost, made by the JDK's keytool. */
-    static Path selfSignedKeystore(Path file, String password) throws Exception {
-        Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-        Process process = new ProcessBuilder(keytool.toString(), "-genkeypair", "-alias", "server", "-keyalg", "EC", "-groupname", "secp256r1",
-                "-dname", "CN=localhost", "-ext", "SAN=ip:127.0.0.1,dns:localhost", "-validity", "2", "-storetype", "PKCS12",
-                "-keystore", file.toString(), "-storepass", password, "-keypass", password).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes());
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(output).isZero();
-        return file;
-    }
-
-    static SSLContext trusting(Path keystore, String password) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(keystore)) {
-            store.load(in, password.toCharArray());
-        }
-        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trust.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, trust.getTrustManagers(), null);
-        return context;
     }
 
     private HttpResponse<String> get(OpsServer server, String path) throws Exception {

@@ -11,9 +11,11 @@ import dev.placementaudit.store.StoreHarnessAccess;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.SelfSignedKeystore;
 import dev.placementaudit.testkit.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
 import java.net.URLEncoder;
@@ -21,6 +23,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -134,6 +137,31 @@ class ApiTest {
                     .header("Authorization", "Bearer s3cret").DELETE().build(), HttpResponse.BodyHandlers.ofString());
             assertThat(wrongMethod.statusCode()).isEqualTo(405);
             assertThat(JSON.readTree(wrongMethod.body()).get("error").asText()).contains("not allowed");
+        }
+    }
+
+    @DatabaseTest
+    void servesTheApiOverTlsFromAConfiguredKeystore(KafkaBroker broker, TestDatabase db, @TempDir Path dir) throws Exception {
+        StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
+        h.publish(List.of(StoreHarnessAccess.load("phone-1", "r1", 1, 0, false)));
+        Path keystore = SelfSignedKeystore.create(dir.resolve("store.p12"), "store-pass");
+        Map<String, String> settings = h.settings();
+        settings.put("store.http.port", "0");
+        settings.put("store.api.token", "s3cret");
+        settings.put("store.http.tls.keystore", keystore.toString());
+        settings.put("store.http.tls.keystore.password", "store-pass");
+
+        try (AuditStore store = h.start(settings)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+            HttpClient trusting = HttpClient.newBuilder().sslContext(SelfSignedKeystore.trusting(keystore, "store-pass")).build();
+            HttpResponse<String> loads = trusting.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + store.port() + "/api/loads"))
+                    .header("Authorization", "Bearer s3cret").build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> signedIn = trusting.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + store.port() + "/session"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"token\":\"s3cret\"}")).build(), HttpResponse.BodyHandlers.ofString());
+
+            assertThat(loads.statusCode()).as(loads.body()).isEqualTo(200);
+            assertThat(JSON.readTree(loads.body())).hasSize(1);
+            assertThat(signedIn.headers().firstValue("Set-Cookie")).hasValueSatisfying(c -> assertThat(c).contains("; Secure"));
         }
     }
 
