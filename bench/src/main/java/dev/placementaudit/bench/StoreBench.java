@@ -172,7 +172,7 @@ public final class StoreBench {
                             d.getScope().name(), Boolean.toString(d.getMappingRequested()), d.getReasonCode().name(), d.getPlacementReason().name(),
                             d.getMappingBlockers().stream().map(Enum::name).collect(Collectors.joining(",")), d.getReason(),
                             d.getResolverVersion(), d.getPolicyDigest(), Integer.toString(d.getSourcePartition()),
-                            Long.toString(d.getSourceOffset()))).append('\n');
+                            Long.toString(d.getSourceOffset()), Boolean.toString(d.getSizeEstimated()))).append('\n');
                 }
             }
             String rows = text.toString();
@@ -193,6 +193,7 @@ public final class StoreBench {
         settings.put("store.decisions.topic", base + ".decided");
         settings.put("store.resolved.topic", base + ".resolved");
         settings.put("store.alerts.topic", base + ".alerts");
+        settings.put("store.chain.topic", base + ".chain");
         settings.put("store.group.id", schema);
         settings.put("store.jdbc.url", pgUrl);
         settings.put("store.jdbc.user", pgUser);
