@@ -21,8 +21,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The store's meters. {@code pa_store_load_bytes{deployment,model,release,domain}} is what the shipped Prometheus
- * rules watch: the resident bytes per domain of the latest complete load of each deployment, model and release.
+ * The store's meters. {@code pa_store_load_bytes{deployment,model,release,domain}}: the resident bytes per domain of the
+ * latest complete load of each deployment, model and release. {@code pa_store_alert_delta_bytes{kind,deployment,model,
+ * from_release,to_release}}: for each deployment and model whose latest complete load raised an alert no budget
+ * covers, the bytes it moved; the row goes when a later load of that deployment and model raises none. The shipped
+ * Prometheus rules fire on it, so Alertmanager receives each alert with its deployment, model and releases.
  */
 public final class StoreMetrics {
     private final MeterRegistry registry;
@@ -34,6 +37,9 @@ public final class StoreMetrics {
     private final Counter alertsPublished;
     /** Only the ingest thread writes it, but the gauge rows are read from the scrape thread. */
     private final Map<Tags, Latest> latest = new ConcurrentHashMap<>();
+    private final MultiGauge alertDelta;
+    /** Per deployment and model: the unsuppressed alerts of its latest compared load, by kind. */
+    private final Map<List<String>, Map<String, AlertOutbox.StoredAlert>> openAlerts = new ConcurrentHashMap<>();
 
     public StoreMetrics(MeterRegistry registry, DataSource database) {
         this.registry = registry;
@@ -44,7 +50,10 @@ public final class StoreMetrics {
         this.loadsCompleted = Counter.builder("pa.store.loads.completed").register(registry);
         this.ingestFailures = Counter.builder("pa.store.ingest.failures").description("batches that failed to write and were retried").register(registry);
         this.alertsPublished = Counter.builder("pa.store.alerts.published").register(registry);
+        this.alertDelta = MultiGauge.builder("pa.store.alert.delta.bytes").baseUnit("bytes")
+                .description("bytes moved by the alerts no budget covers, of the latest compared load per deployment and model").register(registry);
         refreshGauges();
+        refreshAlerts();
     }
 
     public void committed(BatchOutcome outcome) {
@@ -54,6 +63,13 @@ public final class StoreMetrics {
                 registry.counter("pa.store.findings", "kind", kind.name()).increment()));
         for (AlertOutbox.StoredAlert alert : outcome.alerts()) {
             registry.counter("pa.store.alerts", "kind", alert.kind(), "state", alert.suppressedBy() == null ? "raised" : "suppressed").increment();
+        }
+        if (!outcome.detections().isEmpty()) {
+            // A compared load replaces what its deployment and model showed: its own alerts, or none.
+            outcome.detections().forEach(d -> openAlerts.remove(List.of(d.load().deploymentId(), d.load().modelId())));
+            outcome.alerts().stream().filter(a -> a.suppressedBy() == null).forEach(a -> openAlerts
+                    .computeIfAbsent(List.of(a.deploymentId(), a.modelId()), k -> new ConcurrentHashMap<>()).put(a.kind(), a));
+            publishAlerts();
         }
         if (!outcome.completed().isEmpty()) {
             updateGauges(outcome.completed());
@@ -104,6 +120,31 @@ public final class StoreMetrics {
             return;
         }
         publishGauges();
+    }
+
+    /** The open alerts of the latest compared load of every deployment and model: once, at start. */
+    private void refreshAlerts() {
+        String sql = "SELECT a.alert_id, a.kind, a.deployment_id, a.model_id, a.from_release, a.to_release, a.delta_bytes FROM alerts a "
+                + "JOIN loads l ON l.load_id = a.to_load_id WHERE a.suppressed_by IS NULL AND l.occurred_at = (SELECT MAX(x.occurred_at) "
+                + "FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id)";
+        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                AlertOutbox.StoredAlert alert = new AlertOutbox.StoredAlert(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                        rs.getString(5), rs.getString(6), rs.getLong(7), null);
+                openAlerts.computeIfAbsent(List.of(alert.deploymentId(), alert.modelId()), k -> new ConcurrentHashMap<>()).put(alert.kind(), alert);
+            }
+        } catch (SQLException e) {
+            return;
+        }
+        publishAlerts();
+    }
+
+    private void publishAlerts() {
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        openAlerts.values().forEach(byKind -> byKind.values().forEach(a -> rows.add(MultiGauge.Row.of(Tags.of("kind", a.kind(),
+                "deployment", a.deploymentId(), "model", a.modelId(), "from_release", a.fromRelease() == null ? "" : a.fromRelease(),
+                "to_release", a.release()), Math.abs(a.deltaBytes())))));
+        alertDelta.register(rows, true);
     }
 
     /** Keeps, per deployment, model and release, the totals of the load that occurred last. */

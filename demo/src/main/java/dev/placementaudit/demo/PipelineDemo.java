@@ -14,7 +14,7 @@ import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.StoreConfig;
 import dev.placementaudit.store.query.AuditQueries;
-import dev.placementaudit.store.regression.Finding;
+import dev.placementaudit.store.regression.RootCauses;
 import dev.placementaudit.testkit.EmbeddedKafkaBroker;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.pipeline.ResolverWorker;
@@ -53,6 +53,8 @@ import java.util.stream.Stream;
                 + "whose second release regresses, and print what the audit finds.")
 public final class PipelineDemo implements Callable<Integer> {
     private static final List<String> RELEASES = List.of("r1", "r2");
+    /** Alerts the report lists; it says how many more there are. */
+    private static final int MAX_ALERTS_SHOWN = 40;
     /** The file {@code --serve} writes: source it to point the CLI at the running demo. */
     public static final String ENV_FILE = "demo.env";
 
@@ -194,20 +196,31 @@ public final class PipelineDemo implements Callable<Integer> {
         if (example != null) {
             AuditQueries.DiffReport diff = queries.diff(example, ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id(), "r1", "r2").orElseThrow();
             out.println();
-            out.println("REGRESSION " + example + " " + ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id() + " r1 -> r2: " + diff.countsByKind());
-            diff.findings().stream().filter(f -> f.tensorName() != null).limit(3).forEach(f -> printFinding(out, f));
+            out.println("REGRESSION " + example + " " + ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id() + " r1 -> r2: " + diff.causes().size()
+                    + " root causes (findings " + diff.countsByKind() + ")");
+            for (RootCauses.CauseGroup cause : diff.causes()) {
+                out.println("  " + cause.cause());
+                cause.tensors().stream().limit(3).forEach(t -> out.printf(Locale.ROOT, "      %-28s %s%n", t.name(), t.placement()));
+                if (cause.tensorCount() > 3) {
+                    out.printf(Locale.ROOT, "      ... and %d more%n", cause.tensorCount() - 3);
+                }
+            }
             diff.findings().stream().filter(f -> f.tensorName() == null).forEach(f -> out.printf(Locale.ROOT, "  %s: %s -> %s (%s)%n",
                     f.kind(), ByteSizes.format(f.beforeBytes()), ByteSizes.format(f.afterBytes()), f.afterReason()));
         }
         out.println();
-        out.println("ALERTS (published to placement-alerts)");
-        queries.alerts(null, 10).forEach(a -> out.printf(Locale.ROOT, "  %-15s %-12s %s -> %s  %s -> %s  %s%n", a.kind(), a.deploymentId(),
-                a.fromRelease(), a.toRelease(), ByteSizes.format(a.beforeBytes()), ByteSizes.format(a.afterBytes()), a.rule()));
-    }
-
-    private static void printFinding(PrintWriter out, Finding f) {
-        out.printf(Locale.ROOT, "  %-14s %-26s %s (%s) -> %s (%s)%n      was: %s%n      now: %s%n", f.kind(), f.tensorName(), f.beforeDomain(),
-                ByteSizes.format(f.beforeBytes()), f.afterDomain(), ByteSizes.format(f.afterBytes()), f.beforeReason(), f.afterReason());
+        // Every alert, in an order that does not depend on timing: by deployment, model, release and kind.
+        long total = queries.alertCount();
+        List<AuditQueries.AlertRow> alerts = queries.alerts(null, (int) Math.max(1, total)).stream()
+                .sorted(Comparator.comparing(AuditQueries.AlertRow::deploymentId).thenComparing(AuditQueries.AlertRow::modelId)
+                        .thenComparing(AuditQueries.AlertRow::toRelease).thenComparing(AuditQueries.AlertRow::kind)).toList();
+        out.printf(Locale.ROOT, "ALERTS (published to placement-alerts): %d%s%n", total,
+                total > MAX_ALERTS_SHOWN ? ", the first " + MAX_ALERTS_SHOWN + " shown; placement-audit store alerts lists them all" : "");
+        alerts.stream().limit(MAX_ALERTS_SHOWN).forEach(a -> {
+            out.printf(Locale.ROOT, "  %-15s %-12s %-20s %s -> %s  %s -> %s  %s%n", a.kind(), a.deploymentId(), a.modelId(), a.fromRelease(),
+                    a.toRelease(), ByteSizes.format(a.beforeBytes()), ByteSizes.format(a.afterBytes()), a.rule());
+            a.causes().forEach(cause -> out.println("      why: " + cause.cause()));
+        });
     }
 
     private static void say(PrintWriter out, String line) {

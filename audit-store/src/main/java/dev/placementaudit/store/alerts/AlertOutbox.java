@@ -8,6 +8,8 @@ import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.FindingKind;
 import dev.placementaudit.store.regression.GrowthRule;
+import dev.placementaudit.store.regression.ReleaseDiff;
+import dev.placementaudit.store.regression.RootCauses;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -33,10 +35,10 @@ public final class AlertOutbox {
     private static final int TOP_TENSORS = 5;
     private static final List<String> COLUMNS = List.of("alert_id", "kind", "deployment_id", "model_id", "from_release", "to_release",
             "from_load_id", "to_load_id", "before_bytes", "after_bytes", "delta_bytes", "rule_text", "threshold_percent", "threshold_bytes",
-            "top_tensors", "detected_at", "suppressed_by");
+            "top_tensors", "detected_at", "suppressed_by", "causes");
     private static final List<String> TYPES = List.of("VARCHAR(36)", "VARCHAR(30)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
             "VARCHAR(200)", "VARCHAR(36)", "VARCHAR(36)", "BIGINT", "BIGINT", "BIGINT", "VARCHAR(500)", "DOUBLE PRECISION", "BIGINT",
-            "VARCHAR(65535)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(500)");
+            "VARCHAR(65535)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(500)", "VARCHAR(65535)");
 
     private final GrowthRule offHeap;
     private final GrowthRule heap;
@@ -53,46 +55,54 @@ public final class AlertOutbox {
         List<StoredAlert> alerts = new ArrayList<>();
         for (Finding growth : detection.of(FindingKind.OFFHEAP_GROWTH)) {
             alerts.add(alert(c, detection, "OFFHEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), offHeap.describe(), offHeap,
-                    tensorsIn(detection, "HOST_OFFHEAP"), now));
+                    ReleaseDiff.OFFHEAP, now));
         }
         for (Finding growth : detection.of(FindingKind.HEAP_GROWTH)) {
-            alerts.add(alert(c, detection, "HEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), heap.describe(), heap,
-                    tensorsIn(detection, "HOST_HEAP"), now));
+            alerts.add(alert(c, detection, "HEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), heap.describe(), heap, ReleaseDiff.HEAP, now));
         }
         List<Finding> lost = detection.of(FindingKind.LOST_MAPPING);
         if (!lost.isEmpty()) {
             long before = lost.stream().mapToLong(Finding::beforeBytes).sum();
             long after = lost.stream().mapToLong(Finding::afterBytes).sum();
             alerts.add(alert(c, detection, "LOST_MAPPING", 0, after, lost.size() + " tensor(s) no longer mapped; "
-                    + ByteSizes.format(after) + " now charged to memory (were " + ByteSizes.format(before) + " of file pages)", null, lost, now));
+                    + ByteSizes.format(after) + " now charged to memory (were " + ByteSizes.format(before) + " of file pages)", null,
+                    ReleaseDiff.MMAP, now));
         }
         return alerts;
     }
 
+    /**
+     * @param domain the memory domain whose change the alert is about: its top tensors and causes are the ones that moved
+     *               bytes into or out of it, whatever else changed (a weight dequantized where it already was off-heap
+     *               changes only its format, and is still the reason the off-heap total grew)
+     */
     private StoredAlert alert(Connection c, Detection d, String kind, long before, long after, String rule, GrowthRule threshold,
-                              List<Finding> tensors, Instant now) throws SQLException {
+                              String domain, Instant now) throws SQLException {
         String id = UUID.nameUUIDFromBytes((kind + "/" + d.load().deploymentId() + "/" + d.load().modelId() + "/" + d.load().loadId())
                 .getBytes(StandardCharsets.UTF_8)).toString();
         String suppressedBy = budget(c, d.load().deploymentId(), d.load().release(), kind, after - before);
-        List<Map<String, Object>> top = tensors.stream()
-                .sorted(Comparator.comparingLong((Finding f) -> Math.abs(f.deltaBytes())).reversed())
-                .limit(TOP_TENSORS).map(AlertOutbox::tensorJson).toList();
+        List<Map<String, Object>> top = RootCauses.topTensors(d.causes(), domain, TOP_TENSORS).stream().map(AlertOutbox::tensorJson).toList();
+        List<String> causes = RootCauses.touching(d.causes(), domain).stream().map(RootCauses.CauseGroup::cause).toList();
         String topJson;
+        String causesJson;
         try {
             topJson = JSON.writeValueAsString(top);
+            causesJson = JSON.writeValueAsString(causes);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
         Object[] values = {id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(),
                 d.previous().loadId(), d.load().loadId(), before, after, after - before, rule,
-                threshold == null ? null : threshold.percent(), threshold == null ? null : threshold.bytes(), topJson, Timestamp.from(now), suppressedBy};
+                threshold == null ? null : threshold.percent(), threshold == null ? null : threshold.bytes(), topJson, Timestamp.from(now), suppressedBy,
+                causesJson};
         try (PreparedStatement s = c.prepareStatement(insert)) {
             for (int i = 0; i < values.length; i++) {
                 s.setObject(i + 1, values[i]);
             }
             s.executeUpdate();
         }
-        return new StoredAlert(id, kind, d.load().deploymentId(), d.load().release(), after - before, suppressedBy);
+        return new StoredAlert(id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(), after - before,
+                suppressedBy);
     }
 
     /** The budget or acknowledgement that covers this growth, described; null when none does. */
@@ -116,25 +126,20 @@ public final class AlertOutbox {
         }
     }
 
-    private static List<Finding> tensorsIn(Detection d, String domain) {
-        return d.findings().stream().filter(f -> f.tensorName() != null)
-                .filter(f -> domain.equals(f.afterDomain()) || domain.equals(f.beforeDomain()))
-                .filter(f -> f.kind() != FindingKind.FORMAT_CHANGED).toList();
-    }
-
-    private static Map<String, Object> tensorJson(Finding f) {
-        Map<String, Object> t = new LinkedHashMap<>();
-        t.put("name", f.tensorName());
-        t.put("beforeDomain", f.beforeDomain());
-        t.put("afterDomain", f.afterDomain());
-        t.put("beforeBytes", f.beforeBytes());
-        t.put("afterBytes", f.afterBytes());
-        t.put("beforeReason", f.beforeReason());
-        t.put("afterReason", f.afterReason());
-        return t;
+    private static Map<String, Object> tensorJson(RootCauses.TensorChange t) {
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("name", t.name());
+        json.put("beforeDomain", t.beforeDomain());
+        json.put("afterDomain", t.afterDomain());
+        json.put("beforeBytes", t.beforeBytes());
+        json.put("afterBytes", t.afterBytes());
+        json.put("beforeReason", t.beforeReason());
+        json.put("afterReason", t.afterReason());
+        return json;
     }
 
     /** What was recorded, for metrics and logs. */
-    public record StoredAlert(String alertId, String kind, String deploymentId, String release, long deltaBytes, String suppressedBy) {
+    public record StoredAlert(String alertId, String kind, String deploymentId, String modelId, String fromRelease, String release,
+                              long deltaBytes, String suppressedBy) {
     }
 }

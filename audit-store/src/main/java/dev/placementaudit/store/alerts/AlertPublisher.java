@@ -101,6 +101,13 @@ public final class AlertPublisher implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new SQLException("alert " + rs.getString("alert_id") + " has unreadable top_tensors", e);
         }
+        List<String> causes;
+        try {
+            String text = rs.getString("causes");
+            causes = text == null ? List.of() : JSON.readValue(text, new TypeReference<List<String>>() { });
+        } catch (java.io.IOException e) {
+            throw new SQLException("alert " + rs.getString("alert_id") + " has unreadable causes", e);
+        }
         double percent = rs.getDouble("threshold_percent");
         Double thresholdPercent = rs.wasNull() ? null : percent;
         long bytes = rs.getLong("threshold_bytes");
@@ -130,6 +137,7 @@ public final class AlertPublisher implements AutoCloseable {
                         .setAfterReason((String) t.get("afterReason"))
                         .build()).toList())
                 .setDetectedAt(rs.getTimestamp("detected_at").toInstant())
+                .setCauses(causes)
                 .build();
     }
 

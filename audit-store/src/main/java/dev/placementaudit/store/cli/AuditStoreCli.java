@@ -20,6 +20,7 @@ import dev.placementaudit.store.chain.ChainVerifier;
 import dev.placementaudit.store.ingest.IngestLoop;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.Finding;
+import dev.placementaudit.store.regression.RootCauses;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import picocli.CommandLine;
@@ -39,6 +40,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 
 /** {@code store run|where|diff|fleet|alerts|budget|rebuild|whatif}. */
 @Command(name = "store", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
@@ -211,23 +213,48 @@ public final class AuditStoreCli {
         String from;
         @Option(names = "--to", required = true, description = "the later release")
         String to;
+        @Option(names = "--tensors", paramLabel = "N", defaultValue = "5", description = "tensors to list under each root cause, largest "
+                + "change first (default: ${DEFAULT-VALUE})")
+        int tensors;
+        @Option(names = "--findings", description = "also list every tensor's findings with both decisions' reasons")
+        boolean findings;
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
+            if (tensors < 0) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--tensors must be 0 or more, got " + tensors);
+            }
             return common.show(out, db -> common.queries(db).diff(deployment, model, from, to).orElseThrow(() ->
                     new IllegalArgumentException("no complete load of " + model + " on " + deployment + " for " + from + " and " + to)), (o, report) -> {
                 o.printf(Locale.ROOT, "%s %s: %s -> %s  off-heap %s -> %s  heap %s -> %s  mapped %s -> %s%n", deployment, model, from, to,
                         ByteSizes.format(report.from().offHeapBytes()), ByteSizes.format(report.to().offHeapBytes()),
                         ByteSizes.format(report.from().heapBytes()), ByteSizes.format(report.to().heapBytes()),
                         ByteSizes.format(report.from().mappedBytes()), ByteSizes.format(report.to().mappedBytes()));
-                o.println("  " + report.countsByKind());
+                o.printf(Locale.ROOT, "  %d root causes, largest first:%n", report.causes().size());
+                int n = 0;
+                for (RootCauses.CauseGroup group : report.causes()) {
+                    o.printf(Locale.ROOT, "  %d. %s%n", ++n, group.cause());
+                    if (group.beforeReason() != null && group.afterReason() != null && !group.beforeReason().equals(group.afterReason())) {
+                        o.printf(Locale.ROOT, "     reason %s -> %s%n", group.beforeReason(), group.afterReason());
+                    }
+                    group.tensors().stream().limit(tensors).forEach(t -> o.printf(Locale.ROOT, "     %-40s %s%n", t.name(), t.placement()));
+                    if (group.tensorCount() > tensors) {
+                        o.printf(Locale.ROOT, "     ... and %d more (--tensors N)%n", group.tensorCount() - tensors);
+                    }
+                }
+                o.println("  findings " + report.countsByKind());
                 for (Finding f : report.findings()) {
-                    o.printf(Locale.ROOT, "  %-15s %-40s %s -> %s  %s -> %s%n      before: %s%n      after:  %s%n", f.kind(),
-                            f.tensorName() == null ? "(load total)" : f.tensorName(), f.beforeDomain(), f.afterDomain(),
-                            ByteSizes.format(f.beforeBytes()), ByteSizes.format(f.afterBytes()), f.beforeReason(), f.afterReason());
+                    if (f.tensorName() == null) {
+                        o.printf(Locale.ROOT, "  %-15s %s -> %s  %s%n", f.kind(), ByteSizes.format(f.beforeBytes()), ByteSizes.format(f.afterBytes()),
+                                f.afterReason());
+                    } else if (findings) {
+                        o.printf(Locale.ROOT, "  %-15s %-40s %s -> %s  %s -> %s%n      before: %s%n      after:  %s%n", f.kind(), f.tensorName(),
+                                f.beforeDomain(), f.afterDomain(), ByteSizes.format(f.beforeBytes()), ByteSizes.format(f.afterBytes()),
+                                f.beforeReason(), f.afterReason());
+                    }
                 }
             });
         }
@@ -272,9 +299,21 @@ public final class AuditStoreCli {
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
             requirePositive(spec, "--limit", limit);
-            return common.show(out, db -> common.queries(db).alerts(deployment, limit), (o, alerts) -> alerts.forEach(a -> o.printf(Locale.ROOT,
-                    "%s %-15s %-16s %s -> %s  %+d bytes (%s)  %s%s%n", a.detectedAt(), a.kind(), a.deploymentId(), a.fromRelease(), a.toRelease(),
-                    a.deltaBytes(), ByteSizes.format(a.deltaBytes()), a.rule(), a.suppressedBy() == null ? "" : "  [suppressed: " + a.suppressedBy() + "]")));
+            return common.show(out, db -> common.queries(db).alerts(deployment, limit), (o, alerts) -> {
+                for (AuditQueries.AlertRow a : alerts) {
+                    o.printf(Locale.ROOT, "%s %-15s %-16s %s %s -> %s  %s%s (%s)%s%n", a.detectedAt(), a.kind(), a.deploymentId(), a.modelId(),
+                            a.fromRelease(), a.toRelease(), a.deltaBytes() >= 0 ? "+" : "-", ByteSizes.format(Math.abs(a.deltaBytes())), a.rule(),
+                            a.suppressedBy() == null ? "" : "  [suppressed: " + a.suppressedBy() + "]");
+                    o.printf(Locale.ROOT, "    loads %s -> %s%n", a.fromLoadId(), a.toLoadId());
+                    a.causes().forEach(cause -> o.println("    why: " + cause.cause()));
+                    if (!a.topTensors().isEmpty()) {
+                        o.println("    top: " + a.topTensors().stream().map(t -> t.name() + " " + t.placement()).collect(Collectors.joining("; ")));
+                    }
+                }
+                if (alerts.size() == limit) {
+                    o.printf(Locale.ROOT, "(the newest %d; --limit N for more)%n", limit);
+                }
+            });
         }
     }
 

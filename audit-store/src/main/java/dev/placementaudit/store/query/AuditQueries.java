@@ -5,6 +5,7 @@ import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.regression.ReleaseDiff;
+import dev.placementaudit.store.regression.RootCauses;
 import dev.placementaudit.store.regression.TensorPlacement;
 
 import javax.sql.DataSource;
@@ -48,7 +49,20 @@ public final class AuditQueries {
     public record LoadDetail(LoadSummary load, List<TensorRow> tensors, int findings) {
     }
 
-    public record DiffReport(LoadSummary from, LoadSummary to, List<Finding> findings, Map<String, Long> countsByKind) {
+    /**
+     * Two loads compared: the root causes first (each with its tensors), then every finding, and their counts by kind.
+     */
+    public record DiffReport(LoadSummary from, LoadSummary to, List<RootCauses.CauseGroup> causes, List<Finding> findings,
+                             Map<String, Long> countsByKind) {
+    }
+
+    /** A root-cause group without its tensors, as an alert lists it. */
+    public record CauseSummary(String cause, int tensorCount, Map<String, Long> deltaBytesByDomain, String beforeReason, String afterReason,
+                               String beforeFormat, String afterFormat) {
+        static CauseSummary of(RootCauses.CauseGroup g) {
+            return new CauseSummary(g.cause(), g.tensorCount(), g.deltaBytesByDomain(), g.beforeReason(), g.afterReason(), g.beforeFormat(),
+                    g.afterFormat());
+        }
     }
 
     public record FleetDeployment(String deploymentId, String modelId, String platform, String profile, String loadId, long heapBytes,
@@ -59,9 +73,23 @@ public final class AuditQueries {
                               List<String> withRegressions, List<String> drifting, List<FleetDeployment> rows) {
     }
 
+    /**
+     * An alert, named in full (deployment, model, both releases and both loads), with why: its root causes and the
+     * tensors that moved the most bytes in its domain, typed (never JSON inside a string).
+     */
     public record AlertRow(String alertId, String kind, String deploymentId, String modelId, String fromRelease, String toRelease,
-                           long beforeBytes, long afterBytes, long deltaBytes, String rule, String topTensors, Instant detectedAt,
-                           String suppressedBy, Instant publishedAt) {
+                           String fromLoadId, String toLoadId, long beforeBytes, long afterBytes, long deltaBytes, String rule,
+                           List<CauseSummary> causes, List<RootCauses.TensorChange> topTensors, Instant detectedAt, String suppressedBy,
+                           Instant publishedAt) {
+    }
+
+    /** The memory domain an alert of this kind is about. */
+    public static String domainOf(String kind) {
+        return switch (kind) {
+            case "OFFHEAP_GROWTH" -> ReleaseDiff.OFFHEAP;
+            case "HEAP_GROWTH" -> ReleaseDiff.HEAP;
+            default -> ReleaseDiff.MMAP;
+        };
     }
 
     private static final String LOAD_COLUMNS = "load_id, deployment_id, cluster, host, release_name, model_id, model_name, platform_name, "
@@ -134,10 +162,12 @@ public final class AuditQueries {
             if (from.isEmpty() || to.isEmpty()) {
                 return Optional.empty();
             }
-            List<Finding> findings = ReleaseDiff.compare(placements(c, from.get()), placements(c, to.get()), offHeap, heap);
+            List<TensorPlacement> before = placements(c, from.get());
+            List<TensorPlacement> after = placements(c, to.get());
+            List<Finding> findings = ReleaseDiff.compare(before, after, offHeap, heap);
             Map<String, Long> counts = new LinkedHashMap<>();
             findings.forEach(f -> counts.merge(f.kind().name(), 1L, Long::sum));
-            return Optional.of(new DiffReport(from.get(), to.get(), findings, counts));
+            return Optional.of(new DiffReport(from.get(), to.get(), RootCauses.of(before, after), findings, counts));
         }
     }
 
@@ -183,20 +213,73 @@ public final class AuditQueries {
         return new FleetReport(release, deployments, heapBytes, offHeapBytes, mappedBytes, withRegressions, drifting, rows);
     }
 
+    public long alertCount() throws SQLException {
+        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement("SELECT COUNT(*) FROM alerts");
+             ResultSet rs = s.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     public List<AlertRow> alerts(String deployment, int limit) throws SQLException {
-        String sql = "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, before_bytes, after_bytes, delta_bytes, "
-                + "rule_text, top_tensors, detected_at, suppressed_by, published_at FROM alerts"
+        String sql = "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, from_load_id, to_load_id, before_bytes, "
+                + "after_bytes, delta_bytes, rule_text, detected_at, suppressed_by, published_at FROM alerts"
                 + (deployment == null ? "" : " WHERE deployment_id = ?") + " ORDER BY detected_at DESC, alert_id FETCH FIRST " + limit + " ROWS ONLY";
         List<AlertRow> alerts = new ArrayList<>();
         try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql, deployment == null ? List.of() : List.of(deployment));
              ResultSet rs = s.executeQuery()) {
+            // Causes come from the two loads' decisions, read once per pair of loads (several alerts share one).
+            Map<String, List<RootCauses.CauseGroup>> byPair = new HashMap<>();
             while (rs.next()) {
-                alerts.add(new AlertRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
-                        rs.getLong(7), rs.getLong(8), rs.getLong(9), rs.getString(10), rs.getString(11), rs.getTimestamp(12).toInstant(),
-                        rs.getString(13), rs.getTimestamp(14) == null ? null : rs.getTimestamp(14).toInstant()));
+                String kind = rs.getString(2);
+                String fromLoad = rs.getString(7);
+                String toLoad = rs.getString(8);
+                List<RootCauses.CauseGroup> causes = fromLoad == null ? List.of()
+                        : byPair.computeIfAbsent(fromLoad + "/" + toLoad, pair -> causes(c, fromLoad, toLoad));
+                String domain = domainOf(kind);
+                alerts.add(new AlertRow(rs.getString(1), kind, rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6), fromLoad, toLoad,
+                        rs.getLong(9), rs.getLong(10), rs.getLong(11), rs.getString(12),
+                        RootCauses.touching(causes, domain).stream().map(CauseSummary::of).toList(), RootCauses.topTensors(causes, domain, 5),
+                        rs.getTimestamp(13).toInstant(), rs.getString(14), rs.getTimestamp(15) == null ? null : rs.getTimestamp(15).toInstant()));
             }
+        } catch (UncheckedSqlException e) {
+            throw e.getCause();
         }
         return alerts;
+    }
+
+    private static List<RootCauses.CauseGroup> causes(Connection c, String fromLoad, String toLoad) {
+        try {
+            Optional<LoadRef> from = ref(c, fromLoad);
+            Optional<LoadRef> to = ref(c, toLoad);
+            if (from.isEmpty() || to.isEmpty()) {
+                return List.of();
+            }
+            return RootCauses.of(RegressionDetector.placements(c, from.get()), RegressionDetector.placements(c, to.get()));
+        } catch (SQLException e) {
+            throw new UncheckedSqlException(e);
+        }
+    }
+
+    private static Optional<LoadRef> ref(Connection c, String loadId) throws SQLException {
+        try (PreparedStatement s = prepare(c, "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version FROM loads "
+                + "WHERE load_id = ?", List.of(loadId)); ResultSet rs = s.executeQuery()) {
+            return rs.next() ? Optional.of(RegressionDetector.ref(rs)) : Optional.empty();
+        }
+    }
+
+    /** Carries an SQLException out of a lambda. */
+    private static final class UncheckedSqlException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        UncheckedSqlException(SQLException cause) {
+            super(cause);
+        }
+
+        @Override
+        public synchronized SQLException getCause() {
+            return (SQLException) super.getCause();
+        }
     }
 
     private Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release) throws SQLException {

@@ -2,10 +2,11 @@ package dev.placementaudit.store.regression;
 
 import java.util.List;
 
-/** A completed load against its predecessor: what changed. */
-public record Detection(LoadRef load, LoadRef previous, List<Finding> findings) {
+/** A completed load against its predecessor: what changed, finding by finding and as root causes. */
+public record Detection(LoadRef load, LoadRef previous, List<Finding> findings, List<RootCauses.CauseGroup> causes) {
     public Detection {
         findings = List.copyOf(findings);
+        causes = List.copyOf(causes);
     }
 
     public boolean has(FindingKind kind) {

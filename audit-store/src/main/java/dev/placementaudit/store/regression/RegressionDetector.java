@@ -48,7 +48,9 @@ public final class RegressionDetector {
         if (previous.isEmpty()) {
             return Optional.empty();
         }
-        List<Finding> findings = ReleaseDiff.compare(placements(c, previous.get()), placements, offHeap, heap);
+        List<TensorPlacement> before = placements(c, previous.get());
+        List<Finding> findings = ReleaseDiff.compare(before, placements, offHeap, heap);
+        List<RootCauses.CauseGroup> causes = RootCauses.of(before, placements);
         if (again) {
             try (PreparedStatement delete = c.prepareStatement("DELETE FROM findings WHERE load_id = ?")) {
                 delete.setString(1, load.loadId());
@@ -56,7 +58,7 @@ public final class RegressionDetector {
             }
         }
         if (findings.isEmpty()) {
-            return Optional.of(new Detection(load, previous.get(), findings));
+            return Optional.of(new Detection(load, previous.get(), findings, causes));
         }
         try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
             for (Finding f : findings) {
@@ -71,7 +73,7 @@ public final class RegressionDetector {
             }
             insert.executeBatch();
         }
-        return Optional.of(new Detection(load, previous.get(), findings));
+        return Optional.of(new Detection(load, previous.get(), findings, causes));
     }
 
     /** The completed load a later one should now be compared with, when this one arrived late. */
@@ -91,14 +93,15 @@ public final class RegressionDetector {
 
     public static List<TensorPlacement> placements(Connection c, LoadRef load) throws SQLException {
         List<TensorPlacement> tensors = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, tensor_index, memory_domain, resident_bytes, resident_format, "
-                + "reason_code, reason FROM decisions WHERE load_id = ? AND resolver_version = ? ORDER BY tensor_index")) {
+        try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, tensor_index, memory_domain, resident_bytes, stored_format, "
+                + "resident_format, reason_code, mapping_blockers, reason FROM decisions WHERE load_id = ? AND resolver_version = ? "
+                + "ORDER BY tensor_index")) {
             s.setString(1, load.loadId());
             s.setString(2, load.resolverVersion());
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     tensors.add(new TensorPlacement(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5),
-                            rs.getString(6), rs.getString(7)));
+                            rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)));
                 }
             }
         }

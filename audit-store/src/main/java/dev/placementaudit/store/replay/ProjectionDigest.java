@@ -35,7 +35,7 @@ public final class ProjectionDigest {
                 + "tensor_name, before_domain, after_domain, before_bytes, after_bytes, before_format, after_format, before_reason, after_reason "
                 + "FROM %s.findings ORDER BY finding_id");
         TABLES.put("alerts", "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, from_load_id, to_load_id, "
-                + "before_bytes, after_bytes, delta_bytes, rule_text, threshold_percent, threshold_bytes, top_tensors, suppressed_by "
+                + "before_bytes, after_bytes, delta_bytes, rule_text, threshold_percent, threshold_bytes, top_tensors, suppressed_by, causes "
                 + "FROM %s.alerts ORDER BY alert_id");
     }
 

@@ -5,8 +5,8 @@ import dev.placementaudit.store.StoreHarnessAccess;
 import dev.placementaudit.testkit.DatabaseTargets;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.RequiredTool;
 import dev.placementaudit.testkit.TestDatabase;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -72,16 +72,6 @@ class DashboardTest {
 
     /** Debian's chromium; under CI=true its absence fails the run (.ci/run installs it), elsewhere the test is aborted. */
     private static Path chromium() {
-        for (String candidate : List.of("/usr/bin/chromium", "/usr/bin/chromium-browser")) {
-            if (Files.isExecutable(Path.of(candidate))) {
-                return Path.of(candidate);
-            }
-        }
-        String why = "headless Chromium is not installed (apt-get install chromium)";
-        if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-            throw new IllegalStateException(why + " but CI=true requires the dashboard test to run");
-        }
-        Assumptions.abort(why);
-        return null;
+        return RequiredTool.find("chromium", "chromium", "chromium-browser");
     }
 }

@@ -41,6 +41,7 @@ class AuditStoreCliTest {
         Run one = run(jdbc, "where", "--load", r2.getLoadId().toString());
         Run diff = run(jdbc, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r1", "--to", "r2");
         Run diffJson = run(jdbc, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r1", "--to", "r2", "--format", "json");
+        Run diffFindings = run(jdbc, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r1", "--to", "r2", "--findings");
         Run fleet = run(jdbc, "fleet", "--release", "r2");
         Run alerts = run(jdbc, "alerts");
         Run budget = run(jdbc, "budget", "--deployment", "phone-1", "--release", "r3", "--max-delta-bytes", "1073741824", "--note", "PLAT-7");
@@ -48,11 +49,29 @@ class AuditStoreCliTest {
 
         assertThat(where.out).contains("phone-1").contains("r1").contains("r2").contains("8 MB");
         assertThat(one.out).contains("blk.0.attn_q.weight").contains("HOST_OFFHEAP").contains("REENCODED_AT_LOAD");
-        assertThat(diff.out).contains("LOST_MAPPING").contains("OFFHEAP_GROWTH").contains("mapped read-only").contains("re-encoded at load");
+        assertThat(diff.out).contains("LOST_MAPPING").contains("OFFHEAP_GROWTH").contains("1 root causes, largest first:")
+                .contains("1. 2 tensors re-encoded at load (Float32/Q4_K -> Float32/Dense(4B)): lost mapping, +8 MB off-heap")
+                .contains("reason MAPPED_OK -> REENCODED_AT_LOAD").doesNotContain("mapped read-only");
+        assertThat(diffFindings.out).contains("mapped read-only").contains("re-encoded at load");
+        JsonNode causes = new ObjectMapper().readTree(diffJson.out).get("causes");
+        assertThat(causes).hasSize(1);
+        assertThat(causes.get(0).get("tensorCount").asInt()).isEqualTo(2);
+        assertThat(causes.get(0).get("tensors")).hasSize(2);
+        assertThat(causes.get(0).get("deltaBytesByDomain").get("HOST_OFFHEAP").asLong()).isPositive();
         JsonNode report = new ObjectMapper().readTree(diffJson.out);
         assertThat(report.get("countsByKind").get("LOST_MAPPING").asInt()).isEqualTo(2);
         assertThat(fleet.out).contains("release r2: 1 deployments").contains("with regressions: [phone-1]");
-        assertThat(alerts.out).contains("OFFHEAP_GROWTH").contains("LOST_MAPPING");
+        assertThat(alerts.out).contains("OFFHEAP_GROWTH").contains("LOST_MAPPING").contains("phone-1          sample-model r1 -> r2")
+                .contains("    loads " + r1.getLoadId() + " -> " + r2.getLoadId())
+                .contains("    why: 2 tensors re-encoded at load (Float32/Q4_K -> Float32/Dense(4B)): lost mapping")
+                .contains("    top: blk.0.attn_q.weight mapped 576 KB -> off-heap 4 MB");
+        JsonNode alertsJson = new ObjectMapper().readTree(run(jdbc, "alerts", "--format", "json").out);
+        assertThat(alertsJson).allSatisfy(a -> {
+            assertThat(a.get("topTensors").isArray()).as("typed, not JSON in a string").isTrue();
+            assertThat(a.get("topTensors")).isNotEmpty();
+            assertThat(a.get("causes")).isNotEmpty();
+            assertThat(a.get("fromLoadId").asText()).isEqualTo(r1.getLoadId().toString());
+        });
         assertThat(budget.out).contains("OFFHEAP_GROWTH on phone-1 r3: budget 1.0 GB (PLAT-7)");
         assertThat(h.count("SELECT COUNT(*) FROM growth_budgets")).isEqualTo(1);
         assertThat(missing.exit).isEqualTo(2);
