@@ -1,3 +1,8 @@
+// The dashboard: one page, no build step, everything from the JSON API. Each view has its own address (#diff?...,
+// #load?id=..., #tensor?..., #history?...), so an alert's link (Alertmanager's "dashboard" annotation), a bookmark
+// and the back button all work. The path an SRE takes: alert -> diff (root causes, expandable to tensors) -> load
+// (every tensor, filterable) -> one tensor's history across releases.
+
 // The API token never travels in a URL (URLs end up in logs, history and Referer headers): when the API answers 401,
 // the page asks for it once and POSTs it to /session, which sets an HttpOnly, SameSite=Strict cookie.
 class SignInNeeded extends Error {}
@@ -15,10 +20,14 @@ function askForToken() {
     event.preventDefault();
     const response = await fetch('/session', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ token: document.getElementById('signin-token').value }) });
-    if (response.ok) { form.hidden = true; document.getElementById('signin-token').value = ''; main(); }
+    if (response.ok) { form.hidden = true; document.getElementById('signin-token').value = ''; render(); }
     else { document.getElementById('signin-error').textContent = 'wrong token'; }
   };
 }
+
+const REFRESH_MS = 30000;
+const LIST_LIMIT = 200;
+
 function bytes(n) {
   const a = Math.abs(n), sign = n < 0 ? '-' : '';
   if (a >= 1 << 30) return sign + (a / (1 << 30)).toFixed(1) + ' GB';
@@ -26,84 +35,225 @@ function bytes(n) {
   if (a >= 1 << 10) return sign + Math.floor(a / (1 << 10)) + ' KB';
   return sign + a + ' B';
 }
-function cell(text, cls) { const td = document.createElement('td'); td.textContent = text; if (cls) td.className = cls; return td; }
-function tag(domain) { const td = document.createElement('td'); if (domain) { const s = document.createElement('span'); s.className = 'tag ' + domain; s.textContent = domain; td.appendChild(s); } return td; }
-function fill(tbody, rows, render) { tbody.replaceChildren(...rows.map(r => { const tr = document.createElement('tr'); render(r).forEach(td => tr.appendChild(td)); return tr; })); }
+function signed(n) { return (n > 0 ? '+' : '') + bytes(n); }
+const DOMAIN_NAMES = { HOST_HEAP: 'heap', HOST_OFFHEAP: 'off-heap', MMAP_FILE: 'mapped' };
 
-async function showFleet(release) {
-  const fleet = await api('/api/fleet?release=' + encodeURIComponent(release));
-  document.getElementById('fleet-summary').textContent = fleet.deployments + ' deployments · heap ' + bytes(fleet.heapBytes)
-    + ' · off-heap ' + bytes(fleet.offHeapBytes) + ' · mapped ' + bytes(fleet.mappedBytes)
-    + ' · regressions: ' + (fleet.withRegressions.join(', ') || 'none') + ' · drifting: ' + (fleet.drifting.join(', ') || 'none');
-  fill(document.querySelector('#fleet tbody'), fleet.rows, r => [cell(r.deploymentId), cell(r.modelId), cell(r.platform), cell(r.profile),
-    cell(bytes(r.heapBytes), 'num'), cell(bytes(r.offHeapBytes), 'num'), cell(bytes(r.mappedBytes), 'num'),
-    cell(r.regressions ? r.regressions + ' finding(s)' : '', r.regressions ? 'bad' : ''), cell(r.driftsFromFleet ? 'DRIFT' : '', 'bad')]);
-  return fleet;
+// Small DOM helpers: text always goes in as text, never as HTML.
+function el(name, attrs, ...children) {
+  const node = document.createElement(name);
+  Object.entries(attrs || {}).forEach(([k, v]) => { if (v !== undefined && v !== null) node.setAttribute(k, v); });
+  children.flat(Infinity).forEach(c => node.append(c instanceof Node ? c : document.createTextNode(c === undefined || c === null ? '' : String(c))));
+  return node;
+}
+function link(text, hash) { return el('a', { href: hash }, text); }
+function tag(domain) { return domain ? el('span', { class: 'tag ' + domain }, domain) : ''; }
+function table(headers, rows, cls) {
+  return el('table', { class: cls || '' }, el('thead', {}, el('tr', {}, headers.map(h => el('th', { class: h.num ? 'num' : '' }, h.text || h)))),
+    el('tbody', {}, rows));
+}
+function td(content, cls) { return el('td', { class: cls || '' }, content); }
+function section(title, ...content) { return el('section', { class: 'wide' }, el('h2', {}, title), content); }
+function truncated(shown, limit, what) {
+  return shown >= limit ? el('p', { class: 'truncated' }, `Showing the first ${limit} ${what}; there are more (narrow the view, or use the CLI).`) : '';
+}
+function query(params) { return Object.entries(params).map(([k, v]) => k + '=' + encodeURIComponent(v)).join('&'); }
+function diffHash(deployment, model, from, to) { return '#diff?' + query({ deployment, model, from, to }); }
+function tensorHash(deployment, model, tensor) { return '#tensor?' + query({ deployment, model, tensor }); }
+function historyHash(deployment, model) { return '#history?' + query({ deployment, model }); }
+
+// --- Views -------------------------------------------------------------------------------------------------------
+
+async function overview(params) {
+  const releases = await api('/api/releases');
+  const release = params.release || releases[releases.length - 1];
+  const [alerts, fleet] = await Promise.all([api('/api/alerts?limit=' + LIST_LIMIT),
+    release ? api('/api/fleet?release=' + encodeURIComponent(release)) : Promise.resolve(null)]);
+  const alertRows = alerts.map(a => el('tr', { class: 'alert' },
+    td(a.kind, 'bad'), td(link(a.deploymentId, historyHash(a.deploymentId, a.modelId))), td(a.modelId),
+    td(link(a.fromRelease + ' → ' + a.toRelease, diffHash(a.deploymentId, a.modelId, a.fromRelease, a.toRelease))),
+    td(signed(a.deltaBytes), 'num'),
+    td([a.causes.length ? a.causes.map(c => el('div', { class: 'cause' }, c.cause)) : el('div', { class: 'muted' }, a.rule),
+      a.suppressedBy ? el('div', { class: 'muted' }, 'suppressed: ' + a.suppressedBy) : ''])));
+  const releasePicker = el('select', { id: 'release' }, releases.map(r => el('option', r === release ? { value: r, selected: '' } : { value: r }, r)));
+  releasePicker.onchange = () => { location.hash = '#fleet?' + query({ release: releasePicker.value }); };
+  const fleetRows = fleet ? fleet.rows.map(r => el('tr', {},
+    td(link(r.deploymentId, historyHash(r.deploymentId, r.modelId))), td(r.modelId), td(r.platform), td(r.profile),
+    td(bytes(r.heapBytes), 'num'), td(bytes(r.offHeapBytes), 'num'), td(bytes(r.mappedBytes), 'num'),
+    td(link('tensors', '#load?' + query({ id: r.loadId }))),
+    td(r.regressions ? r.regressions + ' finding(s)' : '', r.regressions ? 'bad' : ''), td(r.driftsFromFleet ? 'DRIFT' : '', 'bad'))) : [];
+  return [
+    section(`Alerts (${alerts.length}${alerts.length >= LIST_LIMIT ? '+' : ''})`,
+      alerts.length ? table(['kind', 'deployment', 'model', 'releases (diff)', { text: 'delta', num: true }, 'why'], alertRows, 'alerts')
+        : el('p', { class: 'muted' }, 'No alerts.'),
+      truncated(alerts.length, LIST_LIMIT, 'alerts')),
+    section(el('span', {}, 'Fleet on release ', releasePicker),
+      fleet ? el('div', { id: 'fleet-summary', class: 'muted' }, `${fleet.deployments} deployments · heap ${bytes(fleet.heapBytes)} · off-heap `
+        + `${bytes(fleet.offHeapBytes)} · mapped ${bytes(fleet.mappedBytes)} · regressions: ${fleet.withRegressions.join(', ') || 'none'} · drifting: `
+        + `${fleet.drifting.join(', ') || 'none'}`) : el('p', { class: 'muted' }, 'No complete load yet.'),
+      table(['deployment', 'model', 'platform', 'profile', { text: 'heap', num: true }, { text: 'off-heap', num: true },
+        { text: 'mapped', num: true }, 'load', 'regressions', 'drift'], fleetRows, 'fleet'))];
 }
 
-async function showChart(deployment) {
-  const loads = (await api('/api/loads?limit=1000&deployment=' + encodeURIComponent(deployment))).filter(l => l.complete).reverse();
-  const byRelease = new Map();
-  loads.forEach(l => { const t = byRelease.get(l.release) || { heap: 0, off: 0, mmap: 0 }; t.heap += l.heapBytes; t.off += l.offHeapBytes; t.mmap += l.mappedBytes; byRelease.set(l.release, t); });
-  const svg = document.getElementById('chart'), width = svg.clientWidth || 600, height = 260, pad = 40;
-  const releases = [...byRelease.keys()], max = Math.max(1, ...[...byRelease.values()].map(t => Math.max(t.heap, t.off, t.mmap)));
-  const group = (width - pad) / Math.max(1, releases.length), bar = Math.min(40, group / 4);
-  let out = '';
-  releases.forEach((release, i) => {
-    const t = byRelease.get(release), x0 = pad + i * group + group / 2 - 1.5 * bar;
-    [['heap', t.heap, 'var(--heap)'], ['off-heap', t.off, 'var(--offheap)'], ['mapped', t.mmap, 'var(--mmap)']].forEach(([name, v, color], j) => {
-      const h = (height - 2 * pad) * v / max, x = x0 + j * bar, y = height - pad - h;
-      out += `<rect x="${x}" y="${y}" width="${bar - 2}" height="${h}" fill="${color}"><title>${release} ${name} ${bytes(v)}</title></rect>`;
-      out += `<text x="${x + bar / 2 - 1}" y="${y - 4}" font-size="10" text-anchor="middle">${bytes(v)}</text>`;
-    });
-    out += `<text x="${x0 + 1.5 * bar}" y="${height - pad + 16}" text-anchor="middle">${release}</text>`;
+async function diff(params) {
+  const d = await api('/api/diff?' + query({ deployment: params.deployment, model: params.model, from: params.from, to: params.to }));
+  const causes = d.causes.map((g, i) => el('details', { class: 'cause-group', open: i === 0 ? '' : null },
+    el('summary', {}, el('span', { class: 'cause' }, g.cause),
+      el('span', { class: 'muted' }, `  ${g.beforeReason || '-'} → ${g.afterReason || '-'}`)),
+    table(['tensor', 'before', 'after', { text: 'bytes before', num: true }, { text: 'bytes after', num: true }, 'format before → after', 'reasons'],
+      g.tensors.map(t => el('tr', { class: 'tensor' },
+        td(link(t.name, tensorHash(params.deployment, params.model, t.name))), td(tag(t.beforeDomain)), td(tag(t.afterDomain)),
+        td(bytes(t.beforeBytes), 'num'), td(bytes(t.afterBytes), 'num'), td((t.beforeFormat || '-') + ' → ' + (t.afterFormat || '-')),
+        td([el('div', { class: 'reason' }, 'before: ' + (t.beforeReason || '-')), el('div', { class: 'reason' }, 'after: ' + (t.afterReason || '-'))])))
+    )));
+  const totals = d.findings.filter(f => !f.tensorName).map(f => el('li', { class: 'bad' },
+    `${f.kind}: ${bytes(f.beforeBytes)} → ${bytes(f.afterBytes)} (${f.afterReason})`));
+  return [section(`Diff: ${params.deployment} · ${params.model} · ${params.from} → ${params.to}`,
+    el('p', {}, 'Loads: ', link(params.from, '#load?' + query({ id: d.from.loadId })), ' → ', link(params.to, '#load?' + query({ id: d.to.loadId })),
+      ' · ', link('bytes over releases', historyHash(params.deployment, params.model))),
+    el('p', { class: 'muted', id: 'diff-counts' }, `off-heap ${bytes(d.from.offHeapBytes)} → ${bytes(d.to.offHeapBytes)} · heap ${bytes(d.from.heapBytes)} → `
+      + `${bytes(d.to.heapBytes)} · mapped ${bytes(d.from.mappedBytes)} → ${bytes(d.to.mappedBytes)} · findings: `
+      + (Object.entries(d.countsByKind).map(([k, v]) => k + ' ' + v).join(', ') || 'none')),
+    totals.length ? el('ul', {}, totals) : '',
+    el('h3', {}, `${d.causes.length} root cause${d.causes.length === 1 ? '' : 's'}, largest first`),
+    causes.length ? causes : el('p', { class: 'muted' }, 'Every tensor landed where it did before.'))];
+}
+
+async function load(params) {
+  const detail = await api('/api/loads/' + encodeURIComponent(params.id));
+  const l = detail.load;
+  const filter = el('input', { id: 'filter', type: 'search', placeholder: 'filter: name, domain, reason, format', value: params.filter || '' });
+  const rows = detail.tensors.map(t => el('tr', { class: 'tensor', 'data-text': [t.name, t.domain, t.reasonCode, t.residentFormat, t.storedFormat].join(' ').toLowerCase() },
+    td(t.index), td(link(t.name, tensorHash(l.deploymentId, l.modelId, t.name))), td(tag(t.domain)), td(bytes(t.residentBytes), 'num'),
+    td(t.storedFormat === t.residentFormat ? t.residentFormat : t.storedFormat + ' → ' + t.residentFormat), td(t.reasonCode),
+    td(t.sizeEstimated ? 'size estimated' : '', 'muted'), td(el('span', { class: 'reason' }, t.reason))));
+  const count = el('span', { id: 'shown', class: 'muted' });
+  const apply = () => {
+    const words = filter.value.toLowerCase().split(/\s+/).filter(w => w);
+    let shown = 0;
+    rows.forEach(r => { const match = words.every(w => r.dataset.text.includes(w)); r.hidden = !match; if (match) shown++; });
+    count.textContent = `${shown} of ${rows.length} tensors`;
+  };
+  // The filter lives in the address too: it survives a refresh, and a filtered view can be shared.
+  filter.oninput = () => { apply(); history.replaceState(null, '', '#load?' + query(filter.value ? { id: params.id, filter: filter.value } : { id: params.id })); };
+  apply();
+  return [section(`Load ${l.loadId}`,
+    el('p', {}, `${l.deploymentId} · ${l.modelId} · ${l.release} · ${l.platform} / ${l.profile} · ${l.tensorCount} tensors · heap ${bytes(l.heapBytes)} · `
+      + `off-heap ${bytes(l.offHeapBytes)} · mapped ${bytes(l.mappedBytes)}${l.complete ? '' : ' · INCOMPLETE'}`
+      + `${l.deadLetteredRecords ? ' · ' + l.deadLetteredRecords + ' records dead-lettered' : ''}`, ' · ', link('bytes over releases', historyHash(l.deploymentId, l.modelId))),
+    el('p', {}, filter, ' ', count),
+    table(['#', 'tensor', 'domain', { text: 'resident', num: true }, 'format', 'reason code', '', 'why'], rows, 'tensors'))];
+}
+
+async function tensor(params) {
+  const history = await api('/api/tensor-history?' + query({ deployment: params.deployment, model: params.model, tensor: params.tensor, limit: LIST_LIMIT }));
+  const rows = history.map((h, i) => {
+    const before = i > 0 ? history[i - 1] : null;
+    const moved = before && (before.domain !== h.domain || before.residentBytes !== h.residentBytes);
+    return el('tr', { class: moved ? 'moved' : '' },
+      td(before && before.release !== h.release ? link(h.release, diffHash(params.deployment, params.model, before.release, h.release)) : h.release),
+      td(h.occurredAt.replace('T', ' ').replace('Z', '')), td(tag(h.domain)), td(bytes(h.residentBytes), 'num'),
+      td(h.storedFormat === h.residentFormat ? h.residentFormat : h.storedFormat + ' → ' + h.residentFormat), td(h.reasonCode),
+      td(link('load', '#load?' + query({ id: h.loadId }))), td(el('span', { class: 'reason' }, h.reason)));
   });
-  svg.innerHTML = out + `<line x1="${pad}" x2="${width}" y1="${height - pad}" y2="${height - pad}" stroke="#8a9ba8"/>`;
-  return loads;
+  return [section(`Tensor ${params.tensor} on ${params.deployment} · ${params.model}, release after release`,
+    history.length ? table(['release (diff from the one before)', 'loaded', 'domain', { text: 'resident', num: true }, 'format', 'reason code', '', 'why'],
+      rows, 'history') : el('p', { class: 'muted' }, 'No complete load has this tensor.'),
+    truncated(history.length, LIST_LIMIT, 'loads'))];
 }
 
-async function showDiff(loads) {
-  const releases = [...new Set(loads.map(l => l.release))];
-  const body = document.querySelector('#diff tbody');
-  if (releases.length < 2) { document.getElementById('diff-title').textContent = '(needs two releases)'; body.replaceChildren(); return; }
-  const [from, to] = releases.slice(-2), model = loads[loads.length - 1].modelId, deployment = loads[0].deploymentId;
-  const diff = await api(`/api/diff?deployment=${encodeURIComponent(deployment)}&model=${encodeURIComponent(model)}&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`);
-  document.getElementById('diff-title').textContent = `${deployment} · ${model} · ${from} → ${to}`;
-  document.getElementById('diff-counts').textContent = Object.entries(diff.countsByKind).map(([k, v]) => k + ' ' + v).join(' · ') || 'no changes';
-  fill(body, diff.findings, f => {
-    const why = document.createElement('td'); why.className = 'reason';
-    why.textContent = (f.beforeReason || '') + (f.afterReason ? '  →  ' + f.afterReason : '');
-    return [cell(f.kind, f.kind === 'LOST_MAPPING' || f.kind.endsWith('GROWTH') ? 'bad' : ''), cell(f.tensorName || '(load total)'),
-      tag(f.beforeDomain), tag(f.afterDomain), why];
+async function history(params) {
+  const loads = (await api('/api/loads?' + query({ deployment: params.deployment, model: params.model, limit: LIST_LIMIT })))
+    .filter(l => l.complete).reverse();
+  const rows = loads.map((l, i) => el('tr', {},
+    td(i > 0 && loads[i - 1].release !== l.release ? link(l.release, diffHash(params.deployment, params.model, loads[i - 1].release, l.release)) : l.release),
+    td(l.occurredAt.replace('T', ' ').replace('Z', '')), td(bytes(l.heapBytes), 'num'), td(bytes(l.offHeapBytes), 'num'), td(bytes(l.mappedBytes), 'num'),
+    td(link('tensors', '#load?' + query({ id: l.loadId })))));
+  return [section(`Bytes per domain over time: ${params.deployment} · ${params.model}`,
+    el('div', { class: 'legend' }, el('span', {}, el('i', { class: 'swatch heap' }), 'heap'), el('span', {}, el('i', { class: 'swatch offheap' }), 'off-heap'),
+      el('span', {}, el('i', { class: 'swatch mmap' }), 'mapped')),
+    chart(loads),
+    table(['release (diff from the one before)', 'loaded', { text: 'heap', num: true }, { text: 'off-heap', num: true }, { text: 'mapped', num: true }, ''],
+      rows, 'loads'),
+    truncated(loads.length, LIST_LIMIT, 'loads'))];
+}
+
+/** Heap, off-heap and mapped bytes of each load on a time axis: one line per domain, a point per load. */
+function chart(loads) {
+  const width = 900, height = 260, pad = 56, svgNs = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(svgNs, 'svg');
+  svg.setAttribute('id', 'chart');
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', 'bytes per domain over time');
+  const add = (name, attrs, text) => { const n = document.createElementNS(svgNs, name); Object.entries(attrs).forEach(([k, v]) => n.setAttribute(k, v));
+    if (text !== undefined) n.textContent = text; svg.appendChild(n); return n; };
+  if (!loads.length) { add('text', { x: pad, y: height / 2 }, 'no complete load yet'); return svg; }
+  const times = loads.map(l => Date.parse(l.occurredAt));
+  const t0 = Math.min(...times), t1 = Math.max(...times), span = Math.max(1, t1 - t0);
+  const max = Math.max(1, ...loads.map(l => Math.max(l.heapBytes, l.offHeapBytes, l.mappedBytes)));
+  const x = t => pad + (width - 2 * pad) * (loads.length === 1 ? 0.5 : (t - t0) / span);
+  const y = v => height - pad - (height - 2 * pad) * v / max;
+  add('line', { x1: pad, x2: width - pad, y1: height - pad, y2: height - pad, stroke: '#8a9ba8' });
+  add('line', { x1: pad, x2: pad, y1: pad / 2, y2: height - pad, stroke: '#8a9ba8' });
+  [0, 0.5, 1].forEach(f => add('text', { x: pad - 6, y: y(max * f) + 4, 'text-anchor': 'end', 'font-size': 11, class: 'y-tick' }, bytes(max * f)));
+  const ticks = loads.length === 1 ? [t0] : [t0, t0 + span / 2, t1];
+  ticks.forEach(t => add('text', { x: x(t), y: height - pad + 18, 'text-anchor': 'middle', 'font-size': 11, class: 'time-tick' },
+    new Date(t).toISOString().slice(0, 16).replace('T', ' ')));
+  [['heapBytes', 'var(--heap)', 'heap'], ['offHeapBytes', 'var(--offheap)', 'off-heap'], ['mappedBytes', 'var(--mmap)', 'mapped']].forEach(([key, color, name]) => {
+    add('polyline', { points: loads.map((l, i) => x(times[i]) + ',' + y(l[key])).join(' '), fill: 'none', stroke: color, 'stroke-width': 2, class: 'series ' + key });
+    loads.forEach((l, i) => add('circle', { cx: x(times[i]), cy: y(l[key]), r: 3, fill: color }).appendChild(
+      Object.assign(document.createElementNS(svgNs, 'title'), { textContent: `${l.release} ${name} ${bytes(l[key])}` })));
   });
+  loads.forEach((l, i) => { if (i === 0 || loads[i - 1].release !== l.release) {
+    add('text', { x: x(times[i]), y: pad / 2 + 10, 'text-anchor': 'middle', 'font-size': 11, class: 'release-tick' }, l.release); } });
+  return svg;
 }
 
-async function showAlerts() {
-  const alerts = await api('/api/alerts?limit=50');
-  fill(document.querySelector('#alerts tbody'), alerts, a => [cell(a.kind, 'bad'), cell(a.deploymentId), cell(a.fromRelease + ' → ' + a.toRelease),
-    cell((a.deltaBytes >= 0 ? '+' : '') + bytes(a.deltaBytes), 'num'), cell(a.suppressedBy ? 'suppressed: ' + a.suppressedBy : a.rule, a.suppressedBy ? 'muted' : '')]);
+// --- Routing, refresh --------------------------------------------------------------------------------------------
+
+const VIEWS = { '': overview, fleet: overview, diff, load, tensor, history };
+const NEEDS = { diff: ['deployment', 'model', 'from', 'to'], load: ['id'], tensor: ['deployment', 'model', 'tensor'], history: ['deployment', 'model'] };
+
+function route() {
+  const hash = location.hash.replace(/^#/, '');
+  const [name, search] = hash.split('?');
+  return { name: VIEWS[name] ? name : '', params: Object.fromEntries(new URLSearchParams(search || '')) };
 }
 
-async function main() {
+function trail(r) {
+  const parts = [link('overview', '#')];
+  const p = r.params;
+  if (p.deployment && p.model) { parts.push(' › ', link(p.deployment + ' · ' + p.model, historyHash(p.deployment, p.model))); }
+  if (r.name === 'diff') { parts.push(' › ', el('span', {}, `diff ${p.from} → ${p.to}`)); }
+  if (r.name === 'tensor') { parts.push(' › ', el('span', {}, p.tensor)); }
+  if (r.name === 'load') { parts.push(' › ', el('span', {}, 'load ' + p.id)); }
+  return parts;
+}
+
+let rendering = null;
+async function render() {
+  const r = route();
+  const missing = (NEEDS[r.name] || []).filter(k => !r.params[k]);
+  const view = document.getElementById('view');
   try {
-    const loads = await api('/api/loads?limit=1000');
-    const releases = [...new Set(loads.slice().reverse().map(l => l.release))];
-    const deployments = [...new Set(loads.map(l => l.deploymentId))].sort();
-    const releaseSelect = document.getElementById('release'), deploymentSelect = document.getElementById('deployment');
-    releases.forEach(r => releaseSelect.add(new Option(r, r)));
-    deployments.forEach(d => deploymentSelect.add(new Option(d, d)));
-    releaseSelect.value = releases[releases.length - 1];
-    const fleet = await showFleet(releaseSelect.value);
-    if (fleet.withRegressions.length) { deploymentSelect.value = fleet.withRegressions[0]; }
-    const history = deployments.length ? await showChart(deploymentSelect.value) : [];
-    await showDiff(history);
-    await showAlerts();
-    releaseSelect.onchange = () => showFleet(releaseSelect.value);
-    deploymentSelect.onchange = async () => showDiff(await showChart(deploymentSelect.value));
+    if (missing.length) { throw new Error(`this link lacks ${missing.join(', ')}`); }
+    const focused = document.activeElement && document.activeElement.id;
+    const content = await VIEWS[r.name](r.params);
+    view.replaceChildren(...content);
+    document.getElementById('trail').replaceChildren(...trail(r));
+    if (focused && document.getElementById(focused)) { document.getElementById(focused).focus(); }
+    document.getElementById('error').textContent = '';
+    document.getElementById('updated').textContent = 'last updated ' + new Date().toLocaleTimeString();
+    document.body.dataset.view = r.name || 'overview';
     document.body.dataset.ready = 'true';
   } catch (e) {
     if (e instanceof SignInNeeded) { askForToken(); return; }
     document.getElementById('error').textContent = e.message;
+    document.body.dataset.ready = 'error';
   }
 }
-main();
+
+window.addEventListener('hashchange', () => { rendering = render(); });
+// Refreshes the view in place every 30 s, unless the reader is typing in the filter.
+setInterval(() => { if (!(document.activeElement && document.activeElement.id === 'filter')) { rendering = render(); } }, REFRESH_MS);
+rendering = render();

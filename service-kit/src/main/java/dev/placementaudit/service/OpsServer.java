@@ -1,7 +1,11 @@
 package dev.placementaudit.service;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import io.javalin.Javalin;
 import io.javalin.config.JavalinConfig;
+import io.javalin.json.JavalinJackson;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -43,6 +47,9 @@ public final class OpsServer implements AutoCloseable {
             config.startup.showJavalinBanner = false;
             config.startup.showOldJavalinVersionWarning = false;
             config.http.prefer405over404 = true;
+            // Times as ISO-8601 text (2026-11-01T10:00:00Z), as the CLI's JSON writes them, not as epoch seconds.
+            config.jsonMapper(new JavalinJackson(new ObjectMapper().registerModule(new JavaTimeModule())
+                    .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS), false));
             settings.tls().ifPresent(tls -> config.jetty.addConnector((server, http) -> tlsConnector(server, http, settings, tls)));
             if (!settings.corsOrigins().isEmpty()) {
                 config.bundledPlugins.enableCors(cors -> cors.addRule(rule -> settings.corsOrigins().forEach(rule::allowHost)));

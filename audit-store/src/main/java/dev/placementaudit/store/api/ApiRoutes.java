@@ -25,7 +25,9 @@ import java.util.regex.Pattern;
  * GET /api/loads/{loadId}                           where every tensor of the load landed, and why
  * GET /api/diff?deployment=&amp;model=&amp;from=&amp;to=           two releases compared tensor by tensor
  * GET /api/fleet?release=                           one release across the fleet
- * GET /api/alerts?deployment=&amp;limit=                alerts, newest first
+ * GET /api/alerts?deployment=&amp;limit=                alerts, newest first, each with its root causes and top tensors
+ * GET /api/releases                                 releases with a complete load, oldest first
+ * GET /api/tensor-history?deployment=&amp;model=&amp;tensor=&amp;limit=  one tensor's placement in each load, oldest first
  * GET /api/whatif?from=&amp;to=&amp;deployment=&amp;model=&amp;threshold=&amp;servable=&amp;offheap=&amp;mappedFiles=
  *                                                   history re-resolved under a candidate policy
  * </pre>
@@ -105,6 +107,9 @@ public final class ApiRoutes {
                         id(ctx, "from", true), id(ctx, "to", true))
                 .orElseThrow(() -> new ApiException(404, "no complete load for one of the two releases"))));
         config.routes.get("/api/fleet", ctx -> ctx.json(queries.fleet(id(ctx, "release", true))));
+        config.routes.get("/api/releases", ctx -> ctx.json(queries.releases()));
+        config.routes.get("/api/tensor-history", ctx -> ctx.json(queries.tensorHistory(id(ctx, "deployment", true), id(ctx, "model", true),
+                tensorName(ctx), limit(ctx))));
         config.routes.get("/api/alerts", ctx -> ctx.json(queries.alerts(id(ctx, "deployment", false), limit(ctx))));
         config.routes.get("/api/whatif", ctx -> {
             if (whatIf == null) {
@@ -173,6 +178,18 @@ public final class ApiRoutes {
         }
         if (!ID.matcher(value).matches()) {
             throw new ApiException(400, "query parameter '" + name + "' must be 1-200 characters of letters, digits and ._:@/+-");
+        }
+        return value;
+    }
+
+    /** A tensor name: any printable text up to the column's 1,000 characters. */
+    static String tensorName(Context ctx) {
+        String value = ctx.queryParam("tensor");
+        if (value == null || value.isEmpty()) {
+            throw new ApiException(400, "query parameter 'tensor' is required");
+        }
+        if (value.length() > 1_000 || value.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f)) {
+            throw new ApiException(400, "query parameter 'tensor' must be 1-1000 printable characters");
         }
         return value;
     }

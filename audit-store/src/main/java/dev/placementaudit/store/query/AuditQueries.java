@@ -213,6 +213,40 @@ public final class AuditQueries {
         return new FleetReport(release, deployments, heapBytes, offHeapBytes, mappedBytes, withRegressions, drifting, rows);
     }
 
+    /** One tensor of one load, as the tensor's history across releases lists it. */
+    public record TensorHistoryRow(String release, String loadId, Instant occurredAt, String domain, long residentBytes, String storedFormat,
+                                   String residentFormat, String reasonCode, String reason) {
+    }
+
+    /** Releases with a complete load, in the order they first appeared. */
+    public List<String> releases() throws SQLException {
+        List<String> releases = new ArrayList<>();
+        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement("SELECT release_name, MIN(occurred_at) AS first "
+                + "FROM loads WHERE complete = TRUE GROUP BY release_name ORDER BY first, release_name"); ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                releases.add(rs.getString(1));
+            }
+        }
+        return releases;
+    }
+
+    /** Where one tensor of a deployment's model landed in each complete load, oldest first. */
+    public List<TensorHistoryRow> tensorHistory(String deployment, String model, String tensor, int limit) throws SQLException {
+        List<TensorHistoryRow> rows = new ArrayList<>();
+        try (Connection c = database.getConnection();
+             PreparedStatement s = prepare(c, "SELECT l.release_name, l.load_id, l.occurred_at, d.memory_domain, d.resident_bytes, d.stored_format, "
+                     + "d.resident_format, d.reason_code, d.reason FROM loads l JOIN decisions d ON d.load_id = l.load_id AND "
+                     + "d.resolver_version = l.resolver_version WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND "
+                     + "d.tensor_name = ? ORDER BY l.occurred_at, l.load_id FETCH FIRST " + limit + " ROWS ONLY", List.of(deployment, model, tensor));
+             ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                rows.add(new TensorHistoryRow(rs.getString(1), rs.getString(2), rs.getTimestamp(3).toInstant(), rs.getString(4), rs.getLong(5),
+                        rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)));
+            }
+        }
+        return rows;
+    }
+
     public long alertCount() throws SQLException {
         try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement("SELECT COUNT(*) FROM alerts");
              ResultSet rs = s.executeQuery()) {

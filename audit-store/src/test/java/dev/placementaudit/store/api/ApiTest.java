@@ -71,6 +71,13 @@ class ApiTest {
             assertThat(fleet.get("withRegressions")).extracting(JsonNode::asText).containsExactly("phone-1");
             assertThat(fleet.get("drifting")).as("two deployments, two placements: no majority to drift from").isEmpty();
 
+            JsonNode history = ok(base + "/api/tensor-history?deployment=phone-1&model=sample-model&tensor=blk.1.attn_q.weight");
+            assertThat(history).extracting(r -> r.get("release").asText() + " " + r.get("domain").asText())
+                    .containsExactly("r1 MMAP_FILE", "r2 HOST_OFFHEAP");
+            assertThat(history.get(0).get("occurredAt").asText()).as("times as ISO-8601 text").endsWith("Z");
+            assertThat(ok(base + "/api/releases")).extracting(JsonNode::asText).containsExactly("r1", "r2");
+            assertStatus(base + "/api/tensor-history?deployment=phone-1&model=sample-model", "s3cret", 400, "'tensor' is required");
+
             JsonNode alerts = ok(base + "/api/alerts?deployment=phone-1");
             assertThat(alerts).extracting(a -> a.get("kind").asText()).containsExactlyInAnyOrder("OFFHEAP_GROWTH", "LOST_MAPPING");
 

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.api;
 
+import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.StoreHarnessAccess;
 import dev.placementaudit.testkit.DatabaseTargets;
@@ -18,44 +19,104 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The dashboard end to end in headless Chromium (Debian's package): the page loads, its script queries the API and
- * renders the fleet, the chart, the diff with reasons and the alerts. A screenshot is kept in target/ as an artifact.
+ * The dashboard end to end in headless Chromium (Debian's package), along the path an SRE takes: the overview lists
+ * every alert with its cause and links to its diff; the diff shows the root causes, expandable to each tensor with both
+ * sides' bytes, formats and reasons, and links to the loads; a load lists every tensor (filterable) and links to a
+ * tensor's history; the history and the chart of bytes over time complete it. Each step follows the link the page
+ * before it rendered. Screenshots are kept in target/ as artifacts.
  */
 @ExtendWith(KafkaBrokerExtension.class)
 class DashboardTest {
+    private static final Pattern HREF = Pattern.compile("href=\"(#[a-z]+\\?[^\"]+)\"");
 
     @Test
-    void rendersFleetChartDiffAndAlertsFromTheApi(KafkaBroker broker) throws Exception {
+    void anSreFollowsAnAlertToItsCauseToTheTensorsAndTheirHistory(KafkaBroker broker) throws Exception {
         Path chromium = chromium();
         try (TestDatabase db = DatabaseTargets.open(TestDatabase.Kind.H2)) {
             StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
-            h.publish(List.of(StoreHarnessAccess.load("phone-1", "r1", 3, 0, false), StoreHarnessAccess.load("phone-1", "r2", 3, 24, true),
+            ModelLoaded r2 = StoreHarnessAccess.load("phone-1", "r2", 3, 24, true);
+            h.publish(List.of(StoreHarnessAccess.load("phone-1", "r1", 3, 0, false), r2,
                     StoreHarnessAccess.load("phone-2", "r1", 3, 1, false), StoreHarnessAccess.load("phone-2", "r2", 3, 25, false)));
             Map<String, String> settings = h.settings();
             settings.put("store.http.port", "0");
             try (AuditStore store = h.start(settings)) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 4
                         && h.count("SELECT COUNT(*) FROM alerts") == 2);
-                String url = "http://127.0.0.1:" + store.port() + "/";
-                Path screenshot = Path.of("target", "dashboard.png").toAbsolutePath();
+                String base = "http://127.0.0.1:" + store.port() + "/";
 
-                String dom = run(chromium, "--dump-dom", url);
-                run(chromium, "--screenshot=" + screenshot, "--window-size=1400,1100", url);
+                String overview = page(chromium, base, "overview");
+                assertThat(overview).contains("Alerts (2)").contains("OFFHEAP_GROWTH").contains("LOST_MAPPING")
+                        .contains("3 tensors re-encoded at load (Float32/Q4_K -&gt; Float32/Dense(4B)): lost mapping, +12 MB off-heap")
+                        .contains("Fleet on release").contains("regressions: phone-1").contains("last updated");
+                String diffLink = link(overview, "#diff?");
+                assertThat(diffLink).isEqualTo("#diff?deployment=phone-1&model=sample-model&from=r1&to=r2");
 
-                assertThat(dom).contains("data-ready=\"true\"");
-                assertThat(dom).contains("phone-1").contains("phone-2");
-                assertThat(dom).contains("regressions: phone-1");
-                assertThat(dom).contains("<rect").contains("r1 off-heap 512 KB").contains("r2 off-heap 12 MB");
-                assertThat(dom).contains("phone-1 · sample-model · r1 → r2").contains("LOST_MAPPING").contains("re-encoded at load");
-                assertThat(dom).contains("OFFHEAP_GROWTH").contains("off-heap growth &gt; 10% and &gt; 1 MB");
+                String diff = page(chromium, base + diffLink, "diff");
+                assertThat(diff).contains("Diff: phone-1 · sample-model · r1 → r2").contains("1 root cause, largest first")
+                        .contains("<details class=\"cause-group\" open=\"\">")
+                        .contains("MAPPED_OK → REENCODED_AT_LOAD")
+                        .contains("blk.0.attn_q.weight").contains("576 KB").contains("4 MB")
+                        .contains("Float32/Q4_K → Float32/Dense(4B)").contains("before: ").contains("after: ")
+                        .contains("OFFHEAP_GROWTH: 512 KB → 12 MB");
+                String loadLink = links(diff, "#load?").get(1);
+                assertThat(loadLink).isEqualTo("#load?id=" + r2.getLoadId());
+
+                String load = page(chromium, base + loadLink, "load");
+                assertThat(load).contains("phone-1 · sample-model · r2").contains("5 of 5 tensors").contains("HOST_OFFHEAP")
+                        .contains("REENCODED_AT_LOAD");
+                String filtered = page(chromium, base + loadLink + "&filter=attn_q", "load");
+                assertThat(filtered).contains("3 of 5 tensors");
+                String tensorLink = links(load, "#tensor?").stream().filter(l -> l.contains("blk.1.attn_q.weight")).findFirst().orElseThrow();
+
+                String tensor = page(chromium, base + tensorLink, "tensor");
+                assertThat(tensor).contains("Tensor blk.1.attn_q.weight on phone-1 · sample-model, release after release")
+                        .contains("MMAP_FILE").contains("HOST_OFFHEAP").contains("<tr class=\"moved\">");
+                assertThat(link(tensor, "#diff?")).isEqualTo(diffLink);
+                String historyLink = link(tensor, "#history?");
+
+                String history = page(chromium, base + historyLink, "history");
+                assertThat(history).contains("Bytes per domain over time: phone-1 · sample-model").contains("<polyline")
+                        .contains("class=\"time-tick\"").contains("2026-11-01 00:00").contains("r2 off-heap 12 MB");
+                assertThat(link(history, "#diff?")).isEqualTo(diffLink);
+
+                Path screenshot = Path.of("target", "dashboard-diff.png").toAbsolutePath();
+                run(chromium, "--screenshot=" + screenshot, "--window-size=1400,1100", base + diffLink);
                 assertThat(Files.size(screenshot)).isGreaterThan(10_000);
+                run(chromium, "--screenshot=" + Path.of("target", "dashboard.png").toAbsolutePath(), "--window-size=1400,1100", base);
             }
         }
+    }
+
+    /** The page at the address, once its script has rendered the view (data-ready) and nothing went wrong. */
+    private static String page(Path chromium, String url, String view) throws Exception {
+        String dom = run(chromium, "--dump-dom", url);
+        assertThat(dom).as(url).contains("data-ready=\"true\"").contains("data-view=\"" + view + "\"");
+        return dom;
+    }
+
+    private static String link(String dom, String prefix) {
+        List<String> all = links(dom, prefix);
+        assertThat(all).as("a link starting %s", prefix).isNotEmpty();
+        return all.get(0);
+    }
+
+    private static List<String> links(String dom, String prefix) {
+        List<String> found = new ArrayList<>();
+        Matcher m = HREF.matcher(dom);
+        while (m.find()) {
+            String href = m.group(1).replace("&amp;", "&");
+            if (href.startsWith(prefix)) {
+                found.add(href);
+            }
+        }
+        return found;
     }
 
     private static String run(Path chromium, String... args) throws Exception {
