@@ -189,9 +189,15 @@ public final class Settings {
             if (t.endsWith("m")) {
                 return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
             }
+            if (t.endsWith("h")) {
+                return Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+            if (t.endsWith("d")) {
+                return Duration.ofDays(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
             return Duration.parse(text.trim());
         } catch (NumberFormatException | DateTimeParseException e) {
-            throw fail(key, text, "is not a duration such as 500ms, 5s, 2m or PT5S");
+            throw fail(key, text, "is not a duration such as 500ms, 5s, 2m, 36h, 90d or PT5S");
         }
     }
 

@@ -45,6 +45,15 @@ public final class ChainLog implements AutoCloseable {
         return topic;
     }
 
+    /** The key of a deployment's anchor (where its pruned chain now starts) on the chain topic; heads are keyed by the deployment. */
+    public static byte[] anchorKey(String deploymentId) {
+        return ("anchor/" + deploymentId).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** What the chain topic holds: every head still there, by deployment in entry order, and each deployment's latest anchor. */
+    public record Published(Map<String, List<ChainHead>> heads, Map<String, ChainHead> anchors) {
+    }
+
     /** Sends the heads in order, one per deployment; a failure is logged, and the next commit's heads supersede them. */
     public void publish(Collection<ChainHead> heads) {
         if (heads.isEmpty()) {
@@ -60,6 +69,13 @@ public final class ChainLog implements AutoCloseable {
                 });
             }
         });
+    }
+
+    /** Publishes each anchor and waits for the broker to acknowledge it: a prune is not done until its anchors are on the log. */
+    public static void publishAnchors(Producer<byte[], byte[]> producer, String topic, List<ChainHead> anchors, Duration bound) throws Exception {
+        for (ChainHead anchor : anchors) {
+            producer.send(new ProducerRecord<>(topic, anchorKey(anchor.deploymentId()), anchor.toJson())).get(bound.toMillis(), TimeUnit.MILLISECONDS);
+        }
     }
 
     /** Waits (within the bound) for what was handed to {@link #publish} to be sent and acknowledged. */
@@ -86,7 +102,7 @@ public final class ChainLog implements AutoCloseable {
      * now. Compaction keeps at least the latest per deployment; until it runs, earlier ones are there too, and each is
      * checked.
      */
-    public static Map<String, List<ChainHead>> read(Map<String, Object> kafka, String topic, Duration bound) {
+    public static Published read(Map<String, Object> kafka, String topic, Duration bound) {
         Map<String, Object> config = new HashMap<>(kafka);
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -94,6 +110,7 @@ public final class ChainLog implements AutoCloseable {
         config.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "audit-store-verify");
         config.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(1_000, bound.toMillis()));
         Map<String, java.util.TreeMap<Long, ChainHead>> heads = new HashMap<>();
+        Map<String, ChainHead> anchors = new HashMap<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<PartitionInfo> partitions = consumer.partitionsFor(topic, bound);
             if (partitions == null || partitions.isEmpty()) {
@@ -113,12 +130,16 @@ public final class ChainLog implements AutoCloseable {
                         continue;
                     }
                     ChainHead head = ChainHead.fromJson(record.value());
-                    heads.computeIfAbsent(head.deploymentId(), d -> new java.util.TreeMap<>()).put(head.seq(), head);
+                    if (record.key() != null && new String(record.key(), java.nio.charset.StandardCharsets.UTF_8).startsWith("anchor/")) {
+                        anchors.merge(head.deploymentId(), head, (a, b) -> b.seq() >= a.seq() ? b : a);
+                    } else {
+                        heads.computeIfAbsent(head.deploymentId(), d -> new java.util.TreeMap<>()).put(head.seq(), head);
+                    }
                 }
             }
         }
         Map<String, List<ChainHead>> ordered = new HashMap<>();
         heads.forEach((deployment, bySeq) -> ordered.put(deployment, List.copyOf(bySeq.values())));
-        return ordered;
+        return new Published(ordered, anchors);
     }
 }

@@ -42,28 +42,43 @@ public final class ChainVerifier {
      * @param deployment one deployment, or every one the store or the published heads know
      * @param published  the heads read from the chain topic, by deployment; empty when the log was not consulted
      */
-    public static Report verify(Connection c, Optional<String> deployment, Optional<Map<String, List<ChainHead>>> published) throws SQLException {
+    public static Report verify(Connection c, Optional<String> deployment, Optional<ChainLog.Published> published) throws SQLException {
         TreeSet<String> deployments = new TreeSet<>();
         if (deployment.isPresent()) {
             deployments.add(deployment.get());
         } else {
             deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM chain_entries"));
             deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM loads WHERE complete = TRUE"));
-            published.ifPresent(heads -> deployments.addAll(heads.keySet()));
+            published.ifPresent(p -> deployments.addAll(p.heads().keySet()));
         }
         List<Chain> chains = new ArrayList<>();
         List<Break> breaks = new ArrayList<>();
         for (String d : deployments) {
-            chains.add(verifyOne(c, d, published.map(heads -> heads.get(d)), published.isPresent(), breaks));
+            chains.add(verifyOne(c, d, published.map(p -> p.heads().getOrDefault(d, List.of())), published.map(p -> Optional.ofNullable(p.anchors().get(d))),
+                    breaks));
         }
         return new Report(chains, breaks, published.isPresent());
     }
 
-    private static Chain verifyOne(Connection c, String deployment, Optional<List<ChainHead>> published, boolean logConsulted, List<Break> breaks)
-            throws SQLException {
+    private static Chain verifyOne(Connection c, String deployment, Optional<List<ChainHead>> published,
+                                   Optional<Optional<ChainHead>> publishedAnchor, List<Break> breaks) throws SQLException {
+        boolean logConsulted = published.isPresent();
         List<HashChain.Entry> entries = HashChain.entries(c, deployment);
-        long expectedSeq = 1;
-        String expectedPrev = HashChain.GENESIS;
+        // A pruned chain starts after its anchor: the last entry dropped by retention.
+        Optional<ChainHead> anchor = HashChain.anchor(c, deployment);
+        long expectedSeq = anchor.map(a -> a.seq() + 1).orElse(1L);
+        String expectedPrev = anchor.map(ChainHead::entryHash).orElse(HashChain.GENESIS);
+        if (publishedAnchor.isPresent()) {
+            Optional<ChainHead> logAnchor = publishedAnchor.get();
+            boolean agree = anchor.isEmpty() ? logAnchor.isEmpty()
+                    : logAnchor.isPresent() && logAnchor.get().seq() == anchor.get().seq() && logAnchor.get().entryHash().equals(anchor.get().entryHash());
+            if (!agree) {
+                breaks.add(new Break(deployment, anchor.map(ChainHead::seq).orElse(0L), "-", anchor.isPresent()
+                        ? "the chain starts after entry " + anchor.get().seq() + " but the log's anchor says "
+                          + logAnchor.map(a -> "entry " + a.seq()).orElse("nothing was pruned") + ": its start was cut by hand"
+                        : "the log says entries up to " + logAnchor.get().seq() + " were pruned, but the store has no anchor: it was deleted"));
+            }
+        }
         for (HashChain.Entry e : entries) {
             if (e.seq() != expectedSeq) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), e.seq() > expectedSeq
@@ -99,7 +114,7 @@ public final class ChainVerifier {
             breaks.add(new Break(deployment, 0, loadId, "a complete load that was never chained: inserted by hand (or stored before the "
                     + "chain existed: rebuild the projection to chain it)"));
         }
-        String head = entries.isEmpty() ? HashChain.GENESIS : entries.get(entries.size() - 1).entryHash();
+        String head = entries.isEmpty() ? expectedPrev : entries.get(entries.size() - 1).entryHash();
         if (published.isPresent()) {
             // Every head the log still holds must be in the store's chain as published; the first that is not is reported.
             List<ChainHead> disagreeing = new ArrayList<>();
@@ -107,6 +122,9 @@ public final class ChainVerifier {
             ChainHead first = null;
             long last = entries.isEmpty() ? 0 : entries.get(entries.size() - 1).seq();
             for (ChainHead logHead : published.get()) {
+                if (logHead.seq() < expectedStart(anchor)) {
+                    continue; // pruned: nothing left to compare with
+                }
                 Optional<HashChain.Entry> atSeq = entries.stream().filter(e -> e.seq() == logHead.seq()).findFirst();
                 String why = null;
                 if (atSeq.isEmpty()) {
@@ -130,7 +148,11 @@ public final class ChainVerifier {
                         + (disagreeing.size() > 1 ? "; " + (disagreeing.size() - 1) + " later published heads disagree too" : "")));
             }
         }
-        return new Chain(deployment, entries.size(), head, logConsulted && published.isPresent());
+        return new Chain(deployment, entries.size(), head, logConsulted);
+    }
+
+    private static long expectedStart(Optional<ChainHead> anchor) {
+        return anchor.map(a -> a.seq() + 1).orElse(1L);
     }
 
     private static String tensorCount(Connection c, String loadId) throws SQLException {

@@ -89,8 +89,14 @@ public final class HashChain {
         try (PreparedStatement insert = c.prepareStatement("INSERT INTO chain_entries (deployment_id, seq, load_id, prev_hash, load_hash, "
                 + "decisions_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
             for (Completed load : loads) {
-                ChainHead previous = heads.containsKey(load.deploymentId()) ? heads.get(load.deploymentId())
-                        : head(c, load.deploymentId()).orElse(null);
+                ChainHead previous = heads.get(load.deploymentId());
+                if (previous == null) {
+                    previous = head(c, load.deploymentId()).orElse(null);
+                }
+                if (previous == null) {
+                    // Every entry pruned: the chain goes on from its anchor.
+                    previous = anchor(c, load.deploymentId()).orElse(null);
+                }
                 long seq = previous == null ? 1 : previous.seq() + 1;
                 String prev = previous == null ? GENESIS : previous.entryHash();
                 String loadHash = loadHash(c, load.loadId()).orElseThrow();
@@ -120,6 +126,28 @@ public final class HashChain {
                 return rs.next() ? Optional.of(new ChainHead(deploymentId, rs.getLong(1), rs.getString(2), rs.getString(3))) : Optional.empty();
             }
         }
+    }
+
+    /** Where a pruned chain starts: the last entry retention dropped (its load id is not kept). */
+    public static Optional<ChainHead> anchor(Connection c, String deploymentId) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT seq, entry_hash FROM chain_anchors WHERE deployment_id = ?")) {
+            s.setString(1, deploymentId);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() ? Optional.of(new ChainHead(deploymentId, rs.getLong(1), null, rs.getString(2))) : Optional.empty();
+            }
+        }
+    }
+
+    /** Every deployment's anchor, for publishing them (after a prune). */
+    public static List<ChainHead> anchors(Connection c) throws SQLException {
+        List<ChainHead> anchors = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT deployment_id, seq, entry_hash FROM chain_anchors ORDER BY deployment_id");
+             ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                anchors.add(new ChainHead(rs.getString(1), rs.getLong(2), null, rs.getString(3)));
+            }
+        }
+        return anchors;
     }
 
     /** Every deployment's head, for publishing them all (at start-up). */

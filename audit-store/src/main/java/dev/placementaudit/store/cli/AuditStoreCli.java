@@ -14,11 +14,11 @@ import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
-import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
 import dev.placementaudit.store.ingest.IngestLoop;
 import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.retention.Retention;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.RootCauses;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -47,7 +47,7 @@ import java.util.stream.Collectors;
         description = "Where every tensor of every model load landed, release after release.",
         subcommands = {AuditStoreCli.Run.class, AuditStoreCli.Where.class, AuditStoreCli.Diff.class, AuditStoreCli.Fleet.class,
                 AuditStoreCli.Alerts.class, AuditStoreCli.Budget.class, AuditStoreCli.Rebuild.class, AuditStoreCli.WhatIfCommand.class,
-                AuditStoreCli.Verify.class})
+                AuditStoreCli.Verify.class, AuditStoreCli.Prune.class})
 public final class AuditStoreCli {
     static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS).enable(SerializationFeature.INDENT_OUTPUT);
@@ -362,7 +362,7 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             StoreConfig c = common.storeConfig();
-            java.util.Optional<Map<String, List<ChainHead>>> heads = java.util.Optional.empty();
+            java.util.Optional<ChainLog.Published> heads = java.util.Optional.empty();
             if (!noLog) {
                 if (!c.hasKafka()) {
                     throw new CommandFailure("verify checks the chains against the heads published to Kafka, and no broker is configured: "
@@ -391,6 +391,75 @@ public final class AuditStoreCli {
                         report.intact() ? "every chain holds" : report.breaks().size() + " broken links in " + broken.size() + " deployments");
             }
             return report.intact() ? 0 : 1;
+        }
+    }
+
+    @Command(name = "prune", mixinStandardHelpOptions = true,
+            description = "Drop the loads that occurred before a cutoff from the projection (decisions, findings, alerts and all), keeping "
+                    + "each deployment and model's latest load and the one it was compared with. The decision log keeps them: rebuild "
+                    + "brings them back. The hash chain is cut at its start, and its new anchor published to the chain topic.")
+    static final class Prune implements Callable<Integer> {
+        @Mixin
+        Common common = new Common();
+        @Option(names = "--older-than", paramLabel = "DURATION", description = "drop loads that occurred longer ago than this, e.g. 90d, 36h")
+        String olderThan;
+        @Option(names = "--before", paramLabel = "INSTANT", description = "drop loads that occurred before this time, e.g. 2026-09-01T00:00:00Z")
+        Instant before;
+        @Option(names = "--dry-run", description = "say what would go, change nothing")
+        boolean dryRun;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            if ((olderThan == null) == (before == null)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "give one of --older-than DURATION or --before INSTANT");
+            }
+            Instant cutoff;
+            try {
+                cutoff = before != null ? before : Instant.now().minus(Settings.of(Map.of("retention", olderThan)).duration("retention", null));
+            } catch (dev.placementaudit.service.ConfigException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--older-than '" + olderThan + "' is not a duration such as 90d, 36h or 30m");
+            }
+            StoreConfig c = common.storeConfig();
+            if (!dryRun) {
+                if (!c.hasKafka()) {
+                    throw new CommandFailure("prune publishes each chain's new anchor to " + c.chainTopic() + " so that store verify can tell "
+                            + "retention from tampering, and no broker is configured: set KAFKA_BOOTSTRAP_SERVERS (or kafka.bootstrap.servers)");
+                }
+                KafkaReachability.check(c.kafka(), c.connectTimeout(), List.of(c.chainTopic()));
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter progress = common.json() ? spec.commandLine().getErr() : out;
+            progress.printf(Locale.ROOT, "%s loads that occurred before %s%n", dryRun ? "counting" : "dropping", cutoff);
+            Retention.Result result;
+            try (AuditDatabase db = common.open()) {
+                result = new Retention(db.dataSource(), db.dialect()).prune(cutoff, dryRun, progress);
+                if (!dryRun) {
+                    List<dev.placementaudit.store.chain.ChainHead> anchors;
+                    try (Connection connection = db.dataSource().getConnection()) {
+                        anchors = dev.placementaudit.store.chain.HashChain.anchors(connection);
+                    }
+                    Map<String, Object> producer = new LinkedHashMap<>(c.kafka());
+                    producer.put("acks", "all");
+                    producer.put("enable.idempotence", "true");
+                    try (var kafka = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(producer,
+                            new org.apache.kafka.common.serialization.ByteArraySerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+                        ChainLog.publishAnchors(kafka, c.chainTopic(), anchors, c.connectTimeout());
+                    } catch (Exception e) {
+                        throw new CommandFailure("the loads were dropped, but the chains' anchors could not be published to " + c.chainTopic()
+                                + " (" + e.getMessage() + "): run the same prune again to publish them", e);
+                    }
+                }
+            }
+            if (common.json()) {
+                common.printJson(out, result);
+            } else {
+                out.printf(Locale.ROOT, "%s %d loads (%d decisions) of %d deployments; %d chains now start after an anchor%s%n",
+                        dryRun ? "would drop" : "dropped", result.loads(), result.decisions(), result.deployments(), result.anchors().size(),
+                        dryRun ? " (dry run: nothing changed)" : ", published to " + c.chainTopic());
+            }
+            return 0;
         }
     }
 

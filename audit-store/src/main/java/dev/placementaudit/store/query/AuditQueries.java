@@ -257,7 +257,7 @@ public final class AuditQueries {
 
     public List<AlertRow> alerts(String deployment, int limit) throws SQLException {
         String sql = "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, from_load_id, to_load_id, before_bytes, "
-                + "after_bytes, delta_bytes, rule_text, detected_at, suppressed_by, published_at FROM alerts"
+                + "after_bytes, delta_bytes, rule_text, detected_at, suppressed_by, published_at, causes FROM alerts"
                 + (deployment == null ? "" : " WHERE deployment_id = ?") + " ORDER BY detected_at DESC, alert_id FETCH FIRST " + limit + " ROWS ONLY";
         List<AlertRow> alerts = new ArrayList<>();
         try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql, deployment == null ? List.of() : List.of(deployment));
@@ -271,15 +271,32 @@ public final class AuditQueries {
                 List<RootCauses.CauseGroup> causes = fromLoad == null ? List.of()
                         : byPair.computeIfAbsent(fromLoad + "/" + toLoad, pair -> causes(c, fromLoad, toLoad));
                 String domain = domainOf(kind);
+                List<CauseSummary> summaries = RootCauses.touching(causes, domain).stream().map(CauseSummary::of).toList();
+                if (summaries.isEmpty()) {
+                    // A load pruned by retention: the causes written with the alert still say why.
+                    summaries = storedCauses(rs.getString(16));
+                }
                 alerts.add(new AlertRow(rs.getString(1), kind, rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6), fromLoad, toLoad,
-                        rs.getLong(9), rs.getLong(10), rs.getLong(11), rs.getString(12),
-                        RootCauses.touching(causes, domain).stream().map(CauseSummary::of).toList(), RootCauses.topTensors(causes, domain, 5),
+                        rs.getLong(9), rs.getLong(10), rs.getLong(11), rs.getString(12), summaries, RootCauses.topTensors(causes, domain, 5),
                         rs.getTimestamp(13).toInstant(), rs.getString(14), rs.getTimestamp(15) == null ? null : rs.getTimestamp(15).toInstant()));
             }
         } catch (UncheckedSqlException e) {
             throw e.getCause();
         }
         return alerts;
+    }
+
+    private static List<CauseSummary> storedCauses(String json) {
+        if (json == null) {
+            return List.of();
+        }
+        try {
+            List<String> lines = new com.fasterxml.jackson.databind.ObjectMapper().readValue(json,
+                    new com.fasterxml.jackson.core.type.TypeReference<List<String>>() { });
+            return lines.stream().map(line -> new CauseSummary(line, 0, Map.of(), null, null, null, null)).toList();
+        } catch (java.io.IOException e) {
+            return List.of();
+        }
     }
 
     private static List<RootCauses.CauseGroup> causes(Connection c, String fromLoad, String toLoad) {

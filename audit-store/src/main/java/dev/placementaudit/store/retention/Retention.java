@@ -1,0 +1,203 @@
+package dev.placementaudit.store.retention;
+
+import dev.placementaudit.store.chain.ChainHead;
+import dev.placementaudit.store.chain.HashChain;
+import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.regression.LoadRef;
+import dev.placementaudit.store.regression.RegressionDetector;
+
+import javax.sql.DataSource;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Retention of the projection: drops the loads that occurred before a cutoff, with their decisions, findings, alerts
+ * and dead-letter rows, one deployment per transaction. The log stays the source of truth: {@code store rebuild}
+ * brings them back.
+ *
+ * <p>Kept whatever their age: the latest complete load of each deployment and model, and the load it was compared
+ * with, so the current diff, the fleet view and the latest alerts still answer. The hash chain is cut only at its
+ * start: a deployment's oldest entries are dropped as long as every one of them is prunable, and the last dropped
+ * entry becomes the chain's anchor ({@code chain_anchors}, and the chain topic), which the first remaining entry names
+ * as its previous hash. So {@code store verify} still checks every remaining link.
+ */
+public final class Retention {
+    private final DataSource database;
+    private final Dialect dialect;
+
+    public Retention(DataSource database, Dialect dialect) {
+        this.database = database;
+        this.dialect = dialect;
+    }
+
+    /** What a deployment loses. */
+    public record DeploymentPlan(String deploymentId, List<String> loadIds, ChainHead anchor) {
+    }
+
+    public record Result(Instant cutoff, boolean dryRun, int deployments, int loads, long decisions, List<ChainHead> anchors) {
+    }
+
+    /**
+     * @param dryRun count what would go, change nothing
+     */
+    public Result prune(Instant cutoff, boolean dryRun, PrintWriter progress) throws SQLException {
+        List<String> deployments = new ArrayList<>();
+        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(
+                "SELECT DISTINCT deployment_id FROM loads WHERE occurred_at < ? ORDER BY deployment_id")) {
+            s.setTimestamp(1, Timestamp.from(cutoff));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    deployments.add(rs.getString(1));
+                }
+            }
+        }
+        int loads = 0;
+        long decisions = 0;
+        int touched = 0;
+        List<ChainHead> anchors = new ArrayList<>();
+        for (int i = 0; i < deployments.size(); i++) {
+            String deployment = deployments.get(i);
+            try (Connection c = database.getConnection()) {
+                c.setAutoCommit(false);
+                try {
+                    DeploymentPlan plan = plan(c, deployment, cutoff);
+                    long rows = plan.loadIds().isEmpty() ? 0 : count(c, "SELECT COUNT(*) FROM decisions WHERE load_id IN (%s)", plan.loadIds());
+                    if (!dryRun && !plan.loadIds().isEmpty()) {
+                        delete(c, plan);
+                    }
+                    c.commit();
+                    if (!plan.loadIds().isEmpty()) {
+                        touched++;
+                        loads += plan.loadIds().size();
+                        decisions += rows;
+                        if (plan.anchor() != null) {
+                            anchors.add(plan.anchor());
+                        }
+                    }
+                    progress.printf(Locale.ROOT, "  [%d/%d] %s: %s %d loads, %d decisions%s%n", i + 1, deployments.size(), deployment,
+                            dryRun ? "would drop" : "dropped", plan.loadIds().size(), rows,
+                            plan.anchor() == null ? "" : ", chain now starts after entry " + plan.anchor().seq());
+                    progress.flush();
+                } catch (SQLException | RuntimeException e) {
+                    c.rollback();
+                    throw e;
+                }
+            }
+        }
+        return new Result(cutoff, dryRun, touched, loads, decisions, anchors);
+    }
+
+    /** The loads of one deployment to drop, and the chain's new anchor when its start goes. */
+    static DeploymentPlan plan(Connection c, String deployment, Instant cutoff) throws SQLException {
+        Set<String> kept = kept(c, deployment);
+        Set<String> old = new HashSet<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT load_id FROM loads WHERE deployment_id = ? AND occurred_at < ?")) {
+            s.setString(1, deployment);
+            s.setTimestamp(2, Timestamp.from(cutoff));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    old.add(rs.getString(1));
+                }
+            }
+        }
+        old.removeAll(kept);
+        // The chain goes from its start only: the longest run of entries whose loads all go.
+        Set<String> chained = new HashSet<>();
+        Set<String> drop = new LinkedHashSet<>();
+        ChainHead anchor = null;
+        boolean prefix = true;
+        for (HashChain.Entry e : HashChain.entries(c, deployment)) {
+            chained.add(e.loadId());
+            if (prefix && old.contains(e.loadId())) {
+                drop.add(e.loadId());
+                anchor = new ChainHead(deployment, e.seq(), e.loadId(), e.entryHash());
+            } else {
+                prefix = false;
+            }
+        }
+        // Loads the chain does not hold (incomplete ones, or stored before the chain existed) go by age alone.
+        old.stream().filter(id -> !chained.contains(id)).sorted().forEach(drop::add);
+        return new DeploymentPlan(deployment, List.copyOf(drop), anchor);
+    }
+
+    /** The latest complete load of each of the deployment's models, and the load each was (or would be) compared with. */
+    private static Set<String> kept(Connection c, String deployment) throws SQLException {
+        List<LoadRef> latest = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, l.occurred_at, "
+                + "l.resolver_version FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE AND l.occurred_at = (SELECT MAX(x.occurred_at) "
+                + "FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id)")) {
+            s.setString(1, deployment);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    latest.add(RegressionDetector.ref(rs));
+                }
+            }
+        }
+        Set<String> kept = new HashSet<>();
+        for (LoadRef load : latest) {
+            kept.add(load.loadId());
+            RegressionDetector.previous(c, load).ifPresent(previous -> kept.add(previous.loadId()));
+        }
+        return kept;
+    }
+
+    private void delete(Connection c, DeploymentPlan plan) throws SQLException {
+        List<String> ids = plan.loadIds();
+        for (int from = 0; from < ids.size(); from += 500) {
+            List<String> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
+            update(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk);
+            update(c, "DELETE FROM findings WHERE load_id IN (%s)", chunk);
+            update(c, "DELETE FROM alerts WHERE to_load_id IN (%s)", chunk);
+            update(c, "DELETE FROM dead_letters WHERE load_id IN (%s)", chunk);
+            update(c, "DELETE FROM chain_entries WHERE load_id IN (%s)", chunk);
+            update(c, "DELETE FROM loads WHERE load_id IN (%s)", chunk);
+        }
+        if (plan.anchor() != null) {
+            try (PreparedStatement s = c.prepareStatement(dialect.upsert("chain_anchors", List.of("deployment_id", "seq", "entry_hash", "pruned_at"),
+                    List.of("VARCHAR(200)", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE"), List.of("deployment_id")))) {
+                s.setString(1, plan.deploymentId());
+                s.setLong(2, plan.anchor().seq());
+                s.setString(3, plan.anchor().entryHash());
+                s.setTimestamp(4, Timestamp.from(Instant.now()));
+                s.executeUpdate();
+            }
+        }
+    }
+
+    private static long count(Connection c, String sql, List<String> ids) throws SQLException {
+        long total = 0;
+        for (int from = 0; from < ids.size(); from += 500) {
+            try (PreparedStatement s = in(c, sql, ids.subList(from, Math.min(ids.size(), from + 500))); ResultSet rs = s.executeQuery()) {
+                rs.next();
+                total += rs.getLong(1);
+            }
+        }
+        return total;
+    }
+
+    private static void update(Connection c, String sql, List<String> ids) throws SQLException {
+        try (PreparedStatement s = in(c, sql, ids)) {
+            s.executeUpdate();
+        }
+    }
+
+    private static PreparedStatement in(Connection c, String sql, List<String> ids) throws SQLException {
+        PreparedStatement s = c.prepareStatement(String.format(sql, String.join(", ", Collections.nCopies(ids.size(), "?"))));
+        for (int i = 0; i < ids.size(); i++) {
+            s.setString(i + 1, ids.get(i));
+        }
+        return s;
+    }
+}
