@@ -128,13 +128,6 @@ class StoreCrashTest {
     }
 
     private static Process start(Map<String, String> settings, Path log) throws Exception {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                "-cp", System.getProperty("java.class.path"), AuditStoreCli.class.getName(), "run"));
-        settings.forEach((k, v) -> {
-            command.add("--set");
-            command.add(k + "=" + v);
-        });
-        Files.createDirectories(log.getParent());
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        return StoreProcess.start(settings, log);
     }
 }

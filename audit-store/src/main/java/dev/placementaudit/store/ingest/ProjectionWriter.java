@@ -64,6 +64,9 @@ public final class ProjectionWriter {
     private final String insertLoad;
     private final String upsertOffset;
     private final String upsertDeadLetter;
+    private final String insertDeploymentLock;
+    /** Runs just before a batch commits; tests hold a transaction open there to race another against it. */
+    private volatile Runnable beforeCommit = () -> { };
     private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
     private final EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
 
@@ -82,6 +85,8 @@ public final class ProjectionWriter {
         this.upsertOffset = dialect.upsert("ingest_offsets", OFFSET_COLUMNS, OFFSET_TYPES, List.of("consumer_group", "topic", "partition_id"));
         this.upsertDeadLetter = dialect.upsert("dead_letters", DEAD_LETTER_COLUMNS, DEAD_LETTER_TYPES,
                 List.of("source_topic", "source_partition", "source_offset"));
+        this.insertDeploymentLock = dialect.insertIgnoringDuplicates("deployment_locks", List.of("deployment_id"), List.of("VARCHAR(200)"),
+                "deployment_id");
     }
 
     /** Decodes and checks each record; nothing is written yet. */
@@ -189,6 +194,7 @@ public final class ProjectionWriter {
                 int decisionRows = 0;
                 int summaryRows = 0;
                 Set<String> touched = new LinkedHashSet<>();
+                Set<String> deployments = new java.util.TreeSet<>();
                 try (PreparedStatement d = c.prepareStatement(insertDecision); PreparedStatement l = c.prepareStatement(insertLoad)) {
                     for (Decoded item : batch) {
                         if (item instanceof Decoded.Decision decision) {
@@ -196,11 +202,13 @@ public final class ProjectionWriter {
                             d.addBatch();
                             decisionRows++;
                             touched.add(decision.event().getLoadId());
+                            deployments.add(decision.event().getDeploymentId());
                         } else if (item instanceof Decoded.Summary summary) {
                             bind(l, StoredLoad.values(summary.event(), summary.record().partition(), summary.record().offset()));
                             l.addBatch();
                             summaryRows++;
                             touched.add(summary.event().getLoadId().toString());
+                            deployments.add(summary.event().getDeploymentId());
                         }
                     }
                     if (decisionRows > 0) {
@@ -212,6 +220,7 @@ public final class ProjectionWriter {
                 }
                 recordRejects(c, batch, now);
                 storeOffsets(c, batch);
+                lockDeployments(c, deployments);
                 List<CompletedLoad> completedLoads = complete(c, touched, now);
                 List<LoadRef> completed = completedLoads.stream().map(CompletedLoad::load).toList();
                 List<ChainHead> heads = HashChain.append(c, completed.stream().map(LoadRef::loadId).toList());
@@ -235,6 +244,7 @@ public final class ProjectionWriter {
                     }
                 }
                 if (commit) {
+                    beforeCommit.run();
                     c.commit();
                 } else {
                     c.rollback();
@@ -245,6 +255,46 @@ public final class ProjectionWriter {
                 throw e;
             }
         }
+    }
+
+    /**
+     * Takes the lock of each deployment the batch touched, in one order (no deadlock between instances), before its
+     * loads are checked for completion. The rows this transaction wrote are already in; a concurrent transaction that
+     * wrote the rest of a load waits here until this one commits, and its next statement sees these rows (PostgreSQL
+     * and H2 read committed data afresh per statement): so exactly one of the two completes the load, compares it with
+     * its predecessor, raises its alerts and chains it, and the deployment's chain grows in one order.
+     */
+    private void lockDeployments(Connection c, Set<String> deployments) throws SQLException {
+        if (deployments.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement insert = c.prepareStatement(insertDeploymentLock)) {
+            for (String deployment : deployments) {
+                insert.setString(1, deployment);
+                insert.addBatch();
+            }
+            insert.executeBatch();
+        }
+        List<String> ordered = List.copyOf(deployments);
+        for (int from = 0; from < ordered.size(); from += 500) {
+            List<String> chunk = ordered.subList(from, Math.min(ordered.size(), from + 500));
+            try (PreparedStatement lock = c.prepareStatement("SELECT deployment_id FROM deployment_locks WHERE deployment_id IN ("
+                    + String.join(", ", java.util.Collections.nCopies(chunk.size(), "?")) + ") ORDER BY deployment_id FOR UPDATE")) {
+                for (int i = 0; i < chunk.size(); i++) {
+                    lock.setString(i + 1, chunk.get(i));
+                }
+                try (ResultSet rs = lock.executeQuery()) {
+                    while (rs.next()) {
+                        rs.getString(1);
+                    }
+                }
+            }
+        }
+    }
+
+    /** For tests: runs just before each batch commits. */
+    void beforeCommit(Runnable hook) {
+        this.beforeCommit = hook;
     }
 
     /** Every deployment's chain head as committed. */
