@@ -5,16 +5,12 @@ import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
 import dev.placementaudit.store.chain.HashChain;
-import dev.placementaudit.store.cli.AuditStoreCli;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
 import org.junit.jupiter.api.extension.ExtendWith;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -51,11 +47,11 @@ class ChainTamperTest {
         } // closing flushes the last heads to the chain topic
         await().atMost(Duration.ofSeconds(30)).until(() -> ChainLog.read(broker.clientConfig(), h.chain, Duration.ofSeconds(10)).heads().values().stream()
                 .mapToLong(heads -> heads.get(heads.size() - 1).seq()).sum() == loads.size());
-        String[] settings = cliSettings(h);
+        String[] settings = CliRun.settings(h);
 
-        Run clean = verify(settings);
-        assertThat(clean.exit).as(clean.out + clean.err).isZero();
-        assertThat(clean.out).contains("6 deployments, 18 chained loads, checked against " + h.chain + ": every chain holds");
+        CliRun clean = verify(settings);
+        assertThat(clean.exit()).as(clean.out() + clean.err()).isZero();
+        assertThat(clean.out()).contains("6 deployments, 18 chained loads, checked against " + h.chain + ": every chain holds");
 
         try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
             // An UPDATE of one decision's domain.
@@ -109,17 +105,17 @@ class ChainTamperTest {
                 .contains("the store was rewritten, hashes and all, after publication"));
         assertThat(breaksOf(report, "d-clean")).isEmpty();
 
-        Run broken = verify(settings);
-        Run one = verify(settings, "--deployment", "d-clean");
-        Run noLog = verify(settings, "--deployment", "d-rewrite", "--no-log");
-        assertThat(broken.exit).isEqualTo(1);
-        assertThat(broken.out).contains("BROKEN  d-update  entry 2  load " + loadOf(loads, "d-update", 2))
+        CliRun broken = verify(settings);
+        CliRun one = verify(settings, "--deployment", "d-clean");
+        CliRun noLog = verify(settings, "--deployment", "d-rewrite", "--no-log");
+        assertThat(broken.exit()).isEqualTo(1);
+        assertThat(broken.out()).contains("BROKEN  d-update  entry 2  load " + loadOf(loads, "d-update", 2))
                 .contains("BROKEN  d-insert  entry -  load 00000000-0000-0000-0000-00000000f00d")
                 .contains("ok      d-clean  3 entries").contains("broken links in 5 deployments");
-        assertThat(one.exit).isZero();
-        assertThat(one.out).contains("1 deployments, 3 chained loads, checked against " + h.chain + ": every chain holds");
-        assertThat(noLog.exit).as("the database alone cannot tell").isZero();
-        assertThat(noLog.out).contains("database only (--no-log)");
+        assertThat(one.exit()).isZero();
+        assertThat(one.out()).contains("1 deployments, 3 chained loads, checked against " + h.chain + ": every chain holds");
+        assertThat(noLog.exit()).as("the database alone cannot tell").isZero();
+        assertThat(noLog.out()).contains("database only (--no-log)");
     }
 
     /** Recomputes a deployment's chain over its rows as they now are: what a forger with database access would do. */
@@ -158,28 +154,7 @@ class ChainTamperTest {
         return report.breaks().stream().filter(b -> b.deploymentId().equals(deployment)).toList();
     }
 
-    private static String[] cliSettings(StoreHarness h) {
-        List<String> args = new ArrayList<>();
-        h.settings().forEach((key, value) -> {
-            args.add("--set");
-            args.add(key + "=" + value);
-        });
-        return args.toArray(String[]::new);
-    }
-
-    private record Run(int exit, String out, String err) {
-    }
-
-    private static Run verify(String[] settings, String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = AuditStoreCli.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        List<String> all = new ArrayList<>(List.of("verify"));
-        all.addAll(List.of(settings));
-        all.addAll(List.of(args));
-        int exit = cli.execute(all.toArray(String[]::new));
-        return new Run(exit, out.toString(), err.toString());
+    private static CliRun verify(String[] settings, String... args) {
+        return CliRun.run(settings, "verify", args);
     }
 }

@@ -3,16 +3,12 @@ package dev.placementaudit.store;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
-import dev.placementaudit.store.cli.AuditStoreCli;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
 import org.junit.jupiter.api.extension.ExtendWith;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,36 +38,36 @@ class RetentionTest {
         try (AuditStore store = h.start()) {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM chain_entries") == 8);
         }
-        String[] settings = cliSettings(h);
+        String[] settings = CliRun.settings(h);
         // r1 (T0) and r2 (T0 + 24 h) are older than the cutoff; r3 too, but it is what r4 was compared with.
         String before = StoreHarness.T0.plus(Duration.ofHours(60)).toString();
 
-        Run dryRun = run(settings, "prune", "--before", before, "--dry-run");
-        assertThat(dryRun.exit).as(dryRun.err).isZero();
-        assertThat(dryRun.out).contains("would drop 4 loads (16 decisions) of 2 deployments").contains("dry run: nothing changed");
+        CliRun dryRun = run(settings, "prune", "--before", before, "--dry-run");
+        assertThat(dryRun.exit()).as(dryRun.err()).isZero();
+        assertThat(dryRun.out()).contains("would drop 4 loads (16 decisions) of 2 deployments").contains("dry run: nothing changed");
         assertThat(h.count("SELECT COUNT(*) FROM loads")).isEqualTo(8);
 
-        Run prune = run(settings, "prune", "--before", before);
-        assertThat(prune.exit).as(prune.err).isZero();
-        assertThat(prune.out).contains("[1/2] phone-1: dropped 2 loads, 8 decisions, chain now starts after entry 2")
+        CliRun prune = run(settings, "prune", "--before", before);
+        assertThat(prune.exit()).as(prune.err()).isZero();
+        assertThat(prune.out()).contains("[1/2] phone-1: dropped 2 loads, 8 decisions, chain now starts after entry 2")
                 .contains("dropped 4 loads (16 decisions) of 2 deployments; 2 chains now start after an anchor, published to " + h.chain);
         assertThat(h.count("SELECT COUNT(*) FROM loads")).isEqualTo(4);
         assertThat(h.count("SELECT COUNT(*) FROM loads WHERE release_name IN ('r1', 'r2')")).isZero();
         assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(4 * 4);
         assertThat(h.count("SELECT COUNT(*) FROM chain_entries")).isEqualTo(4);
         assertThat(h.count("SELECT COUNT(*) FROM findings WHERE load_id IN (SELECT load_id FROM loads)")).isPositive();
-        assertThat(run(settings, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r3", "--to", "r4").exit)
+        assertThat(run(settings, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r3", "--to", "r4").exit())
                 .as("the latest comparison still answers").isZero();
 
         // r2 -> r3's alerts stay with r3; r2's decisions are gone, and the causes written with the alerts still say why.
         com.fasterxml.jackson.databind.JsonNode alerts = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(run(settings, "alerts", "--format", "json").out);
+                .readTree(run(settings, "alerts", "--format", "json").out());
         assertThat(alerts).isNotEmpty().allSatisfy(a -> assertThat(a.get("causes").get(0).get("cause").asText()).contains("re-encoded at load"));
         assertThat(alerts).anySatisfy(a -> assertThat(a.get("fromRelease").asText()).isEqualTo("r2"));
 
-        Run verify = run(settings, "verify");
-        assertThat(verify.exit).as(verify.out).isZero();
-        assertThat(verify.out).contains("2 deployments, 4 chained loads, checked against " + h.chain + ": every chain holds");
+        CliRun verify = run(settings, "verify");
+        assertThat(verify.exit()).as(verify.out()).isZero();
+        assertThat(verify.out()).contains("2 deployments, 4 chained loads, checked against " + h.chain + ": every chain holds");
 
         // Ingestion goes on after the anchor.
         h.publish(List.of(StoreHarness.load("phone-1", "r5", 2, 24 * 5, true)));
@@ -79,7 +75,7 @@ class RetentionTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM chain_entries WHERE deployment_id = 'phone-1' "
                     + "AND seq = 5") == 1);
         }
-        assertThat(run(settings, "verify").exit).isZero();
+        assertThat(run(settings, "verify").exit()).isZero();
 
         // An anchor is not a way to cut history unseen: removing it, or cutting further by hand, is named.
         try (Connection c = db.dataSource().getConnection()) {
@@ -98,28 +94,7 @@ class RetentionTest {
         }
     }
 
-    private static String[] cliSettings(StoreHarness h) {
-        List<String> args = new ArrayList<>();
-        h.settings().forEach((key, value) -> {
-            args.add("--set");
-            args.add(key + "=" + value);
-        });
-        return args.toArray(String[]::new);
-    }
-
-    private record Run(int exit, String out, String err) {
-    }
-
-    private static Run run(String[] settings, String command, String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = AuditStoreCli.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        List<String> all = new ArrayList<>(List.of(command));
-        all.addAll(List.of(settings));
-        all.addAll(List.of(args));
-        int exit = cli.execute(all.toArray(String[]::new));
-        return new Run(exit, out.toString(), err.toString());
+    private static CliRun run(String[] settings, String command, String... args) {
+        return CliRun.run(settings, command, args);
     }
 }
