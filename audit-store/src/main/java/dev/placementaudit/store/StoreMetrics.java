@@ -57,6 +57,9 @@ public final class StoreMetrics {
     }
 
     public void committed(BatchOutcome outcome) {
+        outcome.phaseNanos().forEach((phase, nanos) -> io.micrometer.core.instrument.Timer.builder("pa.store.batch.phase")
+                .description("time a committed batch spent per phase: rows, lock, complete, chain, detect, commit").tag("phase", phase)
+                .register(registry).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS));
         decisions.increment(outcome.decisions());
         loadsCompleted.increment(outcome.completed().size());
         outcome.detections().forEach(d -> d.findings().stream().map(Finding::kind).forEach(kind ->

@@ -80,6 +80,8 @@ public final class StoreBench {
     private final String pgUrl;
     private final String pgUser;
     private final String pgPassword;
+    /** Milliseconds the last ingest run's batches spent per phase. */
+    private final Map<String, Double> lastPhases = new java.util.LinkedHashMap<>();
 
     private StoreBench(String bootstrap, int loads, int runs, long diffRows) {
         this.bootstrap = bootstrap;
@@ -116,6 +118,11 @@ public final class StoreBench {
                 copyMedian, decisions / copyMedian));
         md.append(String.format(Locale.ROOT, "| audit-store ingest from Kafka (exactly once, completeness, diffs) | %.2f | %.0f | %.2f |%n",
                 storeMedian, decisions / storeMedian, copyMedian / storeMedian));
+        double phaseTotal = lastPhases.values().stream().mapToDouble(Double::doubleValue).sum();
+        md.append("\nWhere the last run's batches spent their time (pa_store_batch_phase_seconds, ms): ");
+        List.of("rows", "lock", "complete", "chain", "detect", "commit").forEach(phase -> md.append(String.format(Locale.ROOT, "%s %.0f (%.0f%%) ",
+                phase, lastPhases.getOrDefault(phase, 0.0), 100 * lastPhases.getOrDefault(phase, 0.0) / Math.max(1, phaseTotal))));
+        md.append(String.format(Locale.ROOT, "; in batches %.0f ms of the run's %.0f ms.%n", phaseTotal, storeMedian * 1000));
         md.append(String.format(Locale.ROOT, "%nrelease diff (146 vs 146 tensors) with %,d decision rows in the table: p50 %.1f ms, p95 %.1f ms, max %.1f ms over %d diffs%n",
                 diffRows, diff[0], diff[1], diff[2], (int) diff[3]));
         System.out.println();
@@ -208,6 +215,9 @@ public final class StoreBench {
                 Thread.sleep(5);
             }
             seconds = (System.nanoTime() - started) / 1e9;
+            lastPhases.clear();
+            registry.find("pa.store.batch.phase").timers().forEach(t -> lastPhases.put(t.getId().getTag("phase"),
+                    t.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS)));
             try (Connection c = store.database().dataSource().getConnection()) {
                 drop(c, schema);
             }

@@ -6,11 +6,13 @@ import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.LoadRef;
 
 import java.util.List;
+import java.util.Map;
 
-/** What one committed batch did. */
+/** What one committed batch did, and how long each of its phases took (rows, lock, complete, chain, detect, commit). */
 public record BatchOutcome(int decisions, int summaries, List<LoadRef> completed, List<Detection> detections,
-                           List<AlertOutbox.StoredAlert> alerts, List<ChainHead> chainHeads) {
+                           List<AlertOutbox.StoredAlert> alerts, List<ChainHead> chainHeads, Map<String, Long> phaseNanos) {
     public BatchOutcome {
+        phaseNanos = Map.copyOf(phaseNanos);
         chainHeads = List.copyOf(chainHeads);
         completed = List.copyOf(completed);
         detections = List.copyOf(detections);

@@ -189,6 +189,7 @@ public final class ProjectionWriter {
 
     private BatchOutcome apply(List<Decoded> batch, boolean commit) throws SQLException {
         Instant now = clock.instant();
+        Phases phases = new Phases();
         try (Connection c = database.transaction()) {
             try {
                 int decisionRows = 0;
@@ -220,10 +221,14 @@ public final class ProjectionWriter {
                 }
                 recordRejects(c, batch, now);
                 storeOffsets(c, batch);
+                phases.end("rows");
                 lockDeployments(c, deployments);
+                phases.end("lock");
                 List<CompletedLoad> completedLoads = complete(c, touched, now);
                 List<LoadRef> completed = completedLoads.stream().map(CompletedLoad::load).toList();
+                phases.end("complete");
                 List<ChainHead> heads = HashChain.append(c, completed.stream().map(LoadRef::loadId).toList());
+                phases.end("chain");
                 List<Detection> detections = new ArrayList<>();
                 List<AlertOutbox.StoredAlert> alerts = new ArrayList<>();
                 for (CompletedLoad done : completedLoads) {
@@ -243,13 +248,15 @@ public final class ProjectionWriter {
                         }
                     }
                 }
+                phases.end("detect");
                 if (commit) {
                     beforeCommit.run();
                     c.commit();
                 } else {
                     c.rollback();
                 }
-                return new BatchOutcome(decisionRows, summaryRows, completed, detections, alerts, heads);
+                phases.end("commit");
+                return new BatchOutcome(decisionRows, summaryRows, completed, detections, alerts, heads, phases.nanos());
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;
@@ -406,6 +413,22 @@ public final class ProjectionWriter {
         }
         placements.forEach(t -> sha.update((t.name() + "=" + t.domain() + "\n").getBytes(StandardCharsets.UTF_8)));
         return HexFormat.of().formatHex(sha.digest());
+    }
+
+    /** Where a batch's time went, phase by phase (pa_store_batch_phase_seconds): what a store that falls behind spends it on. */
+    private static final class Phases {
+        private final Map<String, Long> nanos = new java.util.LinkedHashMap<>();
+        private long since = System.nanoTime();
+
+        void end(String phase) {
+            long now = System.nanoTime();
+            nanos.put(phase, now - since);
+            since = now;
+        }
+
+        Map<String, Long> nanos() {
+            return nanos;
+        }
     }
 
     /** A load that just completed, with its placements. */
