@@ -134,7 +134,7 @@ async function load(params) {
     count.textContent = `${shown} of ${rows.length} tensors`;
   };
   // The filter lives in the address too: it survives a refresh, and a filtered view can be shared.
-  filter.oninput = () => { apply(); history.replaceState(null, '', '#load?' + query(filter.value ? { id: params.id, filter: filter.value } : { id: params.id })); };
+  filter.oninput = () => { apply(); window.history.replaceState(null, '', '#load?' + query(filter.value ? { id: params.id, filter: filter.value } : { id: params.id })); };
   apply();
   return [section(`Load ${l.loadId}`,
     el('p', {}, `${l.deploymentId} · ${l.modelId} · ${l.release} · ${l.platform} / ${l.profile} · ${l.tensorCount} tensors · heap ${bytes(l.heapBytes)} · `
@@ -145,9 +145,9 @@ async function load(params) {
 }
 
 async function tensor(params) {
-  const history = await api('/api/tensor-history?' + query({ deployment: params.deployment, model: params.model, tensor: params.tensor, limit: LIST_LIMIT }));
-  const rows = history.map((h, i) => {
-    const before = i > 0 ? history[i - 1] : null;
+  const past = await api('/api/tensor-history?' + query({ deployment: params.deployment, model: params.model, tensor: params.tensor, limit: LIST_LIMIT }));
+  const rows = past.map((h, i) => {
+    const before = i > 0 ? past[i - 1] : null;
     const moved = before && (before.domain !== h.domain || before.residentBytes !== h.residentBytes);
     return el('tr', { class: moved ? 'moved' : '' },
       td(before && before.release !== h.release ? link(h.release, diffHash(params.deployment, params.model, before.release, h.release)) : h.release),
@@ -156,12 +156,12 @@ async function tensor(params) {
       td(link('load', '#load?' + query({ id: h.loadId }))), td(el('span', { class: 'reason' }, h.reason)));
   });
   return [section(`Tensor ${params.tensor} on ${params.deployment} · ${params.model}, release after release`,
-    history.length ? table(['release (diff from the one before)', 'loaded', 'domain', { text: 'resident', num: true }, 'format', 'reason code', '', 'why'],
+    past.length ? table(['release (diff from the one before)', 'loaded', 'domain', { text: 'resident', num: true }, 'format', 'reason code', '', 'why'],
       rows, 'history') : el('p', { class: 'muted' }, 'No complete load has this tensor.'),
-    truncated(history.length, LIST_LIMIT, 'loads'))];
+    truncated(past.length, LIST_LIMIT, 'loads'))];
 }
 
-async function history(params) {
+async function historyView(params) {
   const loads = (await api('/api/loads?' + query({ deployment: params.deployment, model: params.model, limit: LIST_LIMIT })))
     .filter(l => l.complete).reverse();
   const rows = loads.map((l, i) => el('tr', {},
@@ -211,7 +211,7 @@ function chart(loads) {
 
 // --- Routing, refresh --------------------------------------------------------------------------------------------
 
-const VIEWS = { '': overview, fleet: overview, diff, load, tensor, history };
+const VIEWS = { '': overview, fleet: overview, diff, load, tensor, history: historyView };
 const NEEDS = { diff: ['deployment', 'model', 'from', 'to'], load: ['id'], tensor: ['deployment', 'model', 'tensor'], history: ['deployment', 'model'] };
 
 function route() {

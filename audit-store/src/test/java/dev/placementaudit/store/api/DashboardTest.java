@@ -94,6 +94,49 @@ class DashboardTest {
         }
     }
 
+    @Test
+    void anSreClicksFromAnAlertToItsCauseToATensorsHistory(KafkaBroker broker) throws Exception {
+        Path chromium = chromium();
+        try (TestDatabase db = DatabaseTargets.open(TestDatabase.Kind.H2)) {
+            StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
+            h.publish(List.of(StoreHarnessAccess.load("phone-1", "r1", 3, 0, false), StoreHarnessAccess.load("phone-1", "r2", 3, 24, true)));
+            Map<String, String> settings = h.settings();
+            settings.put("store.http.port", "0");
+            try (AuditStore store = h.start(settings)) {
+                await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM alerts") == 2);
+                try (Browser browser = Browser.open(chromium, "http://127.0.0.1:" + store.port() + "/")) {
+                    browser.awaitView("overview");
+                    assertThat(browser.text()).contains("OFFHEAP_GROWTH").contains("3 tensors re-encoded at load");
+
+                    assertThat(browser.clickLink("r1 → r2")).startsWith("#diff?");
+                    browser.awaitView("diff");
+                    String diff = browser.text();
+                    assertThat(diff).contains("1 root cause, largest first").contains("blk.0.attn_q.weight")
+                            .contains("before: blk.0.attn_q.weight: MMAP_FILE/MODEL").contains("after: blk.0.attn_q.weight: HOST_OFFHEAP/MODEL");
+
+                    browser.clickLink("r2");
+                    browser.awaitView("load");
+                    assertThat(browser.visibleRows("tensors")).hasSize(5);
+                    browser.type("filter", "attn_q");
+                    assertThat(browser.visibleRows("tensors")).hasSize(3).allSatisfy(row -> assertThat(row).contains("attn_q"));
+                    assertThat(browser.text()).contains("3 of 5 tensors");
+                    assertThat(browser.evaluate("location.hash").asText()).as("the filter kept in the address").endsWith("&filter=attn_q");
+
+                    browser.clickLink("blk.1.attn_q.weight");
+                    browser.awaitView("tensor");
+                    assertThat(browser.visibleRows("history")).hasSize(2).satisfiesExactly(
+                            r1 -> assertThat(r1).contains("r1").contains("MMAP_FILE"),
+                            r2 -> assertThat(r2).contains("r2").contains("HOST_OFFHEAP"));
+
+                    browser.clickLink("phone-1 · sample-model");
+                    browser.awaitView("history");
+                    assertThat(browser.evaluate("document.querySelectorAll('#chart polyline').length").asInt()).isEqualTo(3);
+                    assertThat(browser.evaluate("history.length").asInt()).as("each click a new entry: back works").isGreaterThanOrEqualTo(5);
+                }
+            }
+        }
+    }
+
     /** The page at the address, once its script has rendered the view (data-ready) and nothing went wrong. */
     private static String page(Path chromium, String url, String view) throws Exception {
         String dom = run(chromium, "--dump-dom", url);
