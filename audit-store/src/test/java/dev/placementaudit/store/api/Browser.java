@@ -133,7 +133,9 @@ final class Browser implements AutoCloseable {
     void awaitView(String view) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (System.nanoTime() < deadline) {
-            JsonNode state = evaluate("({view: document.body.dataset.view, ready: document.body.dataset.ready, hash: location.hash})");
+            // The page may still be loading (no body yet, or about:blank): then it is not ready, not an error.
+            JsonNode state = evaluate("({view: document.body ? document.body.dataset.view : null, "
+                    + "ready: document.body ? document.body.dataset.ready : null})");
             if (view.equals(state.path("view").asText()) && "true".equals(state.path("ready").asText())) {
                 return;
             }
