@@ -32,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -66,11 +67,17 @@ public final class StoreBench {
         int loads = Integer.parseInt(options.getOrDefault("loads", "1000"));
         int runs = Integer.parseInt(options.getOrDefault("runs", "3"));
         long diffRows = Long.parseLong(options.getOrDefault("diff-rows", "10000000"));
+        String storeHeap = options.get("store-heap");
         String bootstrap = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
         if (bootstrap == null) {
             throw new IllegalStateException("run through bench/run.sh store, which starts a broker");
         }
-        new StoreBench(bootstrap, loads, runs, diffRows).run();
+        StoreBench bench = new StoreBench(bootstrap, loads, runs, diffRows);
+        if (storeHeap != null) {
+            bench.heapRun(storeHeap);
+        } else {
+            bench.run();
+        }
     }
 
     private final String bootstrap;
@@ -131,6 +138,78 @@ public final class StoreBench {
         Files.createDirectories(file.getParent());
         Files.writeString(file, md.toString());
         System.out.println("written to " + file);
+    }
+
+    /**
+     * The store as its own process with a bounded heap ({@code --store-heap 256m}), ingesting the same records at full
+     * rate; its GC log gives the heap it used: the peak before a collection and the most that stayed live after one.
+     */
+    private void heapRun(String heap) throws Exception {
+        List<ResolvedLoad> resolved = resolve();
+        long decisions = resolved.stream().mapToLong(r -> r.decisions().size()).sum();
+        String base = KafkaBroker.uniqueTopic("bench-heap");
+        publish(resolved, base);
+        String schema = "bench_heap_" + suffix();
+        try (AuditDatabase db = AuditDatabase.open(pgUrl, pgUser, pgPassword, schema, 2)) {
+            Path gcLog = Files.createTempFile("pa-store-gc", ".log");
+            Path out = Files.createTempFile("pa-store-out", ".log");
+            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx" + heap,
+                    "-Xlog:gc:file=" + gcLog, "-cp", System.getProperty("java.class.path"), "dev.placementaudit.store.cli.AuditStoreCli", "run"));
+            Map<String, String> settings = new java.util.LinkedHashMap<>(Map.of("kafka.bootstrap.servers", bootstrap,
+                    "store.decisions.topic", base + ".decided", "store.resolved.topic", base + ".resolved", "store.alerts.topic", base + ".alerts",
+                    "store.chain.topic", base + ".chain", "store.group.id", schema, "store.jdbc.url", pgUrl, "store.jdbc.user", pgUser,
+                    "store.jdbc.schema", schema, "store.http.port", "-1"));
+            settings.put("store.jdbc.password", pgPassword);
+            settings.forEach((k, v) -> {
+                command.add("--set");
+                command.add(k + "=" + v);
+            });
+            long started = System.nanoTime();
+            Process store = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            double seconds;
+            try (Connection c = db.dataSource().getConnection(); PreparedStatement s = c.prepareStatement("SELECT COUNT(*) FROM loads WHERE complete = TRUE")) {
+                while (true) {
+                    try (ResultSet rs = s.executeQuery()) {
+                        rs.next();
+                        if (rs.getLong(1) >= loads) {
+                            break;
+                        }
+                    }
+                    if (!store.isAlive()) {
+                        throw new IllegalStateException("the store exited: " + Files.readString(out));
+                    }
+                    Thread.sleep(20);
+                }
+                seconds = (System.nanoTime() - started) / 1e9;
+            } finally {
+                store.destroy();
+                store.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            long peakBefore = 0;
+            long maxAfter = 0;
+            int collections = 0;
+            java.util.regex.Pattern pause = java.util.regex.Pattern.compile("(\\d+)M->(\\d+)M\\((\\d+)M\\)");
+            for (String line : Files.readAllLines(gcLog)) {
+                java.util.regex.Matcher m = pause.matcher(line);
+                if (line.contains("Pause") && m.find()) {
+                    collections++;
+                    peakBefore = Math.max(peakBefore, Long.parseLong(m.group(1)));
+                    maxAfter = Math.max(maxAfter, Long.parseLong(m.group(2)));
+                }
+            }
+            String md = String.format(Locale.ROOT, "# audit-store heap, %s%n%n`bench/run.sh store --store-heap %s --loads %d`: the store as its own "
+                            + "process with -Xmx%s (JVM start included in the time), ingesting %d decisions of %d loads from Kafka into PostgreSQL.%n%n"
+                            + "| -Xmx | seconds | decisions/s | GC pauses | heap peak before a GC | most live after a GC |%n|---|---|---|---|---|---|%n"
+                            + "| %s | %.2f | %.0f | %d | %d MiB | %d MiB |%n", LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), heap,
+                    loads, heap, decisions, loads, heap, seconds, decisions / seconds, collections, peakBefore, maxAfter);
+            System.out.println(md);
+            Path file = Path.of("bench", "results", "store-heap-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
+            Files.writeString(file, md);
+            System.out.println("written to " + file);
+            try (Connection c = db.dataSource().getConnection()) {
+                drop(c, schema);
+            }
+        }
     }
 
     private List<ResolvedLoad> resolve() {
@@ -236,10 +315,10 @@ public final class StoreBench {
             long fill = System.nanoTime();
             s.execute("INSERT INTO loads SELECT 'L' || g, 'dep-' || (g / 2), 'c', 'h', 'r' || (g % 2), 'm', 'M', NULL, 'android', 'edge', "
                     + "TIMESTAMP WITH TIME ZONE '2026-11-01 00:00:00+00' + (g * INTERVAL '1 second'), " + perLoad + ", 0, 0, 0, 0, 0, 0, 0, 0, "
-                    + "'v', 'p', now(), TRUE, now(), NULL FROM generate_series(0, " + (loadCount - 1) + ") AS g");
+                    + "'v', 'p', now(), TRUE, now(), NULL, 0, g FROM generate_series(0, " + (loadCount - 1) + ") AS g");
             s.execute("INSERT INTO decisions SELECT 'D' || g, 'L' || (g / " + perLoad + "), 't' || (g % " + perLoad + "), (g % " + perLoad + ")::int, "
                     + "'FP32', 'Q4_K', 'Float32/Q4_K', 1048576, 589824, 'Float32/Q4_K', 589824, CASE WHEN g % 7 = 0 THEN 'HOST_OFFHEAP' ELSE 'MMAP_FILE' END, "
-                    + "'MODEL', TRUE, 'MAPPED_OK', 'MAPPED_OK', '', 'mapped', 'v', 'p', 0, g FROM generate_series(0, " + (loadCount * perLoad - 1) + ") AS g");
+                    + "'MODEL', TRUE, 'MAPPED_OK', 'MAPPED_OK', '', 'mapped', 'v', 'p', 0, g, FALSE FROM generate_series(0, " + (loadCount * perLoad - 1) + ") AS g");
             s.execute("ANALYZE");
             System.out.printf(Locale.ROOT, "filled in %.0f s%n", (System.nanoTime() - fill) / 1e9);
             try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM decisions")) {
