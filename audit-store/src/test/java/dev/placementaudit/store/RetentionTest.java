@@ -94,6 +94,41 @@ class RetentionTest {
         }
     }
 
+    @DatabaseTest
+    void keepingTheLatestReleasesDropsTheOlderOnesOfEachDeploymentAndModel(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        List<ModelLoaded> loads = new ArrayList<>();
+        for (int release = 1; release <= 4; release++) {
+            loads.add(StoreHarness.load("phone-1", "r" + release, 2, 24 * (release - 1), release % 2 == 0));
+        }
+        // A deployment that only ran two releases keeps both.
+        loads.add(StoreHarness.load("phone-2", "r3", 2, 49, false));
+        loads.add(StoreHarness.load("phone-2", "r4", 2, 73, false));
+        h.publish(loads);
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM chain_entries") == 6);
+        }
+        String[] settings = CliRun.settings(h);
+
+        CliRun refused = run(settings, "prune", "--keep-releases", "0");
+        CliRun both = run(settings, "prune", "--keep-releases", "2", "--before", "2026-11-02T00:00:00Z");
+        CliRun prune = run(settings, "prune", "--keep-releases", "2");
+
+        assertThat(refused.exit()).isEqualTo(2);
+        assertThat(refused.err()).contains("--keep-releases: keep at least 1 release, not 0");
+        assertThat(both.exit()).isEqualTo(2);
+        assertThat(both.err()).contains("give one of --older-than DURATION, --before INSTANT or --keep-releases N");
+        assertThat(prune.exit()).as(prune.err()).isZero();
+        assertThat(prune.out()).contains("dropping loads of all but the latest 2 releases of each deployment and model")
+                .contains("dropped 2 loads (8 decisions) of 1 deployments");
+        assertThat(h.count("SELECT COUNT(*) FROM loads WHERE deployment_id = 'phone-1'")).isEqualTo(2);
+        assertThat(h.count("SELECT COUNT(*) FROM loads WHERE deployment_id = 'phone-1' AND release_name IN ('r3', 'r4')")).isEqualTo(2);
+        assertThat(h.count("SELECT COUNT(*) FROM loads WHERE deployment_id = 'phone-2'")).isEqualTo(2);
+        CliRun verify = run(settings, "verify");
+        assertThat(verify.exit()).as(verify.out()).isZero();
+        assertThat(verify.out()).contains("2 deployments, 4 chained loads").contains("every chain holds");
+    }
+
     private static CliRun run(String[] settings, String command, String... args) {
         return CliRun.run(settings, command, args);
     }

@@ -395,7 +395,8 @@ public final class AuditStoreCli {
     }
 
     @Command(name = "prune", mixinStandardHelpOptions = true,
-            description = "Drop the loads that occurred before a cutoff from the projection (decisions, findings, alerts and all), keeping "
+            description = "Drop old loads from the projection (decisions, findings, alerts and all): those before a cutoff, or of all but "
+                    + "the latest N releases; keeping "
                     + "each deployment and model's latest load and the one it was compared with. The decision log keeps them: rebuild "
                     + "brings them back. The hash chain is cut at its start, and its new anchor published to the chain topic.")
     static final class Prune implements Callable<Integer> {
@@ -405,6 +406,9 @@ public final class AuditStoreCli {
         String olderThan;
         @Option(names = "--before", paramLabel = "INSTANT", description = "drop loads that occurred before this time, e.g. 2026-09-01T00:00:00Z")
         Instant before;
+        @Option(names = "--keep-releases", paramLabel = "N", description = "drop the loads of all but the N latest releases of each deployment "
+                + "and model")
+        Integer keepReleases;
         @Option(names = "--dry-run", description = "say what would go, change nothing")
         boolean dryRun;
         @CommandLine.Spec
@@ -412,14 +416,18 @@ public final class AuditStoreCli {
 
         @Override
         public Integer call() throws Exception {
-            if ((olderThan == null) == (before == null)) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "give one of --older-than DURATION or --before INSTANT");
+            int given = (olderThan == null ? 0 : 1) + (before == null ? 0 : 1) + (keepReleases == null ? 0 : 1);
+            if (given != 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "give one of --older-than DURATION, --before INSTANT or --keep-releases N");
             }
-            Instant cutoff;
+            Retention.Rule rule;
             try {
-                cutoff = before != null ? before : Instant.now().minus(Settings.of(Map.of("retention", olderThan)).duration("retention", null));
+                rule = keepReleases != null ? new Retention.Rule.KeepReleases(keepReleases) : new Retention.Rule.Before(before != null ? before
+                        : Instant.now().minus(Settings.of(Map.of("retention", olderThan)).duration("retention", null)));
             } catch (dev.placementaudit.service.ConfigException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--older-than '" + olderThan + "' is not a duration such as 90d, 36h or 30m");
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--keep-releases: " + e.getMessage());
             }
             StoreConfig c = common.storeConfig();
             if (!dryRun) {
@@ -431,10 +439,10 @@ public final class AuditStoreCli {
             }
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter progress = common.json() ? spec.commandLine().getErr() : out;
-            progress.printf(Locale.ROOT, "%s loads that occurred before %s%n", dryRun ? "counting" : "dropping", cutoff);
+            progress.printf(Locale.ROOT, "%s %s%n", dryRun ? "counting" : "dropping", rule);
             Retention.Result result;
             try (AuditDatabase db = common.open()) {
-                result = new Retention(db.dataSource(), db.dialect()).prune(cutoff, dryRun, progress);
+                result = new Retention(db.dataSource(), db.dialect()).prune(rule, dryRun, progress);
                 if (!dryRun) {
                     List<dev.placementaudit.store.chain.ChainHead> anchors;
                     try (Connection connection = db.dataSource().getConnection()) {

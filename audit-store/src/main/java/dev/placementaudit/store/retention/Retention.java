@@ -46,17 +46,49 @@ public final class Retention {
     public record DeploymentPlan(String deploymentId, List<String> loadIds, ChainHead anchor) {
     }
 
-    public record Result(Instant cutoff, boolean dryRun, int deployments, int loads, long decisions, List<ChainHead> anchors) {
+    public record Result(String rule, boolean dryRun, int deployments, int loads, long decisions, List<ChainHead> anchors) {
+    }
+
+    /** Which loads are old: by time, or by how many newer releases a deployment's model has had since. */
+    public sealed interface Rule {
+        /** Loads that occurred before the cutoff. */
+        record Before(Instant cutoff) implements Rule {
+            @Override
+            public String toString() {
+                return "loads that occurred before " + cutoff;
+            }
+        }
+
+        /** Loads of any release but the {@code releases} latest of each deployment and model (by their latest load). */
+        record KeepReleases(int releases) implements Rule {
+            public KeepReleases {
+                if (releases < 1) {
+                    throw new IllegalArgumentException("keep at least 1 release, not " + releases);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "loads of all but the latest " + releases + " release" + (releases == 1 ? "" : "s") + " of each deployment and model";
+            }
+        }
+    }
+
+    public Result prune(Instant cutoff, boolean dryRun, PrintWriter progress) throws SQLException {
+        return prune(new Rule.Before(cutoff), dryRun, progress);
     }
 
     /**
      * @param dryRun count what would go, change nothing
      */
-    public Result prune(Instant cutoff, boolean dryRun, PrintWriter progress) throws SQLException {
+    public Result prune(Rule rule, boolean dryRun, PrintWriter progress) throws SQLException {
         List<String> deployments = new ArrayList<>();
-        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(
-                "SELECT DISTINCT deployment_id FROM loads WHERE occurred_at < ? ORDER BY deployment_id")) {
-            s.setTimestamp(1, Timestamp.from(cutoff));
+        try (Connection c = database.getConnection(); PreparedStatement s = rule instanceof Rule.Before before
+                ? c.prepareStatement("SELECT DISTINCT deployment_id FROM loads WHERE occurred_at < ? ORDER BY deployment_id")
+                : c.prepareStatement("SELECT DISTINCT deployment_id FROM loads ORDER BY deployment_id")) {
+            if (rule instanceof Rule.Before before) {
+                s.setTimestamp(1, Timestamp.from(before.cutoff()));
+            }
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     deployments.add(rs.getString(1));
@@ -72,7 +104,7 @@ public final class Retention {
             try (Connection c = database.getConnection()) {
                 c.setAutoCommit(false);
                 try {
-                    DeploymentPlan plan = plan(c, deployment, cutoff);
+                    DeploymentPlan plan = plan(c, deployment, rule);
                     long rows = plan.loadIds().isEmpty() ? 0 : count(c, "SELECT COUNT(*) FROM decisions WHERE load_id IN (%s)", plan.loadIds());
                     if (!dryRun && !plan.loadIds().isEmpty()) {
                         delete(c, plan);
@@ -96,22 +128,13 @@ public final class Retention {
                 }
             }
         }
-        return new Result(cutoff, dryRun, touched, loads, decisions, anchors);
+        return new Result(rule.toString(), dryRun, touched, loads, decisions, anchors);
     }
 
     /** The loads of one deployment to drop, and the chain's new anchor when its start goes. */
-    static DeploymentPlan plan(Connection c, String deployment, Instant cutoff) throws SQLException {
+    static DeploymentPlan plan(Connection c, String deployment, Rule rule) throws SQLException {
         Set<String> kept = kept(c, deployment);
-        Set<String> old = new HashSet<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT load_id FROM loads WHERE deployment_id = ? AND occurred_at < ?")) {
-            s.setString(1, deployment);
-            s.setTimestamp(2, Timestamp.from(cutoff));
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    old.add(rs.getString(1));
-                }
-            }
-        }
+        Set<String> old = old(c, deployment, rule);
         old.removeAll(kept);
         // The chain goes from its start only: the longest run of entries whose loads all go.
         Set<String> chained = new HashSet<>();
@@ -130,6 +153,45 @@ public final class Retention {
         // Loads the chain does not hold (incomplete ones, or stored before the chain existed) go by age alone.
         old.stream().filter(id -> !chained.contains(id)).sorted().forEach(drop::add);
         return new DeploymentPlan(deployment, List.copyOf(drop), anchor);
+    }
+
+    private static Set<String> old(Connection c, String deployment, Rule rule) throws SQLException {
+        Set<String> old = new HashSet<>();
+        if (rule instanceof Rule.Before before) {
+            try (PreparedStatement s = c.prepareStatement("SELECT load_id FROM loads WHERE deployment_id = ? AND occurred_at < ?")) {
+                s.setString(1, deployment);
+                s.setTimestamp(2, Timestamp.from(before.cutoff()));
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        old.add(rs.getString(1));
+                    }
+                }
+            }
+            return old;
+        }
+        int keep = ((Rule.KeepReleases) rule).releases();
+        // Per model: its releases, newest first by their latest load; the loads of all but the first `keep` go.
+        java.util.Map<String, java.util.Map<String, Instant>> latestByModelAndRelease = new java.util.HashMap<>();
+        java.util.Map<String, List<String[]>> loadsByModel = new java.util.HashMap<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT load_id, model_id, release_name, occurred_at FROM loads WHERE deployment_id = ?")) {
+            s.setString(1, deployment);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    String model = rs.getString(2);
+                    String release = rs.getString(3);
+                    latestByModelAndRelease.computeIfAbsent(model, m -> new java.util.HashMap<>())
+                            .merge(release, rs.getTimestamp(4).toInstant(), (a, b) -> a.isAfter(b) ? a : b);
+                    loadsByModel.computeIfAbsent(model, m -> new ArrayList<>()).add(new String[]{rs.getString(1), release});
+                }
+            }
+        }
+        latestByModelAndRelease.forEach((model, releases) -> {
+            Set<String> newest = new HashSet<>(releases.entrySet().stream()
+                    .sorted(java.util.Map.Entry.<String, Instant>comparingByValue().reversed().thenComparing(java.util.Map.Entry.comparingByKey()))
+                    .limit(keep).map(java.util.Map.Entry::getKey).toList());
+            loadsByModel.get(model).stream().filter(l -> !newest.contains(l[1])).forEach(l -> old.add(l[0]));
+        });
+        return old;
     }
 
     /** The latest complete load of each of the deployment's models, and the load each was (or would be) compared with. */
