@@ -1,6 +1,7 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.ingest.BatchOutcome;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.LoadRef;
@@ -109,13 +110,9 @@ public final class StoreMetrics {
      * every batch would make ingestion slower the longer the history grows.
      */
     private void updateGauges(List<LoadRef> completed) {
-        String in = String.join(", ", java.util.Collections.nCopies(completed.size(), "?"));
-        String sql = "SELECT deployment_id, model_id, release_name, occurred_at, heap_bytes, offheap_bytes, mapped_bytes FROM loads "
-                + "WHERE load_id IN (" + in + ")";
-        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
-            for (int i = 0; i < completed.size(); i++) {
-                s.setString(i + 1, completed.get(i).loadId());
-            }
+        try (Connection c = database.getConnection(); PreparedStatement s = InList.prepare(c, "SELECT deployment_id, model_id, release_name, "
+                + "occurred_at, heap_bytes, offheap_bytes, mapped_bytes FROM loads WHERE load_id IN (%s)",
+                completed.stream().map(LoadRef::loadId).toList())) {
             try (ResultSet rs = s.executeQuery()) {
                 merge(rs);
             }

@@ -1,5 +1,7 @@
 package dev.placementaudit.store.chain;
 
+import dev.placementaudit.store.db.InList;
+
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -66,14 +68,9 @@ public final class HashChain {
             return List.of();
         }
         List<Completed> loads = new ArrayList<>();
-        List<String> ids = new ArrayList<>(loadIds);
-        for (int from = 0; from < ids.size(); from += 500) {
-            List<String> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
-            try (PreparedStatement s = c.prepareStatement("SELECT load_id, deployment_id, summary_partition, summary_offset FROM loads WHERE load_id IN ("
-                    + String.join(", ", java.util.Collections.nCopies(chunk.size(), "?")) + ")")) {
-                for (int i = 0; i < chunk.size(); i++) {
-                    s.setString(i + 1, chunk.get(i));
-                }
+        for (List<String> chunk : InList.chunks(loadIds)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, deployment_id, summary_partition, summary_offset FROM loads "
+                    + "WHERE load_id IN (%s)", chunk)) {
                 try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
                         long partition = rs.getLong(3);

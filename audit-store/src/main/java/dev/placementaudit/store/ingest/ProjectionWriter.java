@@ -10,6 +10,7 @@ import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
@@ -282,14 +283,10 @@ public final class ProjectionWriter {
             }
             insert.executeBatch();
         }
-        List<String> ordered = List.copyOf(deployments);
-        for (int from = 0; from < ordered.size(); from += 500) {
-            List<String> chunk = ordered.subList(from, Math.min(ordered.size(), from + 500));
-            try (PreparedStatement lock = c.prepareStatement("SELECT deployment_id FROM deployment_locks WHERE deployment_id IN ("
-                    + String.join(", ", java.util.Collections.nCopies(chunk.size(), "?")) + ") ORDER BY deployment_id FOR UPDATE")) {
-                for (int i = 0; i < chunk.size(); i++) {
-                    lock.setString(i + 1, chunk.get(i));
-                }
+        // The set is sorted: chunk after chunk, the locks are taken in one order.
+        for (List<String> chunk : InList.chunks(deployments)) {
+            try (PreparedStatement lock = InList.prepare(c, "SELECT deployment_id FROM deployment_locks WHERE deployment_id IN (%s) "
+                    + "ORDER BY deployment_id FOR UPDATE", chunk)) {
                 try (ResultSet rs = lock.executeQuery()) {
                     while (rs.next()) {
                         rs.getString(1);
@@ -367,17 +364,11 @@ public final class ProjectionWriter {
      */
     private List<CompletedLoad> complete(Connection c, Set<String> loadIds, Instant now) throws SQLException {
         List<CompletedLoad> completed = new ArrayList<>();
-        List<String> ids = new ArrayList<>(loadIds);
-        for (int from = 0; from < ids.size(); from += 500) {
-            List<String> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
-            String in = String.join(", ", java.util.Collections.nCopies(chunk.size(), "?"));
+        for (List<String> chunk : InList.chunks(loadIds)) {
             List<LoadRef> ready = new ArrayList<>();
-            try (PreparedStatement select = c.prepareStatement("SELECT load_id, deployment_id, model_id, release_name, occurred_at, "
-                    + "resolver_version FROM loads l WHERE l.load_id IN (" + in + ") AND l.complete = FALSE AND l.tensor_count = "
-                    + "(SELECT COUNT(*) FROM decisions d WHERE d.load_id = l.load_id AND d.resolver_version = l.resolver_version)")) {
-                for (int i = 0; i < chunk.size(); i++) {
-                    select.setString(i + 1, chunk.get(i));
-                }
+            try (PreparedStatement select = InList.prepare(c, "SELECT load_id, deployment_id, model_id, release_name, occurred_at, "
+                    + "resolver_version FROM loads l WHERE l.load_id IN (%s) AND l.complete = FALSE AND l.tensor_count = "
+                    + "(SELECT COUNT(*) FROM decisions d WHERE d.load_id = l.load_id AND d.resolver_version = l.resolver_version)", chunk)) {
                 try (ResultSet rs = select.executeQuery()) {
                     while (rs.next()) {
                         ready.add(RegressionDetector.ref(rs));

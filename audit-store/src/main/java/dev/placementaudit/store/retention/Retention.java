@@ -3,6 +3,7 @@ package dev.placementaudit.store.retention;
 import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 
@@ -15,7 +16,6 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -216,9 +216,7 @@ public final class Retention {
     }
 
     private void delete(Connection c, DeploymentPlan plan) throws SQLException {
-        List<String> ids = plan.loadIds();
-        for (int from = 0; from < ids.size(); from += 500) {
-            List<String> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
+        for (List<String> chunk : InList.chunks(plan.loadIds())) {
             update(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM findings WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM alerts WHERE to_load_id IN (%s)", chunk);
@@ -240,8 +238,8 @@ public final class Retention {
 
     private static long count(Connection c, String sql, List<String> ids) throws SQLException {
         long total = 0;
-        for (int from = 0; from < ids.size(); from += 500) {
-            try (PreparedStatement s = in(c, sql, ids.subList(from, Math.min(ids.size(), from + 500))); ResultSet rs = s.executeQuery()) {
+        for (List<String> chunk : InList.chunks(ids)) {
+            try (PreparedStatement s = InList.prepare(c, sql, chunk); ResultSet rs = s.executeQuery()) {
                 rs.next();
                 total += rs.getLong(1);
             }
@@ -250,16 +248,8 @@ public final class Retention {
     }
 
     private static void update(Connection c, String sql, List<String> ids) throws SQLException {
-        try (PreparedStatement s = in(c, sql, ids)) {
+        try (PreparedStatement s = InList.prepare(c, sql, ids)) {
             s.executeUpdate();
         }
-    }
-
-    private static PreparedStatement in(Connection c, String sql, List<String> ids) throws SQLException {
-        PreparedStatement s = c.prepareStatement(String.format(sql, String.join(", ", Collections.nCopies(ids.size(), "?"))));
-        for (int i = 0; i < ids.size(); i++) {
-            s.setString(i + 1, ids.get(i));
-        }
-        return s;
     }
 }
