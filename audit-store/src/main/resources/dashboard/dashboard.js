@@ -36,7 +36,6 @@ function bytes(n) {
   return sign + a + ' B';
 }
 function signed(n) { return (n > 0 ? '+' : '') + bytes(n); }
-const DOMAIN_NAMES = { HOST_HEAP: 'heap', HOST_OFFHEAP: 'off-heap', MMAP_FILE: 'mapped' };
 
 // Small DOM helpers: text always goes in as text, never as HTML.
 function el(name, attrs, ...children) {
@@ -230,7 +229,6 @@ function trail(r) {
   return parts;
 }
 
-let rendering = null;
 async function render() {
   const r = route();
   const missing = (NEEDS[r.name] || []).filter(k => !r.params[k]);
@@ -253,7 +251,7 @@ async function render() {
   }
 }
 
-window.addEventListener('hashchange', () => { rendering = render(); });
+window.addEventListener('hashchange', render);
 // Refreshes the view in place every 30 s, unless the reader is typing in the filter.
-setInterval(() => { if (!(document.activeElement && document.activeElement.id === 'filter')) { rendering = render(); } }, REFRESH_MS);
-rendering = render();
+setInterval(() => { if (!(document.activeElement && document.activeElement.id === 'filter')) { render(); } }, REFRESH_MS);
+render();

@@ -1,7 +1,6 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.events.ModelLoaded;
-import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
 import dev.placementaudit.store.chain.HashChain;
@@ -18,7 +17,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,7 +1,6 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.events.ModelLoaded;
-import dev.placementaudit.store.cli.AuditStoreCli;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
@@ -13,7 +12,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +40,7 @@ class StoreCrashTest {
         Path log = Path.of("target", "store-crash-" + h.group + "-" + db.kind() + ".log");
 
         java.util.concurrent.atomic.AtomicLong observed = new java.util.concurrent.atomic.AtomicLong();
-        Process first = start(settings, log);
+        Process first = StoreProcess.start(settings, log);
         try {
             // Touch the database only once the store has opened and migrated it: with H2 the first opener serves the file.
             await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(log) && Files.readString(log).contains("audit-store ingesting"));
@@ -56,7 +54,7 @@ class StoreCrashTest {
         // H2 writes committed changes to its file up to ~0.5 s late (WRITE_DELAY), so a SIGKILL can take the last
         // commits with it - their offsets too, since both are in one transaction: those records are simply consumed again.
         long atKill = observed.get();
-        Process second = start(settings, log);
+        Process second = StoreProcess.start(settings, log);
         try {
             // Again only once the new process has the database open (H2 keeps it locked for a while after a crash).
             await().atMost(Duration.ofSeconds(60)).until(() -> occurrences(Files.readString(log), "audit-store ingesting") >= 2);
@@ -94,7 +92,7 @@ class StoreCrashTest {
             h.publish(IntStream.range(0, 20).mapToObj(i -> StoreHarness.load("d" + i, "r1", 2, i, false)).toList());
             Map<String, String> settings = h.settings();
             Path log = Path.of("target", "store-restart-" + h.group + ".log");
-            Process first = start(settings, log);
+            Process first = StoreProcess.start(settings, log);
             try {
                 await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 20);
             } finally {
@@ -104,7 +102,7 @@ class StoreCrashTest {
             long committed = h.count("SELECT SUM(next_offset) FROM ingest_offsets");
 
             long restarted = System.nanoTime();
-            Process second = start(settings, log);
+            Process second = StoreProcess.start(settings, log);
             try {
                 await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
                         .until(() -> h.count("SELECT SUM(next_offset) FROM ingest_offsets") > committed);
@@ -127,7 +125,4 @@ class StoreCrashTest {
         return count;
     }
 
-    private static Process start(Map<String, String> settings, Path log) throws Exception {
-        return StoreProcess.start(settings, log);
-    }
 }

@@ -84,12 +84,6 @@ public final class OpsServer implements AutoCloseable {
         return new OpsServer(app, settings);
     }
 
-    public static OpsServer start(String host, int port, PrometheusMeterRegistry registry, Supplier<Health> health,
-                                  Consumer<JavalinConfig> moreRoutes) {
-        return start(new HttpSettings(host, port, java.util.Optional.empty(), java.util.Optional.empty(), false, java.util.List.of()),
-                registry, health, moreRoutes);
-    }
-
     /** HTTPS only (no plain connector): the certificate is the keystore's; SNI is not required to match it. */
     private static ServerConnector tlsConnector(org.eclipse.jetty.server.Server server, HttpConfiguration http, HttpSettings settings,
                                                 HttpSettings.Tls tls) {

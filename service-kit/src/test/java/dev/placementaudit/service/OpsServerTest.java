@@ -38,7 +38,7 @@ class OpsServerTest {
     void servesPrometheusMetricsAndHealthThatFollowsTheService() throws Exception {
         registry.counter("pa.test.events", "kind", "x").increment(3);
         AtomicBoolean up = new AtomicBoolean(true);
-        try (OpsServer server = OpsServer.start("127.0.0.1", 0, registry,
+        try (OpsServer server = OpsServer.start(HttpSettings.loopback(0), registry,
                 () -> new Health(up.get(), Map.of("partitions", 2)), config -> { })) {
             HttpResponse<String> metrics = get(server, "/metrics");
             HttpResponse<String> healthy = get(server, "/health");

@@ -19,7 +19,6 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -136,6 +135,11 @@ public final class AlertOutbox {
         json.put("beforeReason", t.beforeReason());
         json.put("afterReason", t.afterReason());
         return json;
+    }
+
+    /** The cause lines an alert row holds ({@code causes}, a JSON array of strings; NULL in rows older than V5): none then. */
+    public static List<String> readCauses(String json) throws java.io.IOException {
+        return json == null ? List.of() : JSON.readValue(json, new com.fasterxml.jackson.core.type.TypeReference<List<String>>() { });
     }
 
     /** What was recorded, for metrics and logs. */

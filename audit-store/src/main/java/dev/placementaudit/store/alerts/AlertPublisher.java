@@ -103,8 +103,7 @@ public final class AlertPublisher implements AutoCloseable {
         }
         List<String> causes;
         try {
-            String text = rs.getString("causes");
-            causes = text == null ? List.of() : JSON.readValue(text, new TypeReference<List<String>>() { });
+            causes = AlertOutbox.readCauses(rs.getString("causes"));
         } catch (java.io.IOException e) {
             throw new SQLException("alert " + rs.getString("alert_id") + " has unreadable causes", e);
         }

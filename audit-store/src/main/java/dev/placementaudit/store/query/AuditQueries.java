@@ -1,5 +1,6 @@
 package dev.placementaudit.store.query;
 
+import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.LoadRef;
@@ -287,13 +288,8 @@ public final class AuditQueries {
     }
 
     private static List<CauseSummary> storedCauses(String json) {
-        if (json == null) {
-            return List.of();
-        }
         try {
-            List<String> lines = new com.fasterxml.jackson.databind.ObjectMapper().readValue(json,
-                    new com.fasterxml.jackson.core.type.TypeReference<List<String>>() { });
-            return lines.stream().map(line -> new CauseSummary(line, 0, Map.of(), null, null, null, null)).toList();
+            return AlertOutbox.readCauses(json).stream().map(line -> new CauseSummary(line, 0, Map.of(), null, null, null, null)).toList();
         } catch (java.io.IOException e) {
             return List.of();
         }
