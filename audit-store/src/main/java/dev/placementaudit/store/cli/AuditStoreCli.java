@@ -113,6 +113,21 @@ public final class AuditStoreCli {
             return format == OutputFormat.json;
         }
 
+        /**
+         * Fails in one line unless a broker is configured and answers with the chain topic there.
+         *
+         * @param why       what the command needs the topic for
+         * @param otherwise what the user can do instead, appended to the advice (or "")
+         */
+        StoreConfig reachChainTopic(String why, String otherwise) {
+            StoreConfig c = storeConfig();
+            if (!c.hasKafka()) {
+                throw new CommandFailure(why + ", and no broker is configured: set KAFKA_BOOTSTRAP_SERVERS (or kafka.bootstrap.servers)" + otherwise);
+            }
+            KafkaReachability.check(c.kafka(), c.connectTimeout(), List.of(c.chainTopic()));
+            return c;
+        }
+
         void printJson(PrintWriter out, Object result) throws java.io.IOException {
             out.println(JSON.writeValueAsString(result));
         }
@@ -364,11 +379,7 @@ public final class AuditStoreCli {
             StoreConfig c = common.storeConfig();
             java.util.Optional<ChainLog.Published> heads = java.util.Optional.empty();
             if (!noLog) {
-                if (!c.hasKafka()) {
-                    throw new CommandFailure("verify checks the chains against the heads published to Kafka, and no broker is configured: "
-                            + "set KAFKA_BOOTSTRAP_SERVERS (or kafka.bootstrap.servers), or pass --no-log to check the database alone");
-                }
-                KafkaReachability.check(c.kafka(), c.connectTimeout(), List.of(c.chainTopic()));
+                common.reachChainTopic("verify checks the chains against the heads published to Kafka", ", or pass --no-log to check the database alone");
                 heads = java.util.Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.connectTimeout()));
             }
             ChainVerifier.Report report;
@@ -431,11 +442,8 @@ public final class AuditStoreCli {
             }
             StoreConfig c = common.storeConfig();
             if (!dryRun) {
-                if (!c.hasKafka()) {
-                    throw new CommandFailure("prune publishes each chain's new anchor to " + c.chainTopic() + " so that store verify can tell "
-                            + "retention from tampering, and no broker is configured: set KAFKA_BOOTSTRAP_SERVERS (or kafka.bootstrap.servers)");
-                }
-                KafkaReachability.check(c.kafka(), c.connectTimeout(), List.of(c.chainTopic()));
+                common.reachChainTopic("prune publishes each chain's new anchor to " + c.chainTopic() + " so that store verify can tell "
+                        + "retention from tampering", "");
             }
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter progress = common.json() ? spec.commandLine().getErr() : out;
