@@ -8,6 +8,7 @@ import dev.placementaudit.core.placement.ReasonCode;
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.PlanDigest;
 import org.apache.avro.Schema;
 import org.apache.avro.io.Encoder;
 import org.apache.avro.io.EncoderFactory;
@@ -45,7 +46,7 @@ final class DecisionEncoder {
             "tensorCount", "dtype", "storedEncoding", "storedFormat", "elementCount", "storedBytes", "sizeEstimated", "residentFormat",
             "residentBytes", "domain", "scope", "mutable", "alignment", "mappingRequested", "reasonCode", "placementReason",
             "mappingBlockers", "reason", "resolverVersion", "policyDigest", "sourceTopic", "sourcePartition", "sourceOffset",
-            "decidedAt");
+            "decidedAt", "planDigest");
     private static final EventSerde<AllocationDecided> SERDE = EventSerde.of(AllocationDecided.class);
 
     static {
@@ -68,6 +69,11 @@ final class DecisionEncoder {
     private final Explanations explanations = new Explanations();
     /** Each of those tails as UTF-8, found by instance. */
     private final Map<String, byte[]> tails = new IdentityHashMap<>();
+    /** dtype, encoding and format of each stored format, and each resident format, as UTF-8 text for the plan digest. */
+    private final Map<Format, byte[][]> planStoredTexts = new HashMap<>();
+    private final Map<Format, byte[]> planResidentTexts = new HashMap<>();
+    /** planDigest, the last field: set once the whole plan is digested ({@link #planDigest(String)}). */
+    private byte[] planDigestField;
 
     DecisionEncoder(ModelLoaded event, String loadId, String resolverVersion, String policyDigest, Provenance source, long decidedAt) {
         loadFields = fragment(out -> {
@@ -97,6 +103,32 @@ final class DecisionEncoder {
             out.writeInt(source.partition());
             out.writeLong(source.offset());
             out.writeLong(decidedAt);
+        });
+    }
+
+    /**
+     * Feeds one tensor's decision to the load's plan digest, with the very values {@link #encode} writes (see
+     * {@link PlanDigest#COLUMNS}); call it for every tensor, in order, before the first {@link #encode}.
+     */
+    void digest(PlanDigest plan, byte[] name, PlanTensor tensor, boolean estimated, AllocationDecision decision, int index) {
+        byte[][] stored = planStoredTexts.computeIfAbsent(tensor.format(), format -> new byte[][]{utf8(format.dtype().name()),
+                utf8(format.encoding().spec()), utf8(format.toString())});
+        byte[] resident = planResidentTexts.computeIfAbsent(decision.residentFormat(), format -> utf8(format.toString()));
+        byte[] tailBytes = tails.computeIfAbsent(explanations.tailOf(decision), tail -> tail.getBytes(StandardCharsets.UTF_8));
+        plan.integer(index).text(name).text(stored[0]).text(stored[1]).text(stored[2]).integer(tensor.elementCount()).integer(tensor.bytes())
+                .bool(estimated).text(resident).integer(decision.residentBytes()).text(decision.domain().name()).text(decision.scope().name())
+                .bool(decision.mappingRequested()).text(decision.primaryReason().name()).text(decision.placement().name());
+        List<ReasonCode> blockers = decision.mappingBlockers();
+        plan.text(blockers.isEmpty() ? "" : String.join(",", blockers.stream().map(ReasonCode::name).toList()));
+        plan.text(name, tailBytes);
+        plan.endTensor();
+    }
+
+    /** The load's plan digest, which every decision then carries. */
+    void planDigest(String digest) {
+        planDigestField = fragment(out -> {
+            out.writeIndex(1);
+            out.writeString(digest);
         });
     }
 
@@ -141,6 +173,7 @@ final class DecisionEncoder {
             out.writeFixed(name);
             out.writeFixed(tailBytes);
             out.writeFixed(provenanceFields);
+            out.writeFixed(planDigestField);
         });
     }
 
@@ -150,6 +183,10 @@ final class DecisionEncoder {
             out.writeString(format.encoding().spec());
             out.writeString(format.toString());
         });
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     private static void writeUtf8(Encoder out, byte[] utf8) throws IOException {

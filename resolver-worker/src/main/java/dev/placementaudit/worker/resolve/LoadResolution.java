@@ -6,6 +6,7 @@ import dev.placementaudit.core.placement.MemoryDomain;
 import dev.placementaudit.core.placement.PlanTensor;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.schemas.PlanDigest;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -95,18 +96,29 @@ public final class LoadResolution {
         Totals totals = new Totals();
         DecisionIds ids = new DecisionIds(loadId, resolverVersion);
         DecisionEncoder encoder = new DecisionEncoder(event, loadId, resolverVersion, digest, source, decidedAt.toEpochMilli());
+        // First every decision and the plan's digest, which each decision then carries.
+        AllocationDecision[] decided = new AllocationDecision[tensors.size()];
+        byte[][] names = new byte[tensors.size()][];
+        PlanDigest plan = new PlanDigest();
         for (int i = 0; i < tensors.size(); i++) {
             PlanTensor tensor = tensors.get(i);
-            AllocationDecision decision = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
-            totals.add(tensor, decision);
+            decided[i] = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
+            totals.add(tensor, decided[i]);
             // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.
-            byte[] name = tensor.name().getBytes(StandardCharsets.UTF_8);
-            decisions.add(encoder.encode(ids.of(name), name, tensor, event.getTensors().get(i).getSizeEstimated(), decision, i, tensors.size()));
+            names[i] = tensor.name().getBytes(StandardCharsets.UTF_8);
+            encoder.digest(plan, names[i], tensor, event.getTensors().get(i).getSizeEstimated(), decided[i], i);
         }
-        return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, source, decidedAt));
+        String planDigest = plan.digest();
+        encoder.planDigest(planDigest);
+        for (int i = 0; i < tensors.size(); i++) {
+            decisions.add(encoder.encode(ids.of(names[i]), names[i], tensors.get(i), event.getTensors().get(i).getSizeEstimated(), decided[i], i,
+                    tensors.size()));
+        }
+        return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, planDigest, source, decidedAt));
     }
 
-    private LoadResolved summary(ModelLoaded event, Totals totals, int count, String digest, Provenance source, Instant resolvedAt) {
+    private LoadResolved summary(ModelLoaded event, Totals totals, int count, String digest, String planDigest, Provenance source,
+                                 Instant resolvedAt) {
         return LoadResolved.newBuilder()
                 .setLoadId(event.getLoadId())
                 .setLoadOccurredAt(event.getOccurredAt())
@@ -136,6 +148,7 @@ public final class LoadResolution {
                 .setSourcePartition(source.partition())
                 .setSourceOffset(source.offset())
                 .setResolvedAt(resolvedAt)
+                .setPlanDigest(planDigest)
                 .build();
     }
 

@@ -13,6 +13,7 @@ import dev.placementaudit.producer.simulate.Drift;
 import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.testkit.SampleEvents;
 import org.apache.avro.Schema;
 import org.junit.jupiter.api.Test;
@@ -81,6 +82,22 @@ class DecisionEncoderTest {
     }
 
     @Test
+    void loadsOfOneModelUnderOnePolicyShareOnePlanWhateverTheirDeploymentHostAndTime() {
+        List<TensorInfo> tensors = SampleEvents.edgeLoad("d", "r", 6).getTensors();
+        String first = resolution.resolve(validator.validate(SampleEvents.load("edge-1", "r1", tensors)), new Provenance("model-loads", 0, 1),
+                AT).summary().getPlanDigest();
+        String second = resolution.resolve(validator.validate(SampleEvents.load("edge-2", "r2", tensors)), new Provenance("model-loads", 3, 99),
+                AT.plusSeconds(3_600)).summary().getPlanDigest();
+        assertThat(first).hasSize(64).isEqualTo(second);
+
+        List<TensorInfo> changed = new ArrayList<>(tensors);
+        changed.set(2, TensorInfo.newBuilder(tensors.get(2)).setSizeEstimated(true).build());
+        String third = resolution.resolve(validator.validate(SampleEvents.load("edge-1", "r1", changed)), new Provenance("model-loads", 0, 1),
+                AT).summary().getPlanDigest();
+        assertThat(third).as("one tensor's decision differs: another plan").isNotEqualTo(first);
+    }
+
+    @Test
     void writesTheSchemasFieldsInTheSchemasOrder() {
         assertThat(AllocationDecided.getClassSchema().getFields()).extracting(Schema.Field::name)
                 .containsExactlyElementsOf(DecisionEncoder.FIELDS);
@@ -88,11 +105,19 @@ class DecisionEncoderTest {
 
     private int assertSameBytes(ModelLoaded load, Provenance source) {
         ValidLoad valid = validator.validate(load);
-        List<byte[]> encoded = resolution.resolve(valid, source, AT).encodedDecisions();
+        ResolvedLoad resolved = resolution.resolve(valid, source, AT);
+        List<byte[]> encoded = resolved.encodedDecisions();
         List<PlanTensor> tensors = valid.tensors();
         assertThat(encoded).hasSize(tensors.size());
+        List<AllocationDecided> references = new ArrayList<>();
         for (int i = 0; i < tensors.size(); i++) {
-            AllocationDecided expected = reference(valid, tensors.get(i), i, source);
+            references.add(reference(valid, tensors.get(i), i, source));
+        }
+        // The plan digest as the store computes it, from decoded events: the worker's, value by value, must agree.
+        String plan = PlanDigest.of(references);
+        assertThat(resolved.summary().getPlanDigest()).isEqualTo(plan);
+        for (int i = 0; i < tensors.size(); i++) {
+            AllocationDecided expected = AllocationDecided.newBuilder(references.get(i)).setPlanDigest(plan).build();
             assertThat(encoded.get(i)).as("decision %d of %s (%s)", i, load.getModel().getId(), tensors.get(i).name())
                     .isEqualTo(serde.encode(expected));
         }
