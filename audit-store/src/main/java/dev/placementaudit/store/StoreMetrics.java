@@ -34,6 +34,8 @@ public final class StoreMetrics {
     private final MultiGauge loadBytes;
     private final Counter decisions;
     private final Counter loadsCompleted;
+    private final Counter stagedDecisions;
+    private final Counter planTensorRows;
     private final Counter ingestFailures;
     private final Counter alertsPublished;
     /** Only the ingest thread writes it, but the gauge rows are read from the scrape thread. */
@@ -47,7 +49,11 @@ public final class StoreMetrics {
         this.database = database;
         this.loadBytes = MultiGauge.builder("pa.store.load.bytes").baseUnit("bytes")
                 .description("resident bytes per domain of the latest complete load per deployment, model and release").register(registry);
-        this.decisions = Counter.builder("pa.store.decisions").description("decisions stored").register(registry);
+        this.decisions = Counter.builder("pa.store.decisions").description("decision records ingested").register(registry);
+        this.stagedDecisions = Counter.builder("pa.store.decisions.staged")
+                .description("decision rows staged: of loads not whole in a batch whose plan is not stored, or without a plan digest").register(registry);
+        this.planTensorRows = Counter.builder("pa.store.plan.tensor.rows")
+                .description("plan tensor rows written: the tensors of plans first seen").register(registry);
         this.loadsCompleted = Counter.builder("pa.store.loads.completed").register(registry);
         this.ingestFailures = Counter.builder("pa.store.ingest.failures").description("batches that failed to write and were retried").register(registry);
         this.alertsPublished = Counter.builder("pa.store.alerts.published").register(registry);
@@ -62,6 +68,8 @@ public final class StoreMetrics {
                 .description("time a committed batch spent per phase: rows, lock, complete, chain, detect, commit").tag("phase", phase)
                 .register(registry).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS));
         decisions.increment(outcome.decisions());
+        stagedDecisions.increment(outcome.stagedDecisions());
+        planTensorRows.increment(outcome.planTensorRows());
         loadsCompleted.increment(outcome.completed().size());
         outcome.detections().forEach(d -> d.findings().stream().map(Finding::kind).forEach(kind ->
                 registry.counter("pa.store.findings", "kind", kind.name()).increment()));

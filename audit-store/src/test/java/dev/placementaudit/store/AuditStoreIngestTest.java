@@ -60,7 +60,13 @@ class AuditStoreIngestTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 6);
             AuditQueries.LoadDetail detail = store.queries().load(loads.get(4).getLoadId().toString()).orElseThrow();
 
-            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(6 * 4);
+            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(6 * 4);
+            // Six loads of one model under one policy: one plan, its four tensors stored once; nothing left staged.
+            assertThat(h.count("SELECT COUNT(*) FROM plans")).isEqualTo(1);
+            assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(4);
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isZero();
+            assertThat(h.count("SELECT COUNT(DISTINCT plan_digest) FROM loads")).isEqualTo(1);
+            assertThat(detail.load().planDigest()).isEqualTo(resolved.get(4).summary().getPlanDigest());
             assertThat(detail.load().deploymentId()).isEqualTo("dep-1");
             assertThat(detail.load().mappedTensors()).isEqualTo(3);
             assertThat(detail.load().offHeapBytes()).isEqualTo(524_288);
@@ -96,6 +102,10 @@ class AuditStoreIngestTest {
             }
 
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+            // Its plan was built from the staged decisions, which then went.
+            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(r.decisions().size());
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isZero();
+            assertThat(h.count("SELECT COUNT(*) FROM loads WHERE plan_digest = '" + r.summary().getPlanDigest() + "'")).isEqualTo(1);
         }
     }
 
@@ -109,7 +119,8 @@ class AuditStoreIngestTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM ingest_offsets") > 0
                     && h.count("SELECT SUM(next_offset) FROM ingest_offsets") == 3 * 5 + 3);
 
-            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(5);
+            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(5);
+            assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(5);
             assertThat(h.count("SELECT COUNT(*) FROM loads")).isEqualTo(1);
         }
     }
@@ -125,7 +136,8 @@ class AuditStoreIngestTest {
 
         try (AuditStore store = h.start()) {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 8);
-            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(8 * 3);
+            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(8 * 3);
+            assertThat(h.count("SELECT COUNT(*) FROM plans")).isEqualTo(1);
             assertThat(h.count("SELECT SUM(next_offset) FROM ingest_offsets")).isEqualTo(8 * 3 + 8);
         }
     }

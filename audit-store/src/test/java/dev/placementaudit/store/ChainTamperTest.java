@@ -36,7 +36,10 @@ class ChainTamperTest {
         List<ModelLoaded> loads = new ArrayList<>();
         for (String deployment : DEPLOYMENTS) {
             for (int release = 1; release <= 3; release++) {
-                loads.add(StoreHarness.load(deployment, "r" + release, 2, 24 * release, release == 3));
+                // The deployments whose plans are tampered with have plans of their own (a tampered plan breaks every load
+                // that names it, on any deployment: that is what sharing plans means).
+                int quantized = deployment.equals("d-update") ? 3 : deployment.equals("d-rewrite") ? 4 : 2;
+                loads.add(StoreHarness.load(deployment, "r" + release, quantized, 24 * release, release == 3));
             }
         }
         h.publish(loads);
@@ -52,8 +55,9 @@ class ChainTamperTest {
         assertThat(clean.out()).contains("6 deployments, 18 chained loads, checked against " + h.chain + ": every chain holds");
 
         try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-            // An UPDATE of one decision's domain.
-            s.executeUpdate("UPDATE decisions SET memory_domain = 'HOST_HEAP' WHERE load_id = '" + loadOf(loads, "d-update", 2) + "' AND tensor_index = 1");
+            // An UPDATE of one decision's domain, in the plan the load names.
+            s.executeUpdate("UPDATE plan_tensors SET memory_domain = 'HOST_HEAP' WHERE plan_digest = (SELECT plan_digest FROM loads WHERE load_id = '"
+                    + loadOf(loads, "d-update", 2) + "') AND tensor_index = 1");
             // A DELETE of one load: its decisions, its row and its chain entry.
             String deleted = loadOf(loads, "d-delete", 2);
             s.executeUpdate("DELETE FROM decisions WHERE load_id = '" + deleted + "'");
@@ -67,8 +71,8 @@ class ChainTamperTest {
             s.executeUpdate("INSERT INTO loads (" + String.join(", ", loadColumns()) + ") SELECT '00000000-0000-0000-0000-00000000f00d', "
                     + String.join(", ", loadColumns().subList(1, loadColumns().size())) + " FROM loads WHERE load_id = '" + loadOf(loads, "d-insert", 3) + "'");
             // A rewrite of rows and hashes together, as someone who knows the scheme would do it.
-            s.executeUpdate("UPDATE decisions SET memory_domain = 'MMAP_FILE', resident_bytes = 0 WHERE load_id = '" + loadOf(loads, "d-rewrite", 1)
-                    + "' AND tensor_index = 1");
+            s.executeUpdate("UPDATE plan_tensors SET memory_domain = 'MMAP_FILE', resident_bytes = 0 WHERE plan_digest = (SELECT plan_digest FROM "
+                    + "loads WHERE load_id = '" + loadOf(loads, "d-rewrite", 1) + "') AND tensor_index = 1");
             rehash(c, "d-rewrite");
         }
 
@@ -83,11 +87,12 @@ class ChainTamperTest {
         try (Connection c = db.dataSource().getConnection()) {
             report = ChainVerifier.verify(c, Optional.empty(), Optional.of(published));
         }
-        assertThat(breaksOf(report, "d-update")).singleElement().satisfies(b -> {
-            assertThat(b.seq()).isEqualTo(2);
-            assertThat(b.loadId()).isEqualTo(loadOf(loads, "d-update", 2));
-            assertThat(b.what()).contains("its decisions differ from what was chained").contains("4 decisions now of 4 tensors");
-        });
+        // Releases 1 and 2 of d-update placed every tensor alike: one plan, which both name, so the changed row breaks both.
+        assertThat(breaksOf(report, "d-update")).extracting(ChainVerifier.Break::seq).containsExactly(1L, 2L);
+        assertThat(breaksOf(report, "d-update")).extracting(ChainVerifier.Break::loadId)
+                .containsExactly(loadOf(loads, "d-update", 1), loadOf(loads, "d-update", 2));
+        assertThat(breaksOf(report, "d-update")).allSatisfy(b -> assertThat(b.what()).contains("its plan differs from what was chained")
+                .contains("5 tensors now of 5 tensors"));
         assertThat(breaksOf(report, "d-delete")).extracting(ChainVerifier.Break::what).anySatisfy(w -> assertThat(w).contains("entries 2 are missing"))
                 .anySatisfy(w -> assertThat(w).contains("does not follow the entry before it"));
         assertThat(breaksOf(report, "d-delete")).allSatisfy(b -> assertThat(b.seq()).isEqualTo(3));
@@ -108,6 +113,7 @@ class ChainTamperTest {
         CliRun noLog = verify(settings, "--deployment", "d-rewrite", "--no-log");
         assertThat(broken.exit()).isEqualTo(1);
         assertThat(broken.out()).contains("BROKEN  d-update  entry 2  load " + loadOf(loads, "d-update", 2))
+                .contains("BROKEN  d-update  entry 1  load " + loadOf(loads, "d-update", 1))
                 .contains("BROKEN  d-insert  entry -  load 00000000-0000-0000-0000-00000000f00d")
                 .contains("ok      d-clean  3 entries").contains("broken links in 5 deployments");
         assertThat(one.exit()).isZero();
@@ -120,8 +126,24 @@ class ChainTamperTest {
     private static void rehash(Connection c, String deployment) throws SQLException {
         String prev = HashChain.GENESIS;
         for (HashChain.Entry e : HashChain.entries(c, deployment)) {
-            String loadHash = HashChain.loadHash(c, e.loadId()).orElseThrow();
-            String decisionsHash = HashChain.decisionsHash(c, e.loadId());
+            // The plan's digest recomputed and renamed everywhere, then the load's hash over its new row.
+            String plan;
+            try (PreparedStatement q = c.prepareStatement("SELECT plan_digest FROM loads WHERE load_id = ?")) {
+                q.setString(1, e.loadId());
+                try (java.sql.ResultSet rs = q.executeQuery()) {
+                    rs.next();
+                    plan = rs.getString(1);
+                }
+            }
+            String decisionsHash = HashChain.plan(c, plan).hash();
+            for (String table : List.of("plan_tensors", "plans", "loads")) {
+                try (PreparedStatement u = c.prepareStatement("UPDATE " + table + " SET plan_digest = ? WHERE plan_digest = ?")) {
+                    u.setString(1, decisionsHash);
+                    u.setString(2, plan);
+                    u.executeUpdate();
+                }
+            }
+            String loadHash = HashChain.loadHash(c, e.loadId(), e.encoding()).orElseThrow();
             String entryHash = HashChain.entryHash(prev, loadHash, decisionsHash);
             try (PreparedStatement u = c.prepareStatement("UPDATE chain_entries SET prev_hash = ?, load_hash = ?, decisions_hash = ?, entry_hash = ? "
                     + "WHERE deployment_id = ? AND seq = ?")) {

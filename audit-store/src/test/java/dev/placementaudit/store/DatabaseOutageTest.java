@@ -49,7 +49,7 @@ class DatabaseOutageTest {
                 admin(server, "ALTER DATABASE " + name + " ALLOW_CONNECTIONS true");
 
                 await().atMost(Duration.ofSeconds(90)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 12);
-                assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(12 * 3);
+                assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(12 * 3);
                 await().atMost(Duration.ofSeconds(30)).until(() -> store.state() == IngestLoop.State.RUNNING);
             }
         } finally {

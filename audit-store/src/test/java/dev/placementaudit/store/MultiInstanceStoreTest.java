@@ -73,7 +73,7 @@ class MultiInstanceStoreTest {
                                 && h.count("SELECT COUNT(*) FROM chain_entries") == loads.size());
             } catch (org.awaitility.core.ConditionTimeoutException e) {
                 throw new AssertionError(h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") + " of " + loads.size()
-                        + " loads complete, " + h.count("SELECT COUNT(*) FROM loads") + " summaries and " + h.count("SELECT COUNT(*) FROM decisions")
+                        + " loads complete, " + h.count("SELECT COUNT(*) FROM loads") + " summaries and " + h.count("SELECT COUNT(*) FROM load_tensors")
                         + " decisions stored", e);
             } finally {
                 for (Process p : processes) {
@@ -82,7 +82,9 @@ class MultiInstanceStoreTest {
                 }
             }
 
-            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(loads.size() * 4L);
+            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(loads.size() * 4L);
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).as("nothing left staged").isZero();
+            assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(h.count("SELECT COUNT(*) FROM plans") * 4L);
             // Each release after the first is compared with its predecessor once: 2 re-encoded tensors lost (or gained) their
             // mapping and changed format, plus the off-heap growth where it grew.
             int regressed = DEPLOYMENTS * (RELEASES / 2);

@@ -50,10 +50,14 @@ class RetentionTest {
         CliRun prune = run(settings, "prune", "--before", before);
         assertThat(prune.exit()).as(prune.err()).isZero();
         assertThat(prune.out()).contains("[1/2] phone-1: dropped 2 loads, 8 decisions, chain now starts after entry 2")
-                .contains("dropped 4 loads (16 decisions) of 2 deployments; 2 chains now start after an anchor, published to " + h.chain);
+                .contains("dropped 4 loads (16 decisions) of 2 deployments, and ")
+                .contains(" plans no load names any more; 2 chains now start after an anchor, published to " + h.chain);
         assertThat(h.count("SELECT COUNT(*) FROM loads")).isEqualTo(4);
         assertThat(h.count("SELECT COUNT(*) FROM loads WHERE release_name IN ('r1', 'r2')")).isZero();
-        assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(4 * 4);
+        assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(4 * 4);
+        // Plans no remaining load names went with their loads; every plan a load names stayed.
+        assertThat(h.count("SELECT COUNT(*) FROM plans")).isEqualTo(h.count("SELECT COUNT(DISTINCT plan_digest) FROM loads"));
+        assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(h.count("SELECT SUM(tensor_count) FROM plans"));
         assertThat(h.count("SELECT COUNT(*) FROM chain_entries")).isEqualTo(4);
         assertThat(h.count("SELECT COUNT(*) FROM findings WHERE load_id IN (SELECT load_id FROM loads)")).isPositive();
         assertThat(run(settings, "diff", "--deployment", "phone-1", "--model", "sample-model", "--from", "r3", "--to", "r4").exit())

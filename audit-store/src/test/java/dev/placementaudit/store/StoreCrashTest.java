@@ -45,7 +45,7 @@ class StoreCrashTest {
             // Touch the database only once the store has opened and migrated it: with H2 the first opener serves the file.
             await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(log) && Files.readString(log).contains("audit-store ingesting"));
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10)).ignoreExceptions().until(() -> {
-                observed.set(h.count("SELECT COUNT(*) FROM decisions"));
+                observed.set(h.count("SELECT COUNT(*) FROM load_tensors"));
                 return observed.get() > 20;
             });
         } finally {
@@ -59,7 +59,7 @@ class StoreCrashTest {
             // Again only once the new process has the database open (H2 keeps it locked for a while after a crash).
             await().atMost(Duration.ofSeconds(60)).until(() -> occurrences(Files.readString(log), "audit-store ingesting") >= 2);
             await().atMost(Duration.ofSeconds(120)).ignoreExceptions().until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == LOADS);
-            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo((long) LOADS * TENSORS);
+            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo((long) LOADS * TENSORS);
             assertThat(h.count("SELECT SUM(next_offset) FROM ingest_offsets")).isEqualTo((long) LOADS * TENSORS + LOADS);
             // Every release after the first is compared with its predecessor once: no finding twice.
             assertThat(h.count("SELECT COUNT(*) FROM (SELECT load_id, kind, tensor_name, COUNT(*) AS n FROM findings "

@@ -70,7 +70,7 @@ class WhatIfTest {
         }
         // Loaded after the worker stopped: in the log, not in the projection.
         send(broker, input, List.of(StoreHarness.load("c", "r1", 2, 3, false)));
-        long decisionsBefore = h.count("SELECT COUNT(*) FROM decisions");
+        long decisionsBefore = h.count("SELECT COUNT(*) FROM load_tensors");
         WhatIf whatIf = new WhatIf(db.dataSource(), Map.of("bootstrap.servers", broker.bootstrapServers()), input);
         WhatIf.CandidatePolicy noQ4K = new WhatIf.CandidatePolicy(OptionalLong.empty(), Optional.of(Set.of(new Dense(4), BlockQuant.Q6_K)),
                 Optional.empty(), Optional.empty());
@@ -92,7 +92,7 @@ class WhatIfTest {
         });
         assertThat(report.deployments()).extracting(WhatIf.DeploymentTotals::deploymentId).containsExactly("a", "b", "c", "early", "old-runtime");
         assertThat(unchanged.changed()).as("the recorded policy reproduces the recorded decisions").isZero();
-        assertThat(h.count("SELECT COUNT(*) FROM decisions")).as("history untouched").isEqualTo(decisionsBefore);
+        assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).as("history untouched").isEqualTo(decisionsBefore);
     }
 
     @DatabaseTest

@@ -39,12 +39,18 @@ public final class PlanDigest {
     private long tensors;
 
     public PlanDigest() {
+        this(true);
+    }
+
+    private PlanDigest(boolean plan) {
         try {
             sha = MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM ships SHA-256", e);
         }
-        text(VERSION);
+        if (plan) {
+            text(VERSION);
+        }
     }
 
     /**
@@ -76,6 +82,16 @@ public final class PlanDigest {
                 d.getElementCount(), d.getStoredBytes(), d.getSizeEstimated(), d.getResidentFormat(), d.getResidentBytes(),
                 d.getDomain().name(), d.getScope().name(), d.getMappingRequested(), d.getReasonCode().name(), d.getPlacementReason().name(),
                 d.getMappingBlockers().stream().map(ReasonCode::name).collect(Collectors.joining(",")), d.getReason()};
+    }
+
+    /**
+     * SHA-256 over one tensor's values alone, in the same encoding: equal exactly when a decision carries the values a
+     * plan's tensor has, which lets a store check each decision against the plan its load names without storing it.
+     */
+    public static String tensorDigest(Object[] values) {
+        PlanDigest one = new PlanDigest(false);
+        one.tensor(values);
+        return HexFormat.of().formatHex(one.sha.digest());
     }
 
     /** The digest of these decisions of one load, in the order given (tensor order). */

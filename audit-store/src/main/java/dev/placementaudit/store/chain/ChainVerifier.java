@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeSet;
@@ -52,15 +54,17 @@ public final class ChainVerifier {
         }
         List<Chain> chains = new ArrayList<>();
         List<Break> breaks = new ArrayList<>();
+        Map<String, HashChain.Decisions> plans = new HashMap<>();
         for (String d : deployments) {
             chains.add(verifyOne(c, d, published.map(p -> p.heads().getOrDefault(d, List.of())), published.map(p -> Optional.ofNullable(p.anchors().get(d))),
-                    breaks));
+                    breaks, plans));
         }
         return new Report(chains, breaks, published.isPresent());
     }
 
     private static Chain verifyOne(Connection c, String deployment, Optional<List<ChainHead>> published,
-                                   Optional<Optional<ChainHead>> publishedAnchor, List<Break> breaks) throws SQLException {
+                                   Optional<Optional<ChainHead>> publishedAnchor, List<Break> breaks, Map<String, HashChain.Decisions> plans)
+            throws SQLException {
         boolean logConsulted = published.isPresent();
         List<HashChain.Entry> entries = HashChain.entries(c, deployment);
         // A pruned chain starts after its anchor: the last entry dropped by retention.
@@ -89,18 +93,35 @@ public final class ChainVerifier {
                         + shortHash(e.prevHash()) + ", the entry before it is " + shortHash(expectedPrev)
                         + "): an entry before it was removed, inserted or moved"));
             }
-            Optional<String> loadHash = HashChain.loadHash(c, e.loadId());
+            Optional<String> loadHash = HashChain.loadHash(c, e.loadId(), e.encoding());
             if (loadHash.isEmpty()) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "its load is no longer in the store: the row was deleted"));
             } else if (!loadHash.get().equals(e.loadHash())) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "the load's row differs from what was chained (hash now "
                         + shortHash(loadHash.get()) + ", chained " + shortHash(e.loadHash()) + "): it was changed"));
             }
-            HashChain.Decisions decisions = HashChain.decisions(c, e.loadId());
-            if (!decisions.hash().equals(e.decisionsHash())) {
-                breaks.add(new Break(deployment, e.seq(), e.loadId(), "its decisions differ from what was chained (" + decisions.count()
-                        + " decisions now" + tensorCount(c, e.loadId()) + ", hash " + shortHash(decisions.hash()) + ", chained "
-                        + shortHash(e.decisionsHash()) + "): a decision was changed, deleted or added"));
+            if (e.encoding() == 1) {
+                HashChain.Decisions decisions = HashChain.decisions(c, e.loadId());
+                if (!decisions.hash().equals(e.decisionsHash())) {
+                    breaks.add(new Break(deployment, e.seq(), e.loadId(), "its decisions differ from what was chained (" + decisions.count()
+                            + " decisions now" + tensorCount(c, e.loadId()) + ", hash " + shortHash(decisions.hash()) + ", chained "
+                            + shortHash(e.decisionsHash()) + "): a decision was changed, deleted or added"));
+                }
+            } else {
+                // Each plan is recomputed once per run, however many loads name it.
+                HashChain.Decisions plan = plans.get(e.decisionsHash());
+                if (plan == null) {
+                    plan = HashChain.plan(c, e.decisionsHash());
+                    plans.put(e.decisionsHash(), plan);
+                }
+                if (plan.count() == 0) {
+                    breaks.add(new Break(deployment, e.seq(), e.loadId(), "its plan " + shortHash(e.decisionsHash())
+                            + " is no longer in the store: its tensors were deleted"));
+                } else if (!plan.hash().equals(e.decisionsHash())) {
+                    breaks.add(new Break(deployment, e.seq(), e.loadId(), "its plan differs from what was chained (" + plan.count()
+                            + " tensors now" + tensorCount(c, e.loadId()) + ", digest " + shortHash(plan.hash()) + ", chained "
+                            + shortHash(e.decisionsHash()) + "): a plan tensor was changed, deleted or added"));
+                }
             }
             if (!HashChain.entryHash(e.prevHash(), e.loadHash(), e.decisionsHash()).equals(e.entryHash())) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "the entry's own hash does not match its contents: the entry was edited"));

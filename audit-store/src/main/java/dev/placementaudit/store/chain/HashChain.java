@@ -24,9 +24,16 @@ import java.util.Optional;
 /**
  * The projection's tamper-evident chain: one entry per completed load, chained per deployment,
  * {@code entry_hash = SHA-256(prev_hash || load_hash || decisions_hash)} over the 32-byte digests, the first entry's
- * {@code prev_hash} being 32 zero bytes. {@code load_hash} covers the load's row, {@code decisions_hash} every one of
- * its decisions in tensor order, each in the canonical encoding below, over the columns that come from the log alone
- * (no wall-clock of this store's own).
+ * {@code prev_hash} being 32 zero bytes. {@code load_hash} covers the load's row in the canonical encoding below, over
+ * the columns that come from the log alone (no wall-clock of this store's own). How {@code decisions_hash} covers the
+ * load's decisions is the entry's {@code encoding}:
+ * <ul>
+ * <li>2 (since placement plans): the load's plan digest ({@link dev.placementaudit.schemas.PlanDigest}), which its
+ *     load hash covers too ({@link #LOAD_COLUMNS_2}). Verification recomputes the digest from the plan's stored
+ *     tensors, so a changed plan row breaks every entry of every load that names the plan.</li>
+ * <li>1 (entries written before): SHA-256 over the load's decision rows in tensor order, each in the canonical
+ *     encoding of {@link #DECISION_COLUMNS}; those rows stay in {@code decisions} for it.</li>
+ * </ul>
  *
  * <p>Canonical encoding of a row: its columns in the documented order, each as one tag byte and a value: {@code 0}
  * for SQL NULL; {@code 1}, a 4-byte big-endian length and UTF-8 bytes for text; {@code 2} and 8 big-endian bytes for
@@ -46,7 +53,18 @@ public final class HashChain {
             "model_name", "model_sha256", "platform_name", "profile_name", "occurred_at", "tensor_count", "stored_bytes", "resident_bytes",
             "heap_bytes", "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors", "mapped_tensors", "resolver_version",
             "policy_digest", "resolved_at", "summary_partition", "summary_offset");
-    /** A decision's columns in the order {@link #decisionsHash} encodes them. */
+    /** The load's columns as encoding 2 hashes them: those of encoding 1, then the plan it names. */
+    public static final List<String> LOAD_COLUMNS_2;
+
+    static {
+        List<String> columns = new ArrayList<>(LOAD_COLUMNS);
+        columns.add("plan_digest");
+        LOAD_COLUMNS_2 = List.copyOf(columns);
+    }
+
+    /** The encoding entries are written in now. */
+    public static final int ENCODING = 2;
+    /** A decision's columns in the order encoding 1 hashed them. */
     public static final List<String> DECISION_COLUMNS = List.of("decision_id", "load_id", "tensor_name", "tensor_index", "dtype",
             "stored_encoding", "stored_format", "element_count", "stored_bytes", "size_estimated", "resident_format", "resident_bytes",
             "memory_domain", "scope_kind", "mapping_requested", "reason_code", "placement_reason", "mapping_blockers", "reason",
@@ -56,7 +74,8 @@ public final class HashChain {
     }
 
     /** One entry as stored. */
-    public record Entry(String deploymentId, long seq, String loadId, String prevHash, String loadHash, String decisionsHash, String entryHash) {
+    public record Entry(String deploymentId, long seq, String loadId, String prevHash, String loadHash, String decisionsHash, String entryHash,
+                        int encoding) {
     }
 
     /**
@@ -69,14 +88,17 @@ public final class HashChain {
         }
         List<Completed> loads = new ArrayList<>();
         for (List<String> chunk : InList.chunks(loadIds)) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, deployment_id, summary_partition, summary_offset FROM loads "
-                    + "WHERE load_id IN (%s)", chunk)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, deployment_id, summary_partition, summary_offset, plan_digest, "
+                    + String.join(", ", LOAD_COLUMNS_2) + " FROM loads WHERE load_id IN (%s)", chunk)) {
                 try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
                         long partition = rs.getLong(3);
                         boolean noPartition = rs.wasNull();
                         long offset = rs.getLong(4);
-                        loads.add(new Completed(rs.getString(1), rs.getString(2), noPartition ? -1 : partition, rs.wasNull() ? -1 : offset));
+                        boolean noOffset = rs.wasNull();
+                        String loadHash = hex(sha256().digest(canonical(rs, 6, LOAD_COLUMNS_2.size())));
+                        loads.add(new Completed(rs.getString(1), rs.getString(2), noPartition ? -1 : partition, noOffset ? -1 : offset,
+                                loadHash, rs.getString(5)));
                     }
                 }
             }
@@ -84,7 +106,7 @@ public final class HashChain {
         loads.sort(Comparator.comparingLong(Completed::partition).thenComparingLong(Completed::offset).thenComparing(Completed::loadId));
         Map<String, ChainHead> heads = new LinkedHashMap<>();
         try (PreparedStatement insert = c.prepareStatement("INSERT INTO chain_entries (deployment_id, seq, load_id, prev_hash, load_hash, "
-                + "decisions_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+                + "decisions_hash, entry_hash, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
             for (Completed load : loads) {
                 ChainHead previous = heads.get(load.deploymentId());
                 if (previous == null) {
@@ -96,8 +118,8 @@ public final class HashChain {
                 }
                 long seq = previous == null ? 1 : previous.seq() + 1;
                 String prev = previous == null ? GENESIS : previous.entryHash();
-                String loadHash = loadHash(c, load.loadId()).orElseThrow();
-                String decisionsHash = decisionsHash(c, load.loadId());
+                String loadHash = load.loadHash();
+                String decisionsHash = load.planDigest();
                 String entryHash = entryHash(prev, loadHash, decisionsHash);
                 insert.setString(1, load.deploymentId());
                 insert.setLong(2, seq);
@@ -106,6 +128,7 @@ public final class HashChain {
                 insert.setString(5, loadHash);
                 insert.setString(6, decisionsHash);
                 insert.setString(7, entryHash);
+                insert.setInt(8, ENCODING);
                 insert.addBatch();
                 heads.put(load.deploymentId(), new ChainHead(load.deploymentId(), seq, load.loadId(), entryHash));
             }
@@ -163,32 +186,56 @@ public final class HashChain {
     /** A deployment's entries in chain order (by seq). */
     public static List<Entry> entries(Connection c, String deploymentId) throws SQLException {
         List<Entry> entries = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash "
-                + "FROM chain_entries WHERE deployment_id = ? ORDER BY seq")) {
+        try (PreparedStatement s = c.prepareStatement("SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, "
+                + "encoding FROM chain_entries WHERE deployment_id = ? ORDER BY seq")) {
             s.setString(1, deploymentId);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     entries.add(new Entry(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
-                            rs.getString(7)));
+                            rs.getString(7), rs.getInt(8)));
                 }
             }
         }
         return entries;
     }
 
-    /** The load row's hash as it is stored now; empty when there is no such row. */
-    public static Optional<String> loadHash(Connection c, String loadId) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", LOAD_COLUMNS) + " FROM loads WHERE load_id = ?")) {
+    /** The load row's hash as it is stored now, in the entry's encoding; empty when there is no such row. */
+    public static Optional<String> loadHash(Connection c, String loadId, int encoding) throws SQLException {
+        List<String> columns = encoding == 1 ? LOAD_COLUMNS : LOAD_COLUMNS_2;
+        try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", columns) + " FROM loads WHERE load_id = ?")) {
             s.setString(1, loadId);
             try (ResultSet rs = s.executeQuery()) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                MessageDigest sha = sha256();
-                sha.update(canonical(rs, LOAD_COLUMNS.size()));
-                return Optional.of(HexFormat.of().formatHex(sha.digest()));
+                return Optional.of(hex(sha256().digest(canonical(rs, 1, columns.size()))));
             }
         }
+    }
+
+    /**
+     * A plan's digest recomputed from its stored tensors, and how many it has: what an encoding-2 entry's decisions
+     * hash must equal. A plan with no tensor stored has no digest (empty).
+     */
+    public static Decisions plan(Connection c, String planDigest) throws SQLException {
+        dev.placementaudit.schemas.PlanDigest digest = new dev.placementaudit.schemas.PlanDigest();
+        int count = 0;
+        try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", dev.placementaudit.schemas.PlanDigest.COLUMNS)
+                + " FROM plan_tensors WHERE plan_digest = ? ORDER BY tensor_index")) {
+            s.setString(1, planDigest);
+            try (ResultSet rs = s.executeQuery()) {
+                int columns = dev.placementaudit.schemas.PlanDigest.COLUMNS.size();
+                while (rs.next()) {
+                    Object[] values = new Object[columns];
+                    for (int i = 0; i < columns; i++) {
+                        values[i] = rs.getObject(i + 1);
+                    }
+                    digest.tensor(values);
+                    count++;
+                }
+            }
+        }
+        return new Decisions(count, count == 0 ? "" : digest.digest());
     }
 
     /** The hash of every decision of the load (under its resolver version) in tensor order, as stored now. */
@@ -209,7 +256,7 @@ public final class HashChain {
                 MessageDigest sha = sha256();
                 int count = 0;
                 while (rs.next()) {
-                    sha.update(canonical(rs, DECISION_COLUMNS.size()));
+                    sha.update(canonical(rs, 1, DECISION_COLUMNS.size()));
                     count++;
                 }
                 return new Decisions(count, HexFormat.of().formatHex(sha.digest()));
@@ -225,9 +272,14 @@ public final class HashChain {
         return HexFormat.of().formatHex(sha.digest());
     }
 
-    private static byte[] canonical(ResultSet rs, int columns) throws SQLException {
+    private static String hex(byte[] digest) {
+        return HexFormat.of().formatHex(digest);
+    }
+
+    /** The canonical encoding of {@code columns} values of the row, starting at column {@code from}. */
+    private static byte[] canonical(ResultSet rs, int from, int columns) throws SQLException {
         ByteArrayOutputStream out = new ByteArrayOutputStream(512);
-        for (int i = 1; i <= columns; i++) {
+        for (int i = from; i < from + columns; i++) {
             Object value = rs.getObject(i);
             if (value == null) {
                 out.write(0);
@@ -259,6 +311,6 @@ public final class HashChain {
         }
     }
 
-    private record Completed(String loadId, String deploymentId, long partition, long offset) {
+    private record Completed(String loadId, String deploymentId, long partition, long offset, String loadHash, String planDigest) {
     }
 }

@@ -471,8 +471,9 @@ public final class AuditStoreCli {
             if (common.json()) {
                 common.printJson(out, result);
             } else {
-                out.printf(Locale.ROOT, "%s %d loads (%d decisions) of %d deployments; %d chains now start after an anchor%s%n",
-                        dryRun ? "would drop" : "dropped", result.loads(), result.decisions(), result.deployments(), result.anchors().size(),
+                out.printf(Locale.ROOT, "%s %d loads (%d decisions) of %d deployments%s; %d chains now start after an anchor%s%n",
+                        dryRun ? "would drop" : "dropped", result.loads(), result.decisions(), result.deployments(),
+                        dryRun ? "" : ", and " + result.plans() + " plans no load names any more", result.anchors().size(),
                         dryRun ? " (dry run: nothing changed)" : ", published to " + c.chainTopic());
             }
             return 0;

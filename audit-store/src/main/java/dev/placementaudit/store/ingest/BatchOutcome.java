@@ -8,8 +8,12 @@ import dev.placementaudit.store.regression.LoadRef;
 import java.util.List;
 import java.util.Map;
 
-/** What one committed batch did, and how long each of its phases took (rows, lock, complete, chain, detect, commit). */
-public record BatchOutcome(int decisions, int summaries, List<LoadRef> completed, List<Detection> detections,
+/**
+ * What one committed batch did: the decision and summary records it took, the decision rows it staged (loads not whole
+ * in the batch, or events without a plan digest), the plan tensor rows it wrote (plans first seen), what completed,
+ * and how long each of its phases took (rows, lock, complete, chain, detect, commit).
+ */
+public record BatchOutcome(int decisions, int summaries, int stagedDecisions, int planTensorRows, List<LoadRef> completed, List<Detection> detections,
                            List<AlertOutbox.StoredAlert> alerts, List<ChainHead> chainHeads, Map<String, Long> phaseNanos) {
     public BatchOutcome {
         phaseNanos = Map.copyOf(phaseNanos);

@@ -3,6 +3,7 @@ package dev.placementaudit.store.ingest;
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.alerts.AlertOutbox;
@@ -31,6 +32,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -45,6 +48,7 @@ import java.util.Set;
  * the offsets stored here, so nothing is lost or applied twice.
  */
 public final class ProjectionWriter {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ProjectionWriter.class);
     private static final List<String> OFFSET_COLUMNS = List.of("consumer_group", "topic", "partition_id", "next_offset");
     private static final List<String> OFFSET_TYPES = List.of("VARCHAR(200)", "VARCHAR(249)", "INTEGER", "BIGINT");
     private static final List<String> DEAD_LETTER_COLUMNS = List.of("source_topic", "source_partition", "source_offset", "load_id", "reason",
@@ -66,6 +70,9 @@ public final class ProjectionWriter {
     private final String upsertOffset;
     private final String upsertDeadLetter;
     private final String insertDeploymentLock;
+    private final StoredPlans plans;
+    /** Each recent plan's tensors, as {@link PlanDigest#tensorDigest}: what a decision that names the plan must match. */
+    private final Map<String, List<String>> tensorDigests = dev.placementaudit.store.regression.PlanCache.lru(64);
     /** Runs just before a batch commits; tests hold a transaction open there to race another against it. */
     private volatile Runnable beforeCommit = () -> { };
     private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
@@ -86,6 +93,7 @@ public final class ProjectionWriter {
         this.upsertOffset = dialect.upsert("ingest_offsets", OFFSET_COLUMNS, OFFSET_TYPES, List.of("consumer_group", "topic", "partition_id"));
         this.upsertDeadLetter = dialect.upsert("dead_letters", DEAD_LETTER_COLUMNS, DEAD_LETTER_TYPES,
                 List.of("source_topic", "source_partition", "source_offset"));
+        this.plans = new StoredPlans(dialect);
         this.insertDeploymentLock = dialect.insertIgnoringDuplicates("deployment_locks", List.of("deployment_id"), List.of("VARCHAR(200)"),
                 "deployment_id");
     }
@@ -193,28 +201,69 @@ public final class ProjectionWriter {
         Phases phases = new Phases();
         try (Connection c = database.transaction()) {
             try {
-                int decisionRows = 0;
+                int decisionRecords = 0;
                 int summaryRows = 0;
                 Set<String> touched = new LinkedHashSet<>();
                 Set<String> deployments = new java.util.TreeSet<>();
-                try (PreparedStatement d = c.prepareStatement(insertDecision); PreparedStatement l = c.prepareStatement(insertLoad)) {
-                    for (Decoded item : batch) {
-                        if (item instanceof Decoded.Decision decision) {
-                            bind(d, StoredDecision.values(decision.event()));
+                Map<String, List<AllocationDecided>> decisionsByLoad = new LinkedHashMap<>();
+                for (Decoded item : batch) {
+                    if (item instanceof Decoded.Decision decision) {
+                        decisionsByLoad.computeIfAbsent(decision.event().getLoadId(), id -> new ArrayList<>()).add(decision.event());
+                        decisionRecords++;
+                        touched.add(decision.event().getLoadId());
+                        deployments.add(decision.event().getDeploymentId());
+                    } else if (item instanceof Decoded.Summary summary) {
+                        touched.add(summary.event().getLoadId().toString());
+                        deployments.add(summary.event().getDeploymentId());
+                    }
+                }
+                // A load's decisions that match, tensor by tensor, the stored plan they name write nothing; a load whose every
+                // decision is here makes its plan at once; the rest wait in the decisions table for the load's other
+                // decisions, and so do all later decisions of a load that has some waiting there.
+                Set<String> carried = new HashSet<>();
+                decisionsByLoad.values().forEach(group -> {
+                    String digest = planOf(group);
+                    if (digest != null) {
+                        carried.add(digest);
+                    }
+                });
+                Set<String> stored = StoredPlans.stored(c, carried);
+                Set<String> waiting = StoredPlans.staged(c, decisionsByLoad.keySet());
+                Map<String, StoredPlans.NewPlan> newPlans = new LinkedHashMap<>();
+                List<AllocationDecided> staged = new ArrayList<>();
+                Set<String> stagedLoads = new LinkedHashSet<>();
+                for (Map.Entry<String, List<AllocationDecided>> group : decisionsByLoad.entrySet()) {
+                    String digest = planOf(group.getValue());
+                    boolean known = digest != null && (stored.contains(digest) || newPlans.containsKey(digest));
+                    if (known && !waiting.contains(group.getKey()) && matches(c, digest, group.getValue(), newPlans)) {
+                        continue;
+                    }
+                    List<AllocationDecided> whole = digest == null || known ? null : whole(group.getValue());
+                    if (whole != null && PlanDigest.of(whole).equals(digest)) {
+                        newPlans.put(digest, new StoredPlans.NewPlan(digest, whole));
+                        continue;
+                    }
+                    staged.addAll(group.getValue());
+                    stagedLoads.add(group.getKey());
+                }
+                if (!staged.isEmpty()) {
+                    try (PreparedStatement d = c.prepareStatement(insertDecision)) {
+                        for (AllocationDecided decision : staged) {
+                            bind(d, StoredDecision.values(decision));
                             d.addBatch();
-                            decisionRows++;
-                            touched.add(decision.event().getLoadId());
-                            deployments.add(decision.event().getDeploymentId());
-                        } else if (item instanceof Decoded.Summary summary) {
+                        }
+                        d.executeBatch();
+                    }
+                }
+                int planRows = plans.write(c, newPlans.values());
+                newPlans.values().forEach(plan -> detector.plans().put(plan.digest(), plan.placements()));
+                try (PreparedStatement l = c.prepareStatement(insertLoad)) {
+                    for (Decoded item : batch) {
+                        if (item instanceof Decoded.Summary summary) {
                             bind(l, StoredLoad.values(summary.event(), summary.record().partition(), summary.record().offset()));
                             l.addBatch();
                             summaryRows++;
-                            touched.add(summary.event().getLoadId().toString());
-                            deployments.add(summary.event().getDeploymentId());
                         }
-                    }
-                    if (decisionRows > 0) {
-                        d.executeBatch();
                     }
                     if (summaryRows > 0) {
                         l.executeBatch();
@@ -225,7 +274,7 @@ public final class ProjectionWriter {
                 phases.end("rows");
                 lockDeployments(c, deployments);
                 phases.end("lock");
-                List<CompletedLoad> completedLoads = complete(c, touched, now);
+                List<CompletedLoad> completedLoads = complete(c, touched, stagedLoads, now);
                 List<LoadRef> completed = completedLoads.stream().map(CompletedLoad::load).toList();
                 phases.end("complete");
                 List<ChainHead> heads = HashChain.append(c, completed.stream().map(LoadRef::loadId).toList());
@@ -242,7 +291,7 @@ public final class ProjectionWriter {
                     // A load that completes late may now be the predecessor a later release should have been compared with.
                     Optional<LoadRef> later = detector.successor(c, load);
                     if (later.isPresent() && !completed.contains(later.get())) {
-                        Optional<Detection> redo = detector.detect(c, later.get(), RegressionDetector.placements(c, later.get()), true, now);
+                        Optional<Detection> redo = detector.detect(c, later.get(), detector.plans().placements(c, later.get()), true, now);
                         if (redo.isPresent()) {
                             detections.add(redo.get());
                             alerts.addAll(outbox.record(c, redo.get(), now));
@@ -257,12 +306,68 @@ public final class ProjectionWriter {
                     c.rollback();
                 }
                 phases.end("commit");
-                return new BatchOutcome(decisionRows, summaryRows, completed, detections, alerts, heads, phases.nanos());
+                return new BatchOutcome(decisionRecords, summaryRows, staged.size(), planRows, completed, detections, alerts, heads,
+                        phases.nanos());
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;
             }
         }
+    }
+
+    /**
+     * Whether each of these decisions carries exactly the values of the plan's tensor at its index: a decision that
+     * names a plan but says something else is staged (and so checked by the database and kept from completing the
+     * load by the plan), never silently taken as the plan.
+     */
+    private boolean matches(Connection c, String digest, List<AllocationDecided> group, Map<String, StoredPlans.NewPlan> newPlans)
+            throws SQLException {
+        List<String> tensors = tensorDigests.get(digest);
+        if (tensors == null) {
+            StoredPlans.NewPlan fresh = newPlans.get(digest);
+            tensors = fresh != null ? fresh.decisions().stream().map(d -> PlanDigest.tensorDigest(PlanDigest.values(d))).toList()
+                    : StoredPlans.tensorDigests(c, digest);
+            tensorDigests.put(digest, tensors);
+        }
+        for (AllocationDecided d : group) {
+            int index = d.getTensorIndex();
+            if (index < 0 || index >= tensors.size() || d.getTensorCount() != tensors.size()
+                    || !tensors.get(index).equals(PlanDigest.tensorDigest(PlanDigest.values(d)))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The plan digest a load's decisions carry, when they all carry the same valid one; else null. */
+    private static String planOf(List<AllocationDecided> group) {
+        String digest = StoredPlans.carried(group.get(0).getPlanDigest());
+        if (digest == null) {
+            return null;
+        }
+        for (AllocationDecided d : group) {
+            if (!digest.equals(d.getPlanDigest())) {
+                return null;
+            }
+        }
+        return digest;
+    }
+
+    /** The load's decisions in tensor order when every one of its tensors is here exactly once; else null. */
+    private static List<AllocationDecided> whole(List<AllocationDecided> group) {
+        int count = group.get(0).getTensorCount();
+        if (group.size() != count) {
+            return null;
+        }
+        AllocationDecided[] ordered = new AllocationDecided[count];
+        for (AllocationDecided d : group) {
+            int index = d.getTensorIndex();
+            if (index < 0 || index >= count || ordered[index] != null || d.getTensorCount() != count) {
+                return null;
+            }
+            ordered[index] = d;
+        }
+        return java.util.Arrays.asList(ordered);
     }
 
     /**
@@ -359,51 +464,93 @@ public final class ProjectionWriter {
     }
 
     /**
-     * Marks complete every touched load whose summary is here and whose decisions all are, with one query for the
-     * candidates and one batch for the update; returns them with their placements, read once for signature and diff.
+     * Marks complete every touched load whose summary is here and whose plan is stored, or whose decisions are all
+     * staged (their plan is built from them now). Staged decisions of a completed load are deleted: its plan holds
+     * them. Returns the loads completed, with their placements (for the comparison with their predecessors).
+     *
+     * @param stagedLoads loads whose decisions this batch staged: those already complete lose them again (another
+     *                    instance completed the load while this one staged them)
      */
-    private List<CompletedLoad> complete(Connection c, Set<String> loadIds, Instant now) throws SQLException {
+    private List<CompletedLoad> complete(Connection c, Set<String> loadIds, Set<String> stagedLoads, Instant now) throws SQLException {
         List<CompletedLoad> completed = new ArrayList<>();
+        List<String> emptied = new ArrayList<>();
         for (List<String> chunk : InList.chunks(loadIds)) {
-            List<LoadRef> ready = new ArrayList<>();
-            try (PreparedStatement select = InList.prepare(c, "SELECT load_id, deployment_id, model_id, release_name, occurred_at, "
-                    + "resolver_version FROM loads l WHERE l.load_id IN (%s) AND l.complete = FALSE AND l.tensor_count = "
-                    + "(SELECT COUNT(*) FROM decisions d WHERE d.load_id = l.load_id AND d.resolver_version = l.resolver_version)", chunk)) {
+            List<Candidate> candidates = new ArrayList<>();
+            try (PreparedStatement select = InList.prepare(c, "SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, l.occurred_at, "
+                    + "l.resolver_version, l.plan_digest, l.tensor_count, p.placement_signature, (SELECT COUNT(*) FROM decisions d "
+                    + "WHERE d.load_id = l.load_id AND d.resolver_version = l.resolver_version) AS staged, (SELECT COUNT(*) FROM dead_letters x "
+                    + "WHERE x.load_id = l.load_id) AS dead FROM loads l LEFT JOIN plans p "
+                    + "ON p.plan_digest = l.plan_digest WHERE l.load_id IN (%s) AND l.complete = FALSE", chunk)) {
                 try (ResultSet rs = select.executeQuery()) {
                     while (rs.next()) {
-                        ready.add(RegressionDetector.ref(rs));
+                        candidates.add(new Candidate(RegressionDetector.ref(rs), rs.getInt("tensor_count"), rs.getString("placement_signature"),
+                                rs.getLong("staged"), rs.getLong("dead")));
                     }
                 }
             }
-            if (ready.isEmpty()) {
-                continue;
-            }
-            try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, placement_signature = ? "
-                    + "WHERE load_id = ?")) {
-                for (LoadRef load : ready) {
-                    List<TensorPlacement> placements = RegressionDetector.placements(c, load);
+            try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, placement_signature = ?, "
+                    + "plan_digest = ? WHERE load_id = ?")) {
+                int updates = 0;
+                for (Candidate candidate : candidates) {
+                    LoadRef load = candidate.load();
+                    String plan;
+                    String signature;
+                    if (candidate.staged() == candidate.tensorCount()) {
+                        // Every decision staged: they make the plan (one already stored, or a new one), as they say.
+                        plan = plans.fromStaged(c, load.loadId(), load.resolverVersion());
+                        if (load.planDigest() != null && !load.planDigest().equals(plan)) {
+                            LOG.warn("load {} names plan {} but its decisions make plan {}: stored with the plan its decisions make",
+                                    load.loadId(), load.planDigest(), plan);
+                        }
+                        signature = null;
+                    } else if (candidate.signature() != null && candidate.staged() == 0 && candidate.dead() == 0) {
+                        // Every decision matched the stored plan the load names (none waits, none was set aside).
+                        plan = load.planDigest();
+                        signature = candidate.signature();
+                    } else {
+                        continue;
+                    }
+                    LoadRef done = new LoadRef(load.loadId(), load.deploymentId(), load.modelId(), load.release(), load.occurredAt(),
+                            load.resolverVersion(), plan);
+                    List<TensorPlacement> placements = detector.plans().placements(c, plan);
                     update.setTimestamp(1, Timestamp.from(now));
-                    update.setString(2, signature(placements));
-                    update.setString(3, load.loadId());
+                    update.setString(2, signature != null ? signature : StoredPlans.signature(placements));
+                    update.setString(3, plan);
+                    update.setString(4, load.loadId());
                     update.addBatch();
-                    completed.add(new CompletedLoad(load, placements));
+                    updates++;
+                    completed.add(new CompletedLoad(done, placements));
+                    if (candidate.staged() > 0) {
+                        emptied.add(load.loadId());
+                    }
                 }
-                update.executeBatch();
+                if (updates > 0) {
+                    update.executeBatch();
+                }
+            }
+        }
+        Set<String> stragglers = new LinkedHashSet<>(stagedLoads);
+        completed.forEach(done -> stragglers.remove(done.load().loadId()));
+        for (List<String> chunk : InList.chunks(emptied)) {
+            try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk)) {
+                delete.executeUpdate();
+            }
+        }
+        for (List<String> chunk : InList.chunks(stragglers)) {
+            // Chained before plans existed (encoding 1): their decision rows are what the chain covers, and stay.
+            try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s) AND load_id IN (SELECT l.load_id "
+                    + "FROM loads l WHERE l.complete = TRUE) AND load_id NOT IN (SELECT e.load_id FROM chain_entries e WHERE e.encoding = 1)", chunk)) {
+                delete.executeUpdate();
             }
         }
         return completed;
     }
 
-    /** SHA-256 over every (tensor, domain) in tensor order: fleet drift compares these. */
-    private static String signature(List<TensorPlacement> placements) {
-        MessageDigest sha;
-        try {
-            sha = MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-        placements.forEach(t -> sha.update((t.name() + "=" + t.domain() + "\n").getBytes(StandardCharsets.UTF_8)));
-        return HexFormat.of().formatHex(sha.digest());
+    /**
+     * A touched load not complete yet: its plan's signature when the plan is stored, how many decisions it has staged,
+     * and how many of its records were dead-lettered.
+     */
+    private record Candidate(LoadRef load, int tensorCount, String signature, long staged, long dead) {
     }
 
     /** Where a batch's time went, phase by phase (pa_store_batch_phase_seconds): what a store that falls behind spends it on. */

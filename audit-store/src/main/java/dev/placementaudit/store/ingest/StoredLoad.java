@@ -10,11 +10,11 @@ final class StoredLoad {
     static final List<String> COLUMNS = List.of("load_id", "deployment_id", "cluster", "host", "release_name", "model_id", "model_name",
             "model_sha256", "platform_name", "profile_name", "occurred_at", "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes",
             "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors", "mapped_tensors", "resolver_version", "policy_digest",
-            "resolved_at", "complete", "summary_partition", "summary_offset");
+            "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest");
     static final List<String> TYPES = List.of("VARCHAR(36)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
             "VARCHAR(500)", "VARCHAR(64)", "VARCHAR(100)", "VARCHAR(100)", "TIMESTAMP WITH TIME ZONE", "INTEGER", "BIGINT", "BIGINT", "BIGINT",
             "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "VARCHAR(100)", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "BOOLEAN",
-            "INTEGER", "BIGINT");
+            "INTEGER", "BIGINT", "VARCHAR(64)");
 
     private StoredLoad() {
     }
@@ -31,12 +31,15 @@ final class StoredLoad {
         return null;
     }
 
-    /** @param partition and {@code offset}: where the summary stands in the log, which orders the hash chain */
+    /**
+     * @param partition and {@code offset}: where the summary stands in the log, which orders the hash chain. The plan
+     *                  digest is the one the summary names until the load completes with the plan its decisions make.
+     */
     static Object[] values(LoadResolved l, int partition, long offset) {
         return new Object[]{l.getLoadId().toString(), l.getDeploymentId(), l.getCluster(), l.getHost(), l.getRelease(), l.getModelId(),
                 l.getModelName(), l.getModelSha256(), l.getPlatformName(), l.getProfileName(), Timestamp.from(l.getLoadOccurredAt()),
                 l.getTensorCount(), l.getStoredBytes(), l.getResidentBytes(), l.getHeapBytes(), l.getOffHeapBytes(), l.getMappedBytes(),
                 l.getHeapTensors(), l.getOffHeapTensors(), l.getMappedTensors(), l.getResolverVersion(), l.getPolicyDigest(),
-                Timestamp.from(l.getResolvedAt()), false, partition, offset};
+                Timestamp.from(l.getResolvedAt()), false, partition, offset, StoredPlans.carried(l.getPlanDigest())};
     }
 }

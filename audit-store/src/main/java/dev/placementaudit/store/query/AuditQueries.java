@@ -4,6 +4,7 @@ import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.LoadRef;
+import dev.placementaudit.store.regression.PlanCache;
 import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.regression.ReleaseDiff;
 import dev.placementaudit.store.regression.RootCauses;
@@ -29,6 +30,10 @@ public final class AuditQueries {
     private final DataSource database;
     private final GrowthRule offHeap;
     private final GrowthRule heap;
+    /** Plans read, by digest: a plan never changes, so the API reads each once while it is in use. */
+    private final PlanCache plans = new PlanCache(64);
+    /** Diffs by pair of plans: two loads with the plans of two loads compared before differ alike. */
+    private final Map<String, PlanDiff> diffs = PlanCache.lru(256);
 
     public AuditQueries(DataSource database, GrowthRule offHeap, GrowthRule heap) {
         this.database = database;
@@ -39,7 +44,7 @@ public final class AuditQueries {
     public record LoadSummary(String loadId, String deploymentId, String cluster, String host, String release, String modelId,
                               String modelName, String platform, String profile, Instant occurredAt, boolean complete, int tensorCount,
                               long heapBytes, long offHeapBytes, long mappedBytes, int heapTensors, int offHeapTensors, int mappedTensors,
-                              String resolverVersion, String policyDigest, int deadLetteredRecords) {
+                              String resolverVersion, String policyDigest, int deadLetteredRecords, String planDigest) {
     }
 
     public record TensorRow(String name, int index, String storedFormat, long storedBytes, String residentFormat, long residentBytes,
@@ -97,7 +102,9 @@ public final class AuditQueries {
             + "profile_name, occurred_at, complete, tensor_count, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, "
             + "mapped_tensors, resolver_version, policy_digest, "
             // Records of the load the store set aside: a load missing one says so instead of staying silently incomplete.
-            + "(SELECT COUNT(*) FROM dead_letters x WHERE x.load_id = loads.load_id) AS dead_lettered";
+            + "(SELECT COUNT(*) FROM dead_letters x WHERE x.load_id = loads.load_id) AS dead_lettered, "
+            // The placement plan, once the load is complete with it.
+            + "CASE WHEN complete = TRUE THEN plan_digest END AS plan_digest";
 
     /** Loads, newest first; every filter optional. */
     public List<LoadSummary> loads(String deployment, String model, String release, int limit) throws SQLException {
@@ -138,8 +145,8 @@ public final class AuditQueries {
             }
             List<TensorRow> tensors = new ArrayList<>();
             try (PreparedStatement s = prepare(c, "SELECT tensor_name, tensor_index, stored_format, stored_bytes, resident_format, "
-                    + "resident_bytes, memory_domain, scope_kind, reason_code, placement_reason, mapping_blockers, reason, size_estimated FROM decisions "
-                    + "WHERE load_id = ? AND resolver_version = ? ORDER BY tensor_index", List.of(loadId, load.resolverVersion()));
+                    + "resident_bytes, memory_domain, scope_kind, reason_code, placement_reason, mapping_blockers, reason, size_estimated FROM "
+                    + "plan_tensors WHERE plan_digest = ? ORDER BY tensor_index", List.of(load.planDigest() == null ? "" : load.planDigest()));
                  ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     tensors.add(new TensorRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5), rs.getLong(6),
@@ -163,22 +170,30 @@ public final class AuditQueries {
             if (from.isEmpty() || to.isEmpty()) {
                 return Optional.empty();
             }
-            List<TensorPlacement> before = placements(c, from.get());
-            List<TensorPlacement> after = placements(c, to.get());
-            List<Finding> findings = ReleaseDiff.compare(before, after, offHeap, heap);
-            Map<String, Long> counts = new LinkedHashMap<>();
-            findings.forEach(f -> counts.merge(f.kind().name(), 1L, Long::sum));
-            return Optional.of(new DiffReport(from.get(), to.get(), RootCauses.of(before, after), findings, counts));
+            String pair = from.get().planDigest() + ">" + to.get().planDigest();
+            PlanDiff diff = diffs.get(pair);
+            if (diff == null) {
+                List<TensorPlacement> before = placements(c, from.get());
+                List<TensorPlacement> after = placements(c, to.get());
+                List<Finding> findings = ReleaseDiff.compare(before, after, offHeap, heap);
+                Map<String, Long> counts = new LinkedHashMap<>();
+                findings.forEach(f -> counts.merge(f.kind().name(), 1L, Long::sum));
+                diff = new PlanDiff(RootCauses.of(before, after), findings, java.util.Collections.unmodifiableMap(counts));
+                if (from.get().planDigest() != null && to.get().planDigest() != null) {
+                    diffs.put(pair, diff);
+                }
+            }
+            return Optional.of(new DiffReport(from.get(), to.get(), diff.causes(), diff.findings(), diff.counts()));
         }
     }
 
     /**
-     * One release across the fleet: totals, deployments with regressions, and deployments that placed a model
-     * differently from the majority of deployments running it on the same platform and profile.
+     * One release across the fleet: totals, deployments with regressions, and deployments whose placement plan differs
+     * from the plan most deployments running the model on the same platform and profile have.
      */
     public FleetReport fleet(String release) throws SQLException {
         String sql = "SELECT l.deployment_id, l.model_id, l.platform_name, l.profile_name, l.load_id, l.heap_bytes, l.offheap_bytes, "
-                + "l.mapped_bytes, l.placement_signature, (SELECT COUNT(*) FROM findings f WHERE f.load_id = l.load_id AND f.kind IN "
+                + "l.mapped_bytes, l.plan_digest, (SELECT COUNT(*) FROM findings f WHERE f.load_id = l.load_id AND f.kind IN "
                 + "('LOST_MAPPING', 'OFFHEAP_GROWTH', 'HEAP_GROWTH')) FROM loads l WHERE l.release_name = ? AND l.complete = TRUE "
                 + "AND l.occurred_at = (SELECT MAX(x.occurred_at) FROM loads x WHERE x.complete = TRUE AND x.release_name = l.release_name "
                 + "AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id) ORDER BY l.deployment_id, l.model_id";
@@ -236,9 +251,8 @@ public final class AuditQueries {
         List<TensorHistoryRow> rows = new ArrayList<>();
         try (Connection c = database.getConnection();
              PreparedStatement s = prepare(c, "SELECT l.release_name, l.load_id, l.occurred_at, d.memory_domain, d.resident_bytes, d.stored_format, "
-                     + "d.resident_format, d.reason_code, d.reason FROM loads l JOIN decisions d ON d.load_id = l.load_id AND "
-                     + "d.resolver_version = l.resolver_version WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND "
-                     + "d.tensor_name = ? ORDER BY l.occurred_at, l.load_id FETCH FIRST " + limit + " ROWS ONLY", List.of(deployment, model, tensor));
+                     + "d.resident_format, d.reason_code, d.reason FROM loads l JOIN plan_tensors d ON d.plan_digest = l.plan_digest "
+                     + "WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND d.tensor_name = ? ORDER BY l.occurred_at, l.load_id FETCH FIRST " + limit + " ROWS ONLY", List.of(deployment, model, tensor));
              ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 rows.add(new TensorHistoryRow(rs.getString(1), rs.getString(2), rs.getTimestamp(3).toInstant(), rs.getString(4), rs.getLong(5),
@@ -295,24 +309,28 @@ public final class AuditQueries {
         }
     }
 
-    private static List<RootCauses.CauseGroup> causes(Connection c, String fromLoad, String toLoad) {
+    private List<RootCauses.CauseGroup> causes(Connection c, String fromLoad, String toLoad) {
         try {
             Optional<LoadRef> from = ref(c, fromLoad);
             Optional<LoadRef> to = ref(c, toLoad);
             if (from.isEmpty() || to.isEmpty()) {
                 return List.of();
             }
-            return RootCauses.of(RegressionDetector.placements(c, from.get()), RegressionDetector.placements(c, to.get()));
+            return RootCauses.of(plans.placements(c, from.get()), plans.placements(c, to.get()));
         } catch (SQLException e) {
             throw new UncheckedSqlException(e);
         }
     }
 
     private static Optional<LoadRef> ref(Connection c, String loadId) throws SQLException {
-        try (PreparedStatement s = prepare(c, "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version FROM loads "
-                + "WHERE load_id = ?", List.of(loadId)); ResultSet rs = s.executeQuery()) {
+        try (PreparedStatement s = prepare(c, "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest "
+                + "FROM loads WHERE load_id = ?", List.of(loadId)); ResultSet rs = s.executeQuery()) {
             return rs.next() ? Optional.of(RegressionDetector.ref(rs)) : Optional.empty();
         }
+    }
+
+    /** The diff of two plans. */
+    private record PlanDiff(List<RootCauses.CauseGroup> causes, List<Finding> findings, Map<String, Long> counts) {
     }
 
     /** Carries an SQLException out of a lambda. */
@@ -337,16 +355,15 @@ public final class AuditQueries {
         }
     }
 
-    private static List<TensorPlacement> placements(Connection c, LoadSummary load) throws SQLException {
-        return RegressionDetector.placements(c, new LoadRef(load.loadId(), load.deploymentId(), load.modelId(), load.release(),
-                load.occurredAt(), load.resolverVersion()));
+    private List<TensorPlacement> placements(Connection c, LoadSummary load) throws SQLException {
+        return load.planDigest() == null ? List.of() : plans.placements(c, load.planDigest());
     }
 
     private static LoadSummary summary(ResultSet rs) throws SQLException {
         return new LoadSummary(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
                 rs.getString(7), rs.getString(8), rs.getString(9), rs.getTimestamp(10).toInstant(), rs.getBoolean(11), rs.getInt(12),
                 rs.getLong(13), rs.getLong(14), rs.getLong(15), rs.getInt(16), rs.getInt(17), rs.getInt(18), rs.getString(19), rs.getString(20),
-                rs.getInt(21));
+                rs.getInt(21), rs.getString(22));
     }
 
     private static PreparedStatement prepare(Connection c, String sql, List<Object> args) throws SQLException {

@@ -11,6 +11,7 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -29,6 +30,9 @@ public final class RegressionDetector {
     private final GrowthRule offHeap;
     private final GrowthRule heap;
     private final String insertFinding;
+    /** Placements by plan, and comparisons by pair of plans: plans never change, so what was read once holds. */
+    private final PlanCache plans = new PlanCache(64);
+    private final Map<String, PlanComparison> comparisons = PlanCache.lru(256);
 
     public RegressionDetector(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
         this.offHeap = offHeap;
@@ -48,9 +52,9 @@ public final class RegressionDetector {
         if (previous.isEmpty()) {
             return Optional.empty();
         }
-        List<TensorPlacement> before = placements(c, previous.get());
-        List<Finding> findings = ReleaseDiff.compare(before, placements, offHeap, heap);
-        List<RootCauses.CauseGroup> causes = RootCauses.of(before, placements);
+        PlanComparison comparison = compare(c, previous.get(), load, placements);
+        List<Finding> findings = comparison.findings();
+        List<RootCauses.CauseGroup> causes = comparison.causes();
         if (again) {
             try (PreparedStatement delete = c.prepareStatement("DELETE FROM findings WHERE load_id = ?")) {
                 delete.setString(1, load.loadId());
@@ -76,28 +80,64 @@ public final class RegressionDetector {
         return Optional.of(new Detection(load, previous.get(), findings, causes));
     }
 
+    /**
+     * The two loads' plans compared: nothing when they are one plan (no read at all), else the diff of the two plans,
+     * remembered by the pair (a fleet repeats the same few pairs).
+     */
+    private PlanComparison compare(Connection c, LoadRef before, LoadRef after, List<TensorPlacement> afterPlacements) throws SQLException {
+        if (before.planDigest() != null && before.planDigest().equals(after.planDigest())) {
+            return PlanComparison.SAME;
+        }
+        String pair = before.planDigest() + ">" + after.planDigest();
+        PlanComparison known = before.planDigest() == null || after.planDigest() == null ? null : comparisons.get(pair);
+        if (known != null) {
+            return known;
+        }
+        List<TensorPlacement> beforePlacements = plans.placements(c, before);
+        PlanComparison comparison = new PlanComparison(ReleaseDiff.compare(beforePlacements, afterPlacements, offHeap, heap),
+                RootCauses.of(beforePlacements, afterPlacements));
+        if (before.planDigest() != null && after.planDigest() != null) {
+            comparisons.put(pair, comparison);
+        }
+        return comparison;
+    }
+
+    /** What the placements of two plans differ by. */
+    private record PlanComparison(List<Finding> findings, List<RootCauses.CauseGroup> causes) {
+        static final PlanComparison SAME = new PlanComparison(List.of(), List.of());
+    }
+
+    /** The plans this detector has read or been given, by digest. */
+    public PlanCache plans() {
+        return plans;
+    }
+
     /** The completed load a later one should now be compared with, when this one arrived late. */
     public Optional<LoadRef> successor(Connection c, LoadRef load) throws SQLException {
-        String sql = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version FROM loads "
+        String sql = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest FROM loads "
                 + "WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at > ? "
                 + "ORDER BY occurred_at ASC FETCH FIRST 1 ROWS ONLY";
         return one(c, sql, load);
     }
 
     public static Optional<LoadRef> previous(Connection c, LoadRef load) throws SQLException {
-        String sql = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version FROM loads "
+        String sql = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest FROM loads "
                 + "WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at < ? "
                 + "ORDER BY occurred_at DESC FETCH FIRST 1 ROWS ONLY";
         return one(c, sql, load);
     }
 
+    /** Where each tensor of the load landed, in tensor order, from its plan. */
     public static List<TensorPlacement> placements(Connection c, LoadRef load) throws SQLException {
+        return load.planDigest() == null ? List.of() : plan(c, load.planDigest());
+    }
+
+    /** Where each tensor of a plan lands, in tensor order. */
+    public static List<TensorPlacement> plan(Connection c, String planDigest) throws SQLException {
         List<TensorPlacement> tensors = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, tensor_index, memory_domain, resident_bytes, stored_format, "
-                + "resident_format, reason_code, mapping_blockers, reason FROM decisions WHERE load_id = ? AND resolver_version = ? "
-                + "ORDER BY tensor_index")) {
-            s.setString(1, load.loadId());
-            s.setString(2, load.resolverVersion());
+                + "resident_format, reason_code, mapping_blockers, reason FROM plan_tensors WHERE plan_digest = ? ORDER BY tensor_index")) {
+            s.setString(1, planDigest);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     tensors.add(new TensorPlacement(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5),
@@ -122,7 +162,7 @@ public final class RegressionDetector {
 
     public static LoadRef ref(ResultSet rs) throws SQLException {
         return new LoadRef(rs.getString("load_id"), rs.getString("deployment_id"), rs.getString("model_id"), rs.getString("release_name"),
-                rs.getTimestamp("occurred_at").toInstant(), rs.getString("resolver_version"));
+                rs.getTimestamp("occurred_at").toInstant(), rs.getString("resolver_version"), rs.getString("plan_digest"));
     }
 
     private static String findingId(LoadRef load, LoadRef previous, Finding f) {

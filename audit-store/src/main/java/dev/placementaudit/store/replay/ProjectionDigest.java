@@ -26,10 +26,13 @@ public final class ProjectionDigest {
         TABLES.put("loads", "SELECT load_id, deployment_id, cluster, host, release_name, model_id, model_name, model_sha256, platform_name, "
                 + "profile_name, occurred_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, "
                 + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, placement_signature, summary_partition, "
-                + "summary_offset FROM %s.loads ORDER BY load_id");
+                + "summary_offset, plan_digest FROM %s.loads ORDER BY load_id");
+        // Decisions staged for loads not complete yet (and, in a store chained before plans, those its chain covers).
         TABLES.put("decisions", "SELECT * FROM %s.decisions ORDER BY decision_id");
+        TABLES.put("plans", "SELECT plan_digest, tensor_count, placement_signature FROM %s.plans ORDER BY plan_digest");
+        TABLES.put("plan_tensors", "SELECT * FROM %s.plan_tensors ORDER BY plan_digest, tensor_index");
         // The hash chain: a rebuild from the log must write the very same one.
-        TABLES.put("chain_entries", "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash FROM %s.chain_entries "
+        TABLES.put("chain_entries", "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM %s.chain_entries "
                 + "ORDER BY deployment_id, seq");
         TABLES.put("findings", "SELECT finding_id, load_id, previous_load_id, deployment_id, model_id, from_release, to_release, kind, "
                 + "tensor_name, before_domain, after_domain, before_bytes, after_bytes, before_format, after_format, before_reason, after_reason "

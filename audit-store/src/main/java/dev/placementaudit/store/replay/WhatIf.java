@@ -219,8 +219,7 @@ public final class WhatIf {
     /** The recorded domain of every tensor of a load, by the resolver version its summary names. */
     private static Map<String, String> recorded(Connection c, String loadId) throws SQLException {
         Map<String, String> domains = new HashMap<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT d.tensor_name, d.memory_domain FROM decisions d JOIN loads l ON l.load_id = d.load_id "
-                + "AND l.resolver_version = d.resolver_version WHERE d.load_id = ?")) {
+        try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, memory_domain FROM load_tensors WHERE load_id = ?")) {
             s.setString(1, loadId);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {

@@ -46,7 +46,11 @@ public final class Retention {
     public record DeploymentPlan(String deploymentId, List<String> loadIds, ChainHead anchor) {
     }
 
-    public record Result(String rule, boolean dryRun, int deployments, int loads, long decisions, List<ChainHead> anchors) {
+    /**
+     * @param decisions the tensor decisions the dropped loads held (their plans' tensors, counted per load)
+     * @param plans     plans dropped because no load names them any more (0 on a dry run: nothing is dropped)
+     */
+    public record Result(String rule, boolean dryRun, int deployments, int loads, long decisions, int plans, List<ChainHead> anchors) {
     }
 
     /** Which loads are old: by time, or by how many newer releases a deployment's model has had since. */
@@ -98,6 +102,7 @@ public final class Retention {
         int loads = 0;
         long decisions = 0;
         int touched = 0;
+        int plans = 0;
         List<ChainHead> anchors = new ArrayList<>();
         for (int i = 0; i < deployments.size(); i++) {
             String deployment = deployments.get(i);
@@ -105,9 +110,10 @@ public final class Retention {
                 c.setAutoCommit(false);
                 try {
                     DeploymentPlan plan = plan(c, deployment, rule);
-                    long rows = plan.loadIds().isEmpty() ? 0 : count(c, "SELECT COUNT(*) FROM decisions WHERE load_id IN (%s)", plan.loadIds());
+                    long rows = plan.loadIds().isEmpty() ? 0 : count(c, "SELECT COALESCE(SUM(tensor_count), 0) FROM loads WHERE load_id IN (%s)",
+                            plan.loadIds());
                     if (!dryRun && !plan.loadIds().isEmpty()) {
-                        delete(c, plan);
+                        plans += delete(c, plan);
                     }
                     c.commit();
                     if (!plan.loadIds().isEmpty()) {
@@ -128,7 +134,7 @@ public final class Retention {
                 }
             }
         }
-        return new Result(rule.toString(), dryRun, touched, loads, decisions, anchors);
+        return new Result(rule.toString(), dryRun, touched, loads, decisions, plans, anchors);
     }
 
     /** The loads of one deployment to drop, and the chain's new anchor when its start goes. */
@@ -198,7 +204,7 @@ public final class Retention {
     private static Set<String> kept(Connection c, String deployment) throws SQLException {
         List<LoadRef> latest = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, l.occurred_at, "
-                + "l.resolver_version FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE AND l.occurred_at = (SELECT MAX(x.occurred_at) "
+                + "l.resolver_version, l.plan_digest FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE AND l.occurred_at = (SELECT MAX(x.occurred_at) "
                 + "FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id)")) {
             s.setString(1, deployment);
             try (ResultSet rs = s.executeQuery()) {
@@ -215,7 +221,22 @@ public final class Retention {
         return kept;
     }
 
-    private void delete(Connection c, DeploymentPlan plan) throws SQLException {
+    /**
+     * Drops the loads and all that hangs on them, then those of their plans no load names any more; returns how many
+     * plans that was. Only the dropped loads' plans are candidates: a plan just built for a load whose summary has not
+     * come yet names no load either, and must stay. (A load whose decisions found an old plan stored while its last
+     * other load was being dropped would find it gone: it stays incomplete, and a rebuild restores it.)
+     */
+    private int delete(Connection c, DeploymentPlan plan) throws SQLException {
+        Set<String> planDigests = new java.util.TreeSet<>();
+        for (List<String> chunk : InList.chunks(plan.loadIds())) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT DISTINCT plan_digest FROM loads WHERE load_id IN (%s) AND plan_digest IS NOT NULL",
+                    chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    planDigests.add(rs.getString(1));
+                }
+            }
+        }
         for (List<String> chunk : InList.chunks(plan.loadIds())) {
             update(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM findings WHERE load_id IN (%s)", chunk);
@@ -223,6 +244,15 @@ public final class Retention {
             update(c, "DELETE FROM dead_letters WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM chain_entries WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM loads WHERE load_id IN (%s)", chunk);
+        }
+        int plans = 0;
+        for (List<String> chunk : InList.chunks(planDigests)) {
+            update(c, "DELETE FROM plan_tensors WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
+                    + "WHERE l.plan_digest = plan_tensors.plan_digest)", chunk);
+            try (PreparedStatement s = InList.prepare(c, "DELETE FROM plans WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
+                    + "WHERE l.plan_digest = plans.plan_digest)", chunk)) {
+                plans += s.executeUpdate();
+            }
         }
         if (plan.anchor() != null) {
             try (PreparedStatement s = c.prepareStatement(dialect.upsert("chain_anchors", List.of("deployment_id", "seq", "entry_hash", "pruned_at"),
@@ -234,6 +264,7 @@ public final class Retention {
                 s.executeUpdate();
             }
         }
+        return plans;
     }
 
     private static long count(Connection c, String sql, List<String> ids) throws SQLException {

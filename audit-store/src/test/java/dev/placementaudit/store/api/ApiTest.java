@@ -81,7 +81,7 @@ class ApiTest {
             JsonNode alerts = ok(base + "/api/alerts?deployment=phone-1");
             assertThat(alerts).extracting(a -> a.get("kind").asText()).containsExactlyInAnyOrder("OFFHEAP_GROWTH", "LOST_MAPPING");
 
-            long decisionsBefore = h.count("SELECT COUNT(*) FROM decisions");
+            long decisionsBefore = h.count("SELECT COUNT(*) FROM load_tensors");
             assertStatus(base + "/api/loads?deployment=" + encode("x'; DROP TABLE decisions; --"), "s3cret", 400, "deployment");
             assertStatus(base + "/api/loads?limit=0", "s3cret", 400, "limit");
             assertStatus(base + "/api/loads?limit=1000000", "s3cret", 400, "limit");
@@ -92,7 +92,7 @@ class ApiTest {
             assertStatus(base + "/api/fleet?release=" + "r".repeat(500), "s3cret", 400, "release");
             assertStatus(base + "/api/fleet?release=r2", null, 401, "missing or wrong token");
             assertStatus(base + "/api/fleet?release=r2", "wrong", 401, "missing or wrong token");
-            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isEqualTo(decisionsBefore);
+            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(decisionsBefore);
             assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/health")).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
                     .as("ops endpoints stay open").isEqualTo(200);
         }

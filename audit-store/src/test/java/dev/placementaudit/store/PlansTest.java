@@ -1,0 +1,116 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.schemas.PlanDigest;
+import dev.placementaudit.store.chain.ChainVerifier;
+import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import dev.placementaudit.worker.resolve.ResolvedLoad;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Placement plans as the store keeps them: one per distinct plan however many loads name it, built at once from a
+ * load whose decisions all came in one batch, from staged decisions when they did not, and computed by the store for
+ * events written before workers named plans - always the digest the worker would have named.
+ */
+@ExtendWith(KafkaBrokerExtension.class)
+class PlansTest {
+
+    @DatabaseTest
+    void everyPathToAPlanEndsAtTheDigestTheWorkerNames(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        List<ModelLoaded> current = new ArrayList<>();
+        List<ModelLoaded> legacy = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            current.add(StoreHarness.load("edge-" + i, "r1", 2, i, false));
+            legacy.add(StoreHarness.load("old-" + i, "r1", 2, i, i % 2 == 1));
+        }
+        List<ResolvedLoad> resolved = h.publish(current);
+        // Events as a worker before plans wrote them: no digest on the decisions or the summary.
+        List<ResolvedLoad> legacyResolved = new ArrayList<>();
+        for (ModelLoaded load : legacy) {
+            ResolvedLoad r = h.resolve(load);
+            legacyResolved.add(r);
+            for (AllocationDecided d : r.decisions()) {
+                h.publishRaw(h.decisions, StoreHarness.DECISIONS.encode(AllocationDecided.newBuilder(d).setPlanDigest(null).build()));
+            }
+            h.publishRaw(h.resolved, StoreHarness.SUMMARIES.encode(LoadResolved.newBuilder(r.summary()).setPlanDigest(null).build()));
+        }
+
+        Map<String, String> settings = h.settings();
+        // Two records a batch: no load is whole in one, so every plan here is built from staged decisions.
+        settings.put("store.max.poll.records", "2");
+        try (AuditStore store = h.start(settings)) {
+            await().atMost(Duration.ofSeconds(90)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 8);
+
+            String plain = resolved.get(0).summary().getPlanDigest();
+            String dequantized = legacyResolved.get(1).summary().getPlanDigest();
+            assertThat(plain).isNotEqualTo(dequantized);
+            // Two plans for eight loads: the plain one (every current load, two legacy ones) and the dequantized one.
+            assertThat(h.count("SELECT COUNT(*) FROM plans")).isEqualTo(2);
+            assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(2 * 4);
+            assertThat(h.count("SELECT COUNT(*) FROM loads WHERE plan_digest = '" + plain + "'")).isEqualTo(6);
+            assertThat(h.count("SELECT COUNT(*) FROM loads WHERE plan_digest = '" + dequantized + "'")).isEqualTo(2);
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).as("nothing left staged").isZero();
+            // What the store computed for the legacy loads is what the worker names now, and what their decisions make.
+            assertThat(PlanDigest.of(legacyResolved.get(1).decisions())).isEqualTo(dequantized);
+
+            for (ResolvedLoad r : List.of(resolved.get(2), legacyResolved.get(3))) {
+                AuditQueries.LoadDetail detail = store.queries().load(r.summary().getLoadId().toString()).orElseThrow();
+                assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::name)
+                        .containsExactlyElementsOf(r.decisions().stream().map(AllocationDecided::getTensorName).toList());
+                assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::domain)
+                        .containsExactlyElementsOf(r.decisions().stream().map(d -> d.getDomain().name()).toList());
+            }
+            try (Connection c = db.dataSource().getConnection()) {
+                ChainVerifier.Report report = ChainVerifier.verify(c, Optional.empty(), Optional.empty());
+                assertThat(report.breaks()).isEmpty();
+                assertThat(report.entries()).isEqualTo(8);
+            }
+        }
+    }
+
+    @DatabaseTest
+    void aFleetThatRepeatsItsPlanWritesOneRowPerLoad(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        List<ModelLoaded> first = List.of(StoreHarness.load("edge-0", "r1", 3, 0, false));
+        h.publish(first);
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+        }
+        List<ModelLoaded> fleet = new ArrayList<>();
+        for (int i = 1; i <= 40; i++) {
+            fleet.add(StoreHarness.load("edge-" + i, "r1", 3, i, false));
+        }
+        h.publish(fleet);
+        io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry = new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
+                io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+        try (AuditStore store = h.start(h.settings(), registry)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 41);
+            // The plan was stored by the first load; the forty after it each wrote their load row and nothing else.
+            assertThat(h.count("SELECT COUNT(*) FROM plans")).isEqualTo(1);
+            assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(5);
+            assertThat(h.count("SELECT COUNT(*) FROM decisions")).isZero();
+            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(41 * 5);
+            assertThat(h.count("SELECT SUM(next_offset) FROM ingest_offsets")).isEqualTo(41 * 5 + 41);
+            assertThat(registry.get("pa.store.decisions").counter().count()).isEqualTo(40 * 5);
+            assertThat(registry.get("pa.store.decisions.staged").counter().count()).as("no decision row written, even for a while").isZero();
+            assertThat(registry.get("pa.store.plan.tensor.rows").counter().count()).isZero();
+        }
+    }
+}
