@@ -21,7 +21,8 @@ import java.util.List;
  * builds one now, so that every query, which reads plans, sees it. Loads not complete yet are left: their decisions
  * are staged, and the store completes them as it always did. The decision rows of loads whose chain entry covers them
  * (encoding 1) stay, for {@code store verify}; those of loads never chained (stored before the chain) go, as the
- * plan now holds them.
+ * plan now holds them. Findings, stored per load until now, become those of the pair of plans each compared load makes
+ * (plan_findings; V10 then replaces the table by a view over them).
  */
 public class V9__plans_of_loads_stored_before extends BaseJavaMigration {
     private static final Logger LOG = LoggerFactory.getLogger(V9__plans_of_loads_stored_before.class);
@@ -49,11 +50,62 @@ public class V9__plans_of_loads_stored_before extends BaseJavaMigration {
                 LOG.info("  {} of {} loads, {} plans", i + 1, loads.size(), plans);
             }
         }
+        int pairs = findings(c);
         try (PreparedStatement s = c.prepareStatement("DELETE FROM decisions WHERE load_id IN (SELECT l.load_id FROM loads l WHERE l.complete = TRUE) "
                 + "AND load_id NOT IN (SELECT e.load_id FROM chain_entries e)")) {
             s.executeUpdate();
         }
-        LOG.info("{} loads now name {} plans", loads.size(), plans);
+        LOG.info("{} loads now name {} plans; their findings are those of {} pairs of plans", loads.size(), plans, pairs);
+    }
+
+    /** Names each compared load's predecessor and its plan, and stores each pair's findings once; returns the pairs stored. */
+    private static int findings(Connection c) throws SQLException {
+        List<String[]> compared = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT DISTINCT f.load_id, f.previous_load_id, f.from_release, p.plan_digest, l.plan_digest "
+                + "FROM findings f JOIN loads l ON l.load_id = f.load_id LEFT JOIN loads p ON p.load_id = f.previous_load_id "
+                + "WHERE l.plan_digest IS NOT NULL ORDER BY f.load_id"); ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                compared.add(new String[]{rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5)});
+            }
+        }
+        int pairs = 0;
+        java.util.Set<String> stored = new java.util.HashSet<>();
+        for (String[] load : compared) {
+            try (PreparedStatement s = c.prepareStatement("UPDATE loads SET previous_load_id = ?, previous_release = ?, previous_plan_digest = ? "
+                    + "WHERE load_id = ?")) {
+                s.setString(1, load[1]);
+                s.setString(2, load[2]);
+                s.setString(3, load[3]);
+                s.setString(4, load[0]);
+                s.executeUpdate();
+            }
+            // A predecessor pruned before this version left no plan to name: its findings cannot be kept by pair.
+            if (load[3] == null || !stored.add(load[3] + ">" + load[4])) {
+                continue;
+            }
+            try (PreparedStatement s = c.prepareStatement("SELECT kind, tensor_name, before_domain, after_domain, before_bytes, after_bytes, "
+                    + "before_format, after_format, before_reason, after_reason FROM findings WHERE load_id = ? ORDER BY kind, tensor_name");
+                 PreparedStatement insert = c.prepareStatement("INSERT INTO plan_findings (from_plan, to_plan, seq, kind, tensor_name, "
+                         + "before_domain, after_domain, before_bytes, after_bytes, before_format, after_format, before_reason, after_reason) "
+                         + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                s.setString(1, load[0]);
+                try (ResultSet rs = s.executeQuery()) {
+                    int seq = 0;
+                    while (rs.next()) {
+                        insert.setString(1, load[3]);
+                        insert.setString(2, load[4]);
+                        insert.setInt(3, seq++);
+                        for (int i = 1; i <= 10; i++) {
+                            insert.setObject(i + 3, rs.getObject(i));
+                        }
+                        insert.addBatch();
+                    }
+                }
+                insert.executeBatch();
+            }
+            pairs++;
+        }
+        return pairs;
     }
 
     /** Builds and names the load's plan; true when the plan was new. */

@@ -35,6 +35,30 @@ CREATE TABLE plan_tensors (
 ALTER TABLE loads ADD COLUMN plan_digest VARCHAR(64);
 CREATE INDEX loads_by_plan ON loads (plan_digest);
 
+-- What a completed load was compared with (its predecessor: the latest complete load of another, earlier release of
+-- its deployment and model), and that load's plan: the findings are those of the pair of plans (plan_findings).
+ALTER TABLE loads ADD COLUMN previous_load_id VARCHAR(36);
+ALTER TABLE loads ADD COLUMN previous_release VARCHAR(200);
+ALTER TABLE loads ADD COLUMN previous_plan_digest VARCHAR(64);
+
+-- What changes from one plan to another, stored once per pair of plans however many loads make that change.
+CREATE TABLE plan_findings (
+    from_plan            VARCHAR(64)   NOT NULL,
+    to_plan              VARCHAR(64)   NOT NULL,
+    seq                  INTEGER       NOT NULL,
+    kind                 VARCHAR(30)   NOT NULL,
+    tensor_name          VARCHAR(1000),
+    before_domain        VARCHAR(20),
+    after_domain         VARCHAR(20),
+    before_bytes         BIGINT        NOT NULL,
+    after_bytes          BIGINT        NOT NULL,
+    before_format        VARCHAR(150),
+    after_format         VARCHAR(150),
+    before_reason        VARCHAR(4000),
+    after_reason         VARCHAR(4000),
+    PRIMARY KEY (from_plan, to_plan, seq)
+);
+
 -- How an entry was hashed (HashChain): 1 over the load's decision rows (stores written before this version, whose
 -- decision rows stay for it), 2 over its row and its plan's digest.
 ALTER TABLE chain_entries ADD COLUMN encoding INTEGER DEFAULT 1 NOT NULL;

@@ -20,12 +20,10 @@ import java.util.UUID;
  * different release, earlier), diff them, and record the findings - inside the ingesting transaction.
  */
 public final class RegressionDetector {
-    private static final List<String> FINDING_COLUMNS = List.of("finding_id", "load_id", "previous_load_id", "deployment_id", "model_id",
-            "from_release", "to_release", "kind", "tensor_name", "before_domain", "after_domain", "before_bytes", "after_bytes",
-            "before_format", "after_format", "before_reason", "after_reason", "detected_at");
-    private static final List<String> FINDING_TYPES = List.of("VARCHAR(36)", "VARCHAR(36)", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(200)",
-            "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(30)", "VARCHAR(1000)", "VARCHAR(20)", "VARCHAR(20)", "BIGINT", "BIGINT",
-            "VARCHAR(150)", "VARCHAR(150)", "VARCHAR(4000)", "VARCHAR(4000)", "TIMESTAMP WITH TIME ZONE");
+    private static final List<String> FINDING_COLUMNS = List.of("from_plan", "to_plan", "seq", "kind", "tensor_name", "before_domain",
+            "after_domain", "before_bytes", "after_bytes", "before_format", "after_format", "before_reason", "after_reason");
+    private static final List<String> FINDING_TYPES = List.of("VARCHAR(64)", "VARCHAR(64)", "INTEGER", "VARCHAR(30)", "VARCHAR(1000)",
+            "VARCHAR(20)", "VARCHAR(20)", "BIGINT", "BIGINT", "VARCHAR(150)", "VARCHAR(150)", "VARCHAR(4000)", "VARCHAR(4000)");
 
     private final GrowthRule offHeap;
     private final GrowthRule heap;
@@ -37,14 +35,20 @@ public final class RegressionDetector {
     public RegressionDetector(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
         this.offHeap = offHeap;
         this.heap = heap;
-        this.insertFinding = dialect.insertIgnoringDuplicates("findings", FINDING_COLUMNS, FINDING_TYPES, "finding_id");
+        this.insertFinding = dialect == Dialect.POSTGRESQL
+                ? "INSERT INTO plan_findings (" + String.join(", ", FINDING_COLUMNS) + ") VALUES (" + String.join(", ",
+                FINDING_TYPES.stream().map(t -> "CAST(? AS " + t + ")").toList()) + ") ON CONFLICT (from_plan, to_plan, seq) DO NOTHING"
+                : "MERGE INTO plan_findings AS t USING (VALUES (" + String.join(", ", FINDING_TYPES.stream().map(t -> "CAST(? AS " + t + ")").toList())
+                + ")) AS s(" + String.join(", ", FINDING_COLUMNS) + ") ON t.from_plan = s.from_plan AND t.to_plan = s.to_plan AND t.seq = s.seq "
+                + "WHEN NOT MATCHED THEN INSERT (" + String.join(", ", FINDING_COLUMNS) + ") VALUES ("
+                + String.join(", ", FINDING_COLUMNS.stream().map(col -> "s." + col).toList()) + ")";
     }
 
     /**
      * Diffs the load (whose placements the caller has) against its predecessor and stores the findings; empty when
      * it has none (a first release).
      *
-     * @param again true when the load was compared before, with another predecessor: its old findings go
+     * @param again true when the load was compared before, with another predecessor: it now names this one
      */
     public Optional<Detection> detect(Connection c, LoadRef load, List<TensorPlacement> placements, boolean again, Instant now)
             throws SQLException {
@@ -55,27 +59,30 @@ public final class RegressionDetector {
         PlanComparison comparison = compare(c, previous.get(), load, placements);
         List<Finding> findings = comparison.findings();
         List<RootCauses.CauseGroup> causes = comparison.causes();
-        if (again) {
-            try (PreparedStatement delete = c.prepareStatement("DELETE FROM findings WHERE load_id = ?")) {
-                delete.setString(1, load.loadId());
-                delete.executeUpdate();
-            }
+        // The load names what it was compared with; the findings are the pair of plans', stored once for every load
+        // that makes the same change (a comparison made again, with a later-arriving predecessor, just names another).
+        try (PreparedStatement compared = c.prepareStatement("UPDATE loads SET previous_load_id = ?, previous_release = ?, "
+                + "previous_plan_digest = ? WHERE load_id = ?")) {
+            compared.setString(1, previous.get().loadId());
+            compared.setString(2, previous.get().release());
+            compared.setString(3, previous.get().planDigest());
+            compared.setString(4, load.loadId());
+            compared.executeUpdate();
         }
-        if (findings.isEmpty()) {
-            return Optional.of(new Detection(load, previous.get(), findings, causes));
-        }
-        try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
-            for (Finding f : findings) {
-                Object[] values = {findingId(load, previous.get(), f), load.loadId(), previous.get().loadId(), load.deploymentId(), load.modelId(),
-                        previous.get().release(), load.release(), f.kind().name(), f.tensorName(), f.beforeDomain(), f.afterDomain(),
-                        f.beforeBytes(), f.afterBytes(), f.beforeFormat(), f.afterFormat(), truncate(f.beforeReason()), truncate(f.afterReason()),
-                        Timestamp.from(now)};
-                for (int i = 0; i < values.length; i++) {
-                    insert.setObject(i + 1, values[i]);
+        if (!findings.isEmpty() && !pairStored(c, previous.get().planDigest(), load.planDigest())) {
+            try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
+                for (int i = 0; i < findings.size(); i++) {
+                    Finding f = findings.get(i);
+                    Object[] values = {previous.get().planDigest(), load.planDigest(), i, f.kind().name(), f.tensorName(), f.beforeDomain(),
+                            f.afterDomain(), f.beforeBytes(), f.afterBytes(), f.beforeFormat(), f.afterFormat(), truncate(f.beforeReason()),
+                            truncate(f.afterReason())};
+                    for (int v = 0; v < values.length; v++) {
+                        insert.setObject(v + 1, values[v]);
+                    }
+                    insert.addBatch();
                 }
-                insert.addBatch();
+                insert.executeBatch();
             }
-            insert.executeBatch();
         }
         return Optional.of(new Detection(load, previous.get(), findings, causes));
     }
@@ -105,6 +112,16 @@ public final class RegressionDetector {
     /** What the placements of two plans differ by. */
     private record PlanComparison(List<Finding> findings, List<RootCauses.CauseGroup> causes) {
         static final PlanComparison SAME = new PlanComparison(List.of(), List.of());
+    }
+
+    private static boolean pairStored(Connection c, String from, String to) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM plan_findings WHERE from_plan = ? AND to_plan = ? AND seq = 0")) {
+            s.setString(1, from);
+            s.setString(2, to);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next();
+            }
+        }
     }
 
     /** The plans this detector has read or been given, by digest. */
@@ -163,11 +180,6 @@ public final class RegressionDetector {
     public static LoadRef ref(ResultSet rs) throws SQLException {
         return new LoadRef(rs.getString("load_id"), rs.getString("deployment_id"), rs.getString("model_id"), rs.getString("release_name"),
                 rs.getTimestamp("occurred_at").toInstant(), rs.getString("resolver_version"), rs.getString("plan_digest"));
-    }
-
-    private static String findingId(LoadRef load, LoadRef previous, Finding f) {
-        return UUID.nameUUIDFromBytes((load.loadId() + "/" + previous.loadId() + "/" + f.kind() + "/" + f.tensorName())
-                .getBytes(StandardCharsets.UTF_8)).toString();
     }
 
     private static String truncate(String reason) {

@@ -239,7 +239,6 @@ public final class Retention {
         }
         for (List<String> chunk : InList.chunks(plan.loadIds())) {
             update(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk);
-            update(c, "DELETE FROM findings WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM alerts WHERE to_load_id IN (%s)", chunk);
             update(c, "DELETE FROM dead_letters WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM chain_entries WHERE load_id IN (%s)", chunk);
@@ -247,6 +246,11 @@ public final class Retention {
         }
         int plans = 0;
         for (List<String> chunk : InList.chunks(planDigests)) {
+            // Findings of pairs of plans no remaining load makes.
+            for (String side : List.of("to_plan", "from_plan")) {
+                update(c, "DELETE FROM plan_findings WHERE " + side + " IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l WHERE "
+                        + "l.plan_digest = plan_findings.to_plan AND l.previous_plan_digest = plan_findings.from_plan)", chunk);
+            }
             update(c, "DELETE FROM plan_tensors WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
                     + "WHERE l.plan_digest = plan_tensors.plan_digest)", chunk);
             try (PreparedStatement s = InList.prepare(c, "DELETE FROM plans WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "

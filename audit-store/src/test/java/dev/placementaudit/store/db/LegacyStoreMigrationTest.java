@@ -48,6 +48,10 @@ class LegacyStoreMigrationTest {
                             + (i == 1) + ", 'BELOW_THRESHOLD', 'BELOW_THRESHOLD', '', 't" + i + ": why', 'v1', '" + "ab".repeat(32) + "', 0, " + i + ")");
                 }
             }
+            // A finding as stored per load before plans: the unchained load compared with the chained one.
+            s.executeUpdate("INSERT INTO findings (finding_id, load_id, previous_load_id, deployment_id, model_id, from_release, to_release, kind, "
+                    + "tensor_name, before_domain, after_domain, before_bytes, after_bytes, detected_at) VALUES ('f1', '" + UNCHAINED + "', '"
+                    + CHAINED + "', 'edge-1', 'm', 'r0', 'r1', 'LOST_MAPPING', 't1', 'MMAP_FILE', 'HOST_HEAP', 16, 16, CURRENT_TIMESTAMP)");
             // An entry over the decision rows, as the store wrote them before plans (encoding 1).
             String loadHash = HashChain.loadHash(c, CHAINED, 1).orElseThrow();
             String decisionsHash = HashChain.decisionsHash(c, CHAINED);
@@ -68,6 +72,11 @@ class LegacyStoreMigrationTest {
             assertThat(strings(c, "SELECT tensor_name FROM plan_tensors ORDER BY tensor_index")).containsExactly("t0", "t1");
             // The chained load keeps the rows its entry covers; the unchained one's went into the plan; the pending one waits.
             assertThat(strings(c, "SELECT DISTINCT load_id FROM decisions ORDER BY load_id")).containsExactly(CHAINED, PENDING);
+
+            // The finding is now the pair of plans', shown per load as before.
+            assertThat(strings(c, "SELECT load_id || ' ' || previous_load_id || ' ' || from_release || ' ' || kind || ' ' || tensor_name "
+                    + "FROM findings")).containsExactly(UNCHAINED + " " + CHAINED + " r0 LOST_MAPPING t1");
+            assertThat(strings(c, "SELECT from_plan || '>' || to_plan FROM plan_findings")).containsExactly(plan + ">" + plan);
 
             AuditQueries queries = new AuditQueries(store.dataSource(), new GrowthRule("off-heap", 10, 1 << 20), new GrowthRule("heap", 10, 1 << 20));
             AuditQueries.LoadDetail detail = queries.load(UNCHAINED).orElseThrow();
