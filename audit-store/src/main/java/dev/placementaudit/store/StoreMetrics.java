@@ -40,6 +40,9 @@ public final class StoreMetrics {
     private final Counter alertsPublished;
     /** Only the ingest thread writes it, but the gauge rows are read from the scrape thread. */
     private final Map<Tags, Latest> latest = new ConcurrentHashMap<>();
+    private static final int EAGER_ROWS = 3_000;
+    private static final long GAUGE_INTERVAL_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+    private long gaugesPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
     private final MultiGauge alertDelta;
     /** Per deployment and model: the unsuppressed alerts of its latest compared load, by kind. */
     private final Map<List<String>, Map<String, AlertOutbox.StoredAlert>> openAlerts = new ConcurrentHashMap<>();
@@ -164,7 +167,17 @@ public final class StoreMetrics {
         }
     }
 
+    /**
+     * Re-registers every row of pa_store_load_bytes: a cost that grows with the fleet (three rows per deployment,
+     * model and release). Above {@link #EAGER_ROWS} rows it is paid at most once per {@link #GAUGE_INTERVAL_NANOS}:
+     * a scrape sees values at most that old, and the ingest thread does not spend its time re-registering a fleet.
+     */
     private void publishGauges() {
+        long now = System.nanoTime();
+        if (latest.size() * 3 > EAGER_ROWS && now - gaugesPublishedAt < GAUGE_INTERVAL_NANOS) {
+            return;
+        }
+        gaugesPublishedAt = now;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         latest.forEach((tags, load) -> {
             rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_HEAP"), load.heapBytes()));

@@ -39,18 +39,12 @@ public final class PlanDigest {
     private long tensors;
 
     public PlanDigest() {
-        this(true);
-    }
-
-    private PlanDigest(boolean plan) {
         try {
             sha = MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM ships SHA-256", e);
         }
-        if (plan) {
-            text(VERSION);
-        }
+        text(VERSION);
     }
 
     /**
@@ -81,17 +75,14 @@ public final class PlanDigest {
         return new Object[]{d.getTensorIndex(), d.getTensorName(), d.getDtype(), d.getStoredEncoding(), d.getStoredFormat(),
                 d.getElementCount(), d.getStoredBytes(), d.getSizeEstimated(), d.getResidentFormat(), d.getResidentBytes(),
                 d.getDomain().name(), d.getScope().name(), d.getMappingRequested(), d.getReasonCode().name(), d.getPlacementReason().name(),
-                d.getMappingBlockers().stream().map(ReasonCode::name).collect(Collectors.joining(",")), d.getReason()};
+                blockers(d.getMappingBlockers()), d.getReason()};
     }
 
-    /**
-     * SHA-256 over one tensor's values alone, in the same encoding: equal exactly when a decision carries the values a
-     * plan's tensor has, which lets a store check each decision against the plan its load names without storing it.
-     */
-    public static String tensorDigest(Object[] values) {
-        PlanDigest one = new PlanDigest(false);
-        one.tensor(values);
-        return HexFormat.of().formatHex(one.sha.digest());
+    private static String blockers(List<ReasonCode> blockers) {
+        if (blockers.isEmpty()) {
+            return "";
+        }
+        return blockers.size() == 1 ? blockers.get(0).name() : blockers.stream().map(ReasonCode::name).collect(Collectors.joining(","));
     }
 
     /** The digest of these decisions of one load, in the order given (tensor order). */

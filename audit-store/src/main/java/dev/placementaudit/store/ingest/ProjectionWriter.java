@@ -71,8 +71,8 @@ public final class ProjectionWriter {
     private final String upsertDeadLetter;
     private final String insertDeploymentLock;
     private final StoredPlans plans;
-    /** Each recent plan's tensors, as {@link PlanDigest#tensorDigest}: what a decision that names the plan must match. */
-    private final Map<String, List<String>> tensorDigests = dev.placementaudit.store.regression.PlanCache.lru(64);
+    /** Each recent plan's tensors, as {@link PlanDigest#values}: what a decision that names the plan must carry. */
+    private final Map<String, List<Object[]>> planValues = dev.placementaudit.store.regression.PlanCache.lru(64);
     /** Runs just before a batch commits; tests hold a transaction open there to race another against it. */
     private volatile Runnable beforeCommit = () -> { };
     private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
@@ -322,17 +322,16 @@ public final class ProjectionWriter {
      */
     private boolean matches(Connection c, String digest, List<AllocationDecided> group, Map<String, StoredPlans.NewPlan> newPlans)
             throws SQLException {
-        List<String> tensors = tensorDigests.get(digest);
+        List<Object[]> tensors = planValues.get(digest);
         if (tensors == null) {
             StoredPlans.NewPlan fresh = newPlans.get(digest);
-            tensors = fresh != null ? fresh.decisions().stream().map(d -> PlanDigest.tensorDigest(PlanDigest.values(d))).toList()
-                    : StoredPlans.tensorDigests(c, digest);
-            tensorDigests.put(digest, tensors);
+            tensors = fresh != null ? fresh.decisions().stream().map(PlanDigest::values).toList() : StoredPlans.tensorValues(c, digest);
+            planValues.put(digest, tensors);
         }
         for (AllocationDecided d : group) {
             int index = d.getTensorIndex();
             if (index < 0 || index >= tensors.size() || d.getTensorCount() != tensors.size()
-                    || !tensors.get(index).equals(PlanDigest.tensorDigest(PlanDigest.values(d)))) {
+                    || !java.util.Arrays.equals(tensors.get(index), PlanDigest.values(d))) {
                 return false;
             }
         }

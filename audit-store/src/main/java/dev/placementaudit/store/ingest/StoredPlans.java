@@ -94,9 +94,9 @@ final class StoredPlans {
         return staged;
     }
 
-    /** A stored plan's tensors, each as {@link PlanDigest#tensorDigest}, in tensor order. */
-    static List<String> tensorDigests(Connection c, String digest) throws SQLException {
-        List<String> tensors = new ArrayList<>();
+    /** A stored plan's tensors, each as {@link PlanDigest#values} (the types a decision's values have), in tensor order. */
+    static List<Object[]> tensorValues(Connection c, String digest) throws SQLException {
+        List<Object[]> tensors = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", PlanDigest.COLUMNS) + " FROM plan_tensors "
                 + "WHERE plan_digest = ? ORDER BY tensor_index")) {
             s.setString(1, digest);
@@ -104,9 +104,12 @@ final class StoredPlans {
                 while (rs.next()) {
                     Object[] values = new Object[PlanDigest.COLUMNS.size()];
                     for (int i = 0; i < values.length; i++) {
-                        values[i] = rs.getObject(i + 1);
+                        Object value = rs.getObject(i + 1);
+                        // INTEGER and BIGINT as the event's int and long fields box them.
+                        values[i] = value instanceof Number n && !(value instanceof Integer) && !(value instanceof Long) ? n.longValue() : value;
                     }
-                    tensors.add(PlanDigest.tensorDigest(values));
+                    values[0] = ((Number) values[0]).intValue();
+                    tensors.add(values);
                 }
             }
         }
