@@ -32,8 +32,8 @@ CREATE TABLE plan_tensors (
 );
 
 -- The plan a load's decisions make; NULL until the load completes.
+-- (Not indexed: only retention asks which loads name a plan, rarely; every load would pay for the index.)
 ALTER TABLE loads ADD COLUMN plan_digest VARCHAR(64);
-CREATE INDEX loads_by_plan ON loads (plan_digest);
 
 -- What a completed load was compared with (its predecessor: the latest complete load of another, earlier release of
 -- its deployment and model), and that load's plan: the findings are those of the pair of plans (plan_findings).
@@ -58,6 +58,26 @@ CREATE TABLE plan_findings (
     after_reason         VARCHAR(4000),
     PRIMARY KEY (from_plan, to_plan, seq)
 );
+
+-- The latest complete load of each deployment, model and release, kept as loads complete, with what the fleet view
+-- of a release shows of it: that view reads only these rows, so it costs the deployments it shows, not every load the
+-- release ever had.
+CREATE TABLE release_heads (
+    deployment_id        VARCHAR(200) NOT NULL,
+    model_id             VARCHAR(200) NOT NULL,
+    release_name         VARCHAR(200) NOT NULL,
+    load_id              VARCHAR(36)  NOT NULL,
+    occurred_at          TIMESTAMP WITH TIME ZONE NOT NULL,
+    platform_name        VARCHAR(100) NOT NULL,
+    profile_name         VARCHAR(100) NOT NULL,
+    heap_bytes           BIGINT       NOT NULL,
+    offheap_bytes        BIGINT       NOT NULL,
+    mapped_bytes         BIGINT       NOT NULL,
+    plan_digest          VARCHAR(64),
+    previous_plan_digest VARCHAR(64),
+    PRIMARY KEY (deployment_id, model_id, release_name)
+);
+CREATE INDEX release_heads_by_release ON release_heads (release_name);
 
 -- How an entry was hashed (HashChain): 1 over the load's decision rows (stores written before this version, whose
 -- decision rows stay for it), 2 over its row and its plan's digest.

@@ -43,6 +43,7 @@ public final class StoreMetrics {
     private static final int EAGER_ROWS = 3_000;
     private static final long GAUGE_INTERVAL_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
     private long gaugesPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
+    private long alertsPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
     private final MultiGauge alertDelta;
     /** Per deployment and model: the unsuppressed alerts of its latest compared load, by kind. */
     private final Map<List<String>, Map<String, AlertOutbox.StoredAlert>> openAlerts = new ConcurrentHashMap<>();
@@ -150,7 +151,14 @@ public final class StoreMetrics {
         publishAlerts();
     }
 
+    /** As {@link #publishGauges}: every open alert's row, re-registered at most every 5 s once there are many. */
     private void publishAlerts() {
+        long now = System.nanoTime();
+        int open = openAlerts.values().stream().mapToInt(Map::size).sum();
+        if (open > EAGER_ROWS && now - alertsPublishedAt < GAUGE_INTERVAL_NANOS) {
+            return;
+        }
+        alertsPublishedAt = now;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         openAlerts.values().forEach(byKind -> byKind.values().forEach(a -> rows.add(MultiGauge.Row.of(Tags.of("kind", a.kind(),
                 "deployment", a.deploymentId(), "model", a.modelId(), "from_release", a.fromRelease() == null ? "" : a.fromRelease(),

@@ -84,6 +84,7 @@ class MultiInstanceStoreTest {
 
             assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(loads.size() * 4L);
             assertThat(h.count("SELECT COUNT(*) FROM decisions")).as("nothing left staged").isZero();
+            StoreHarness.assertReleaseHeads(h);
             assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(h.count("SELECT COUNT(*) FROM plans") * 4L);
             // Each release after the first is compared with its predecessor once: 2 re-encoded tensors lost (or gained) their
             // mapping and changed format, plus the off-heap growth where it grew.

@@ -108,6 +108,7 @@ class PlansTest {
             assertThat(h.count("SELECT COUNT(*) FROM decisions")).isZero();
             assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(41 * 5);
             assertThat(h.count("SELECT SUM(next_offset) FROM ingest_offsets")).isEqualTo(41 * 5 + 41);
+            StoreHarness.assertReleaseHeads(h);
             assertThat(registry.get("pa.store.decisions").counter().count()).isEqualTo(40 * 5);
             assertThat(registry.get("pa.store.decisions.staged").counter().count()).as("no decision row written, even for a while").isZero();
             assertThat(registry.get("pa.store.plan.tensor.rows").counter().count()).isZero();

@@ -55,6 +55,7 @@ class RetentionTest {
         assertThat(h.count("SELECT COUNT(*) FROM loads")).isEqualTo(4);
         assertThat(h.count("SELECT COUNT(*) FROM loads WHERE release_name IN ('r1', 'r2')")).isZero();
         assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(4 * 4);
+        StoreHarness.assertReleaseHeads(h);
         // Plans no remaining load names went with their loads; every plan a load names stayed.
         assertThat(h.count("SELECT COUNT(*) FROM plans")).isEqualTo(h.count("SELECT COUNT(DISTINCT plan_digest) FROM loads"));
         assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(h.count("SELECT SUM(tensor_count) FROM plans"));

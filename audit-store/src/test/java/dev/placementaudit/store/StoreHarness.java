@@ -162,4 +162,14 @@ final class StoreHarness {
             return rs.getLong(1);
         }
     }
+
+    /** Each deployment, model and release with a complete load has one head, and it is the latest of them. */
+    static void assertReleaseHeads(StoreHarness h) throws java.sql.SQLException {
+        org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads")).isEqualTo(h.count(
+                "SELECT COUNT(*) FROM (SELECT DISTINCT deployment_id, model_id, release_name FROM loads WHERE complete = TRUE) x"));
+        org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads r WHERE NOT EXISTS (SELECT 1 FROM loads l "
+                + "WHERE l.load_id = r.load_id AND l.complete = TRUE) OR EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND "
+                + "x.deployment_id = r.deployment_id AND x.model_id = r.model_id AND x.release_name = r.release_name AND x.occurred_at > "
+                + "r.occurred_at)")).as("heads that are not the latest complete load of their release").isZero();
+    }
 }

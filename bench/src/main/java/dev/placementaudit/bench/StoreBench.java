@@ -116,6 +116,16 @@ public final class StoreBench {
     }
 
     private void run() throws Exception {
+        if (runs == 0) {
+            // --runs 0: the query latencies alone.
+            String md = queryLatency();
+            System.out.println(md);
+            Path file = Path.of("bench", "results", "store-queries-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
+            Files.writeString(file, "# audit-store queries, " + LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME) + "\n\n`bench/run.sh store "
+                    + "--runs 0 --query-loads " + queryLoads + "`\n\n" + md);
+            System.out.println("written to " + file);
+            return;
+        }
         String base = KafkaBroker.uniqueTopic("bench-store");
         Path copyRows = Files.createTempFile("pa-bench-copy", ".tsv");
         Stream stream = publish(base, copyRows);
@@ -126,8 +136,9 @@ public final class StoreBench {
         for (int run = 1; run <= runs; run++) {
             copy.add(rawCopy(copyRows, "bench_copy_" + run + "_" + suffix()));
             store.add(ingest(base, "bench_store_" + run + "_" + suffix()));
-            System.out.printf(Locale.ROOT, "run %d  raw COPY %.2f s (%.0f rows/s)   audit-store %.2f s (%.0f decisions/s)%n", run,
-                    copy.get(run - 1), stream.decisions() / copy.get(run - 1), store.get(run - 1), stream.decisions() / store.get(run - 1));
+            System.out.printf(Locale.ROOT, "run %d  raw COPY %.2f s (%.0f rows/s)   audit-store %.2f s (%.0f decisions/s); database %s%n", run,
+                    copy.get(run - 1), stream.decisions() / copy.get(run - 1), store.get(run - 1), stream.decisions() / store.get(run - 1),
+                    lastSizes);
         }
         Files.deleteIfExists(copyRows);
         double copyMedian = median(copy);
@@ -454,6 +465,9 @@ public final class StoreBench {
             s.execute("INSERT INTO plan_findings SELECT " + String.format(hex, "'p' || (pair - 1)") + ", " + String.format(hex, "'p' || pair")
                     + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
                     + "'mapped', 're-encoded at load' FROM generate_series(0, 79) pair, generate_series(0, 145, 7) t WHERE pair % 5 > 0");
+            // Each release's head: its last load (n = 49), as the store keeps them.
+            s.execute("INSERT INTO release_heads SELECT " + dev.placementaudit.store.ingest.ProjectionWriter.RELEASE_HEAD_COLUMNS
+                    + " FROM loads WHERE summary_offset % 50 = 49");
             s.execute("INSERT INTO chain_entries SELECT 'device-' || " + d + ", (g % " + perDeployment + ") + 1, " + loadId + ", "
                     + String.format(hex, "'prev' || g") + ", " + String.format(hex, "'load' || g") + ", " + String.format(hex, "'p' || " + plan) + ", "
                     + String.format(hex, "'entry' || g") + ", 2 FROM generate_series(0, " + (count - 1) + ") g");

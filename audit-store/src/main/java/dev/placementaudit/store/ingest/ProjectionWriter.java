@@ -298,6 +298,9 @@ public final class ProjectionWriter {
                         }
                     }
                 }
+                Set<String> compared = new LinkedHashSet<>(completed.stream().map(LoadRef::loadId).toList());
+                detections.forEach(d -> compared.add(d.load().loadId()));
+                releaseHeads(c, compared);
                 phases.end("detect");
                 if (commit) {
                     beforeCommit.run();
@@ -543,6 +546,36 @@ public final class ProjectionWriter {
             }
         }
         return completed;
+    }
+
+    /** The columns of a release head, each as the load has it. */
+    public static final String RELEASE_HEAD_COLUMNS = "deployment_id, model_id, release_name, load_id, occurred_at, platform_name, "
+            + "profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, previous_plan_digest";
+
+    /**
+     * Standard MERGE (PostgreSQL 15, H2): a release's head moves to a load that occurred later (the load id breaks a
+     * tie), and is refreshed when it is that load (compared again with a predecessor that arrived late).
+     */
+    private static final String MERGE_RELEASE_HEAD = "MERGE INTO release_heads AS t USING (SELECT " + RELEASE_HEAD_COLUMNS
+            + " FROM loads WHERE load_id = ? AND complete = TRUE) AS s ON t.deployment_id = s.deployment_id AND t.model_id = s.model_id AND "
+            + "t.release_name = s.release_name WHEN MATCHED AND (s.occurred_at > t.occurred_at OR (s.occurred_at = t.occurred_at AND s.load_id "
+            + ">= t.load_id)) THEN UPDATE SET load_id = s.load_id, occurred_at = s.occurred_at, platform_name = s.platform_name, profile_name = "
+            + "s.profile_name, heap_bytes = s.heap_bytes, offheap_bytes = s.offheap_bytes, mapped_bytes = s.mapped_bytes, plan_digest = "
+            + "s.plan_digest, previous_plan_digest = s.previous_plan_digest WHEN NOT MATCHED THEN INSERT (" + RELEASE_HEAD_COLUMNS + ") VALUES ("
+            + RELEASE_HEAD_COLUMNS.replaceAll("(\\w+)", "s.$1") + ")";
+
+    /** Each of these loads, once compared, becomes its release's head when it is the latest of its deployment, model and release. */
+    private static void releaseHeads(Connection c, Collection<String> loadIds) throws SQLException {
+        if (loadIds.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement merge = c.prepareStatement(MERGE_RELEASE_HEAD)) {
+            for (String loadId : loadIds) {
+                merge.setString(1, loadId);
+                merge.addBatch();
+            }
+            merge.executeBatch();
+        }
     }
 
     /**

@@ -192,11 +192,13 @@ public final class AuditQueries {
      * from the plan most deployments running the model on the same platform and profile have.
      */
     public FleetReport fleet(String release) throws SQLException {
-        String sql = "SELECT l.deployment_id, l.model_id, l.platform_name, l.profile_name, l.load_id, l.heap_bytes, l.offheap_bytes, "
-                + "l.mapped_bytes, l.plan_digest, (SELECT COUNT(*) FROM findings f WHERE f.load_id = l.load_id AND f.kind IN "
-                + "('LOST_MAPPING', 'OFFHEAP_GROWTH', 'HEAP_GROWTH')) FROM loads l WHERE l.release_name = ? AND l.complete = TRUE "
-                + "AND l.occurred_at = (SELECT MAX(x.occurred_at) FROM loads x WHERE x.complete = TRUE AND x.release_name = l.release_name "
-                + "AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id) ORDER BY l.deployment_id, l.model_id";
+        // The release's heads (its latest complete load per deployment and model), and the regressions of each one's
+        // comparison, counted once per pair of plans.
+        String sql = "SELECT h.deployment_id, h.model_id, h.platform_name, h.profile_name, h.load_id, h.heap_bytes, h.offheap_bytes, "
+                + "h.mapped_bytes, h.plan_digest, COALESCE(r.regressions, 0) FROM release_heads h "
+                + "LEFT JOIN (SELECT from_plan, to_plan, COUNT(*) AS regressions FROM plan_findings WHERE kind IN ('LOST_MAPPING', "
+                + "'OFFHEAP_GROWTH', 'HEAP_GROWTH') GROUP BY from_plan, to_plan) r ON r.from_plan = h.previous_plan_digest AND r.to_plan = "
+                + "h.plan_digest WHERE h.release_name = ? ORDER BY h.deployment_id, h.model_id";
         List<Object[]> raw = new ArrayList<>();
         try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql, List.of(release)); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {

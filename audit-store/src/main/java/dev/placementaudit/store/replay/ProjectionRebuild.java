@@ -44,7 +44,7 @@ import java.util.Map;
  */
 public final class ProjectionRebuild {
     private static final String REBUILD_GROUP = "projection-rebuild";
-    private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "loads", "alerts");
+    private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "loads", "release_heads", "alerts");
 
     private final StoreConfig config;
     private final PrintWriter out;

@@ -4,6 +4,7 @@ import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.ingest.ProjectionWriter;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 
@@ -243,6 +244,19 @@ public final class Retention {
             update(c, "DELETE FROM dead_letters WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM chain_entries WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM loads WHERE load_id IN (%s)", chunk);
+        }
+        // The releases whose latest load went get the latest one left, if any.
+        try (PreparedStatement s = c.prepareStatement("DELETE FROM release_heads WHERE deployment_id = ?")) {
+            s.setString(1, plan.deploymentId());
+            s.executeUpdate();
+        }
+        try (PreparedStatement s = c.prepareStatement("INSERT INTO release_heads (" + ProjectionWriter.RELEASE_HEAD_COLUMNS + ") SELECT "
+                + ProjectionWriter.RELEASE_HEAD_COLUMNS.replaceAll("(\\w+)", "l.$1") + " FROM loads l WHERE l.deployment_id = ? AND "
+                + "l.complete = TRUE AND NOT EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND "
+                + "x.model_id = l.model_id AND x.release_name = l.release_name AND (x.occurred_at > l.occurred_at OR (x.occurred_at = "
+                + "l.occurred_at AND x.load_id > l.load_id)))")) {
+            s.setString(1, plan.deploymentId());
+            s.executeUpdate();
         }
         int plans = 0;
         for (List<String> chunk : InList.chunks(planDigests)) {
