@@ -539,13 +539,59 @@ public final class ProjectionWriter {
             }
         }
         for (List<String> chunk : InList.chunks(stragglers)) {
-            // Chained before plans existed (encoding 1): their decision rows are what the chain covers, and stay.
-            try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s) AND load_id IN (SELECT l.load_id "
-                    + "FROM loads l WHERE l.complete = TRUE) AND load_id NOT IN (SELECT e.load_id FROM chain_entries e WHERE e.encoding = 1)", chunk)) {
-                delete.executeUpdate();
-            }
+            dropStragglers(c, chunk);
         }
         return completed;
+    }
+
+    /**
+     * Decisions this batch staged for loads that are complete already (another instance completed the load by its plan
+     * while this one could not see the plan yet): each that carries exactly its plan's tensor goes; one that contradicts
+     * the plan stays in {@code decisions}, visible and logged, never silently dropped. Loads chained before plans keep
+     * their rows (their chain entries cover them).
+     */
+    private void dropStragglers(Connection c, List<String> loadIds) throws SQLException {
+        List<String[]> complete = new ArrayList<>();
+        try (PreparedStatement s = InList.prepare(c, "SELECT l.load_id, l.plan_digest FROM loads l WHERE l.load_id IN (%s) AND l.complete = TRUE "
+                + "AND l.plan_digest IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_entries e WHERE e.load_id = l.load_id AND e.encoding = 1)",
+                loadIds); ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                complete.add(new String[]{rs.getString(1), rs.getString(2)});
+            }
+        }
+        for (String[] load : complete) {
+            List<Object[]> plan = planValues.get(load[1]);
+            if (plan == null) {
+                plan = StoredPlans.tensorValues(c, load[1]);
+                planValues.put(load[1], plan);
+            }
+            List<String> matching = new ArrayList<>();
+            try (PreparedStatement s = c.prepareStatement("SELECT decision_id, " + String.join(", ", PlanDigest.COLUMNS)
+                    + " FROM decisions WHERE load_id = ?")) {
+                s.setString(1, load[0]);
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        Object[] values = new Object[PlanDigest.COLUMNS.size()];
+                        for (int i = 0; i < values.length; i++) {
+                            values[i] = rs.getObject(i + 2);
+                        }
+                        int index = ((Number) values[0]).intValue();
+                        values[0] = index;
+                        if (index >= 0 && index < plan.size() && java.util.Arrays.equals(plan.get(index), values)) {
+                            matching.add(rs.getString(1));
+                        } else {
+                            LOG.warn("decision {} of load {} contradicts the plan the load completed with ({}): kept in the decisions table",
+                                    rs.getString(1), load[0], load[1]);
+                        }
+                    }
+                }
+            }
+            for (List<String> chunk : InList.chunks(matching)) {
+                try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE decision_id IN (%s)", chunk)) {
+                    delete.executeUpdate();
+                }
+            }
+        }
     }
 
     /** The columns of a release head, each as the load has it. */
