@@ -224,13 +224,8 @@ public final class HashChain {
                 + " FROM plan_tensors WHERE plan_digest = ? ORDER BY tensor_index")) {
             s.setString(1, planDigest);
             try (ResultSet rs = s.executeQuery()) {
-                int columns = dev.placementaudit.schemas.PlanDigest.COLUMNS.size();
                 while (rs.next()) {
-                    Object[] values = new Object[columns];
-                    for (int i = 0; i < columns; i++) {
-                        values[i] = rs.getObject(i + 1);
-                    }
-                    digest.tensor(values);
+                    digest.tensor(dev.placementaudit.store.ingest.PlanValues.read(rs, 1));
                     count++;
                 }
             }

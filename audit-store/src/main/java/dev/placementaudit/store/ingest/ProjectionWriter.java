@@ -571,12 +571,8 @@ public final class ProjectionWriter {
                 s.setString(1, load[0]);
                 try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
-                        Object[] values = new Object[PlanDigest.COLUMNS.size()];
-                        for (int i = 0; i < values.length; i++) {
-                            values[i] = rs.getObject(i + 2);
-                        }
-                        int index = ((Number) values[0]).intValue();
-                        values[0] = index;
+                        Object[] values = PlanValues.read(rs, 2);
+                        int index = (Integer) values[0];
                         if (index >= 0 && index < plan.size() && java.util.Arrays.equals(plan.get(index), values)) {
                             matching.add(rs.getString(1));
                         } else {

@@ -102,14 +102,7 @@ final class StoredPlans {
             s.setString(1, digest);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    Object[] values = new Object[PlanDigest.COLUMNS.size()];
-                    for (int i = 0; i < values.length; i++) {
-                        Object value = rs.getObject(i + 1);
-                        // INTEGER and BIGINT as the event's int and long fields box them.
-                        values[i] = value instanceof Number n && !(value instanceof Integer) && !(value instanceof Long) ? n.longValue() : value;
-                    }
-                    values[0] = ((Number) values[0]).intValue();
-                    tensors.add(values);
+                    tensors.add(PlanValues.read(rs, 1));
                 }
             }
         }
@@ -167,11 +160,7 @@ final class StoredPlans {
             s.setString(2, resolverVersion);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    Object[] values = new Object[PlanDigest.COLUMNS.size()];
-                    for (int i = 0; i < values.length; i++) {
-                        values[i] = rs.getObject(i + 1);
-                    }
-                    digest.tensor(values);
+                    digest.tensor(PlanValues.read(rs, 1));
                     placements.add(new TensorPlacement(rs.getString("tensor_name"), rs.getInt("tensor_index"), rs.getString("memory_domain"),
                             rs.getLong("resident_bytes"), rs.getString("stored_format"), rs.getString("resident_format"),
                             rs.getString("reason_code"), rs.getString("mapping_blockers"), rs.getString("reason")));
