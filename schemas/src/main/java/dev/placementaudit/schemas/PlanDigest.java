@@ -78,7 +78,8 @@ public final class PlanDigest {
                 blockers(d.getMappingBlockers()), d.getReason()};
     }
 
-    private static String blockers(List<ReasonCode> blockers) {
+    /** Mapping blockers as a plan keeps them: their names joined by commas, in explain order ("" when none). */
+    public static String blockers(List<ReasonCode> blockers) {
         if (blockers.isEmpty()) {
             return "";
         }

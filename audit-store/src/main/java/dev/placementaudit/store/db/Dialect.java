@@ -23,14 +23,19 @@ public enum Dialect {
 
     /** An insert that does nothing when a row with the same key exists. {@code types} are SQL types for the casts. */
     public String insertIgnoringDuplicates(String table, List<String> columns, List<String> types, String key) {
+        return insertIgnoringDuplicates(table, columns, types, List.of(key));
+    }
+
+    /** The same, for a key of several columns. */
+    public String insertIgnoringDuplicates(String table, List<String> columns, List<String> types, List<String> keys) {
         String cols = String.join(", ", columns);
-        if (this == POSTGRESQL) {
-            String params = types.stream().map(t -> "CAST(? AS " + t + ")").collect(Collectors.joining(", "));
-            return "INSERT INTO " + table + " (" + cols + ") VALUES (" + params + ") ON CONFLICT (" + key + ") DO NOTHING";
-        }
         String params = types.stream().map(t -> "CAST(? AS " + t + ")").collect(Collectors.joining(", "));
+        if (this == POSTGRESQL) {
+            return "INSERT INTO " + table + " (" + cols + ") VALUES (" + params + ") ON CONFLICT (" + String.join(", ", keys) + ") DO NOTHING";
+        }
         String values = columns.stream().map(c -> "s." + c).collect(Collectors.joining(", "));
-        return "MERGE INTO " + table + " AS t USING (VALUES (" + params + ")) AS s(" + cols + ") ON t." + key + " = s." + key
+        String on = keys.stream().map(k -> "t." + k + " = s." + k).collect(Collectors.joining(" AND "));
+        return "MERGE INTO " + table + " AS t USING (VALUES (" + params + ")) AS s(" + cols + ") ON " + on
                 + " WHEN NOT MATCHED THEN INSERT (" + cols + ") VALUES (" + values + ")";
     }
 

@@ -2,11 +2,14 @@ package dev.placementaudit.store.db;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 /** A statement over a list of ids, {@code ... IN (?, ?, ...)} with the ids bound, in chunks any database takes. */
 public final class InList {
@@ -28,6 +31,23 @@ public final class InList {
             throw e;
         }
         return s;
+    }
+
+    /**
+     * The first column of every row the query returns, run over all the ids chunk by chunk, in the order met.
+     *
+     * @param sql a query with {@code %s} where the placeholders go, e.g. {@code SELECT plan_digest FROM plans WHERE plan_digest IN (%s)}
+     */
+    public static Set<String> strings(Connection c, String sql, Collection<String> ids) throws SQLException {
+        Set<String> values = new LinkedHashSet<>();
+        for (List<String> chunk : chunks(ids)) {
+            try (PreparedStatement s = prepare(c, sql, chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    values.add(rs.getString(1));
+                }
+            }
+        }
+        return values;
     }
 
     /** The ids, in their order, {@link #CHUNK} at a time. */

@@ -19,9 +19,6 @@ import dev.placementaudit.store.regression.TensorPlacement;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -34,7 +31,6 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -220,20 +216,20 @@ public final class ProjectionWriter {
                 // A load's decisions that match, tensor by tensor, the stored plan they name write nothing; a load whose every
                 // decision is here makes its plan at once; the rest wait in the decisions table for the load's other
                 // decisions, and so do all later decisions of a load that has some waiting there.
-                Set<String> carried = new HashSet<>();
-                decisionsByLoad.values().forEach(group -> {
+                Map<String, String> named = new HashMap<>();
+                decisionsByLoad.forEach((loadId, group) -> {
                     String digest = planOf(group);
                     if (digest != null) {
-                        carried.add(digest);
+                        named.put(loadId, digest);
                     }
                 });
-                Set<String> stored = StoredPlans.stored(c, carried);
+                Set<String> stored = StoredPlans.stored(c, new HashSet<>(named.values()));
                 Set<String> waiting = StoredPlans.staged(c, decisionsByLoad.keySet());
                 Map<String, StoredPlans.NewPlan> newPlans = new LinkedHashMap<>();
                 List<AllocationDecided> staged = new ArrayList<>();
                 Set<String> stagedLoads = new LinkedHashSet<>();
                 for (Map.Entry<String, List<AllocationDecided>> group : decisionsByLoad.entrySet()) {
-                    String digest = planOf(group.getValue());
+                    String digest = named.get(group.getKey());
                     boolean known = digest != null && (stored.contains(digest) || newPlans.containsKey(digest));
                     if (known && !waiting.contains(group.getKey()) && matches(c, digest, group.getValue(), newPlans)) {
                         continue;
@@ -283,7 +279,7 @@ public final class ProjectionWriter {
                 List<AlertOutbox.StoredAlert> alerts = new ArrayList<>();
                 for (CompletedLoad done : completedLoads) {
                     LoadRef load = done.load();
-                    Optional<Detection> detection = detector.detect(c, load, done.placements(), false, now);
+                    Optional<Detection> detection = detector.detect(c, load, done.placements());
                     if (detection.isPresent()) {
                         detections.add(detection.get());
                         alerts.addAll(outbox.record(c, detection.get(), now));
@@ -291,7 +287,7 @@ public final class ProjectionWriter {
                     // A load that completes late may now be the predecessor a later release should have been compared with.
                     Optional<LoadRef> later = detector.successor(c, load);
                     if (later.isPresent() && !completed.contains(later.get())) {
-                        Optional<Detection> redo = detector.detect(c, later.get(), detector.plans().placements(c, later.get()), true, now);
+                        Optional<Detection> redo = detector.detect(c, later.get(), detector.plans().placements(c, later.get()));
                         if (redo.isPresent()) {
                             detections.add(redo.get());
                             alerts.addAll(outbox.record(c, redo.get(), now));
@@ -325,20 +321,30 @@ public final class ProjectionWriter {
      */
     private boolean matches(Connection c, String digest, List<AllocationDecided> group, Map<String, StoredPlans.NewPlan> newPlans)
             throws SQLException {
+        List<Object[]> tensors = planValues(c, digest, newPlans);
+        for (AllocationDecided d : group) {
+            int index = d.getTensorIndex();
+            if (d.getTensorCount() != tensors.size() || !carries(tensors, index, PlanDigest.values(d))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A recent plan's tensor values, from the plans this batch builds or else the database, remembered by digest. */
+    private List<Object[]> planValues(Connection c, String digest, Map<String, StoredPlans.NewPlan> newPlans) throws SQLException {
         List<Object[]> tensors = planValues.get(digest);
         if (tensors == null) {
             StoredPlans.NewPlan fresh = newPlans.get(digest);
             tensors = fresh != null ? fresh.decisions().stream().map(PlanDigest::values).toList() : StoredPlans.tensorValues(c, digest);
             planValues.put(digest, tensors);
         }
-        for (AllocationDecided d : group) {
-            int index = d.getTensorIndex();
-            if (index < 0 || index >= tensors.size() || d.getTensorCount() != tensors.size()
-                    || !java.util.Arrays.equals(tensors.get(index), PlanDigest.values(d))) {
-                return false;
-            }
-        }
-        return true;
+        return tensors;
+    }
+
+    /** Whether a decision's values (in {@link PlanDigest#COLUMNS} order) are exactly those of the plan's tensor at its index. */
+    private static boolean carries(List<Object[]> plan, int index, Object[] values) {
+        return index >= 0 && index < plan.size() && java.util.Arrays.equals(plan.get(index), values);
     }
 
     /** The plan digest a load's decisions carry, when they all carry the same valid one; else null. */
@@ -499,12 +505,13 @@ public final class ProjectionWriter {
                     String signature;
                     if (candidate.staged() == candidate.tensorCount()) {
                         // Every decision staged: they make the plan (one already stored, or a new one), as they say.
-                        plan = plans.fromStaged(c, load.loadId(), load.resolverVersion());
+                        StoredPlans.Built built = plans.fromStaged(c, load.loadId(), load.resolverVersion());
+                        plan = built.digest();
                         if (load.planDigest() != null && !load.planDigest().equals(plan)) {
                             LOG.warn("load {} names plan {} but its decisions make plan {}: stored with the plan its decisions make",
                                     load.loadId(), load.planDigest(), plan);
                         }
-                        signature = null;
+                        signature = built.signature();
                     } else if (candidate.signature() != null && candidate.staged() == 0 && candidate.dead() == 0) {
                         // Every decision matched the stored plan the load names (none waits, none was set aside).
                         plan = load.planDigest();
@@ -516,7 +523,7 @@ public final class ProjectionWriter {
                             load.resolverVersion(), plan);
                     List<TensorPlacement> placements = detector.plans().placements(c, plan);
                     update.setTimestamp(1, Timestamp.from(now));
-                    update.setString(2, signature != null ? signature : StoredPlans.signature(placements));
+                    update.setString(2, signature);
                     update.setString(3, plan);
                     update.setString(4, load.loadId());
                     update.addBatch();
@@ -560,11 +567,7 @@ public final class ProjectionWriter {
             }
         }
         for (String[] load : complete) {
-            List<Object[]> plan = planValues.get(load[1]);
-            if (plan == null) {
-                plan = StoredPlans.tensorValues(c, load[1]);
-                planValues.put(load[1], plan);
-            }
+            List<Object[]> plan = planValues(c, load[1], Map.of());
             List<String> matching = new ArrayList<>();
             try (PreparedStatement s = c.prepareStatement("SELECT decision_id, " + String.join(", ", PlanDigest.COLUMNS)
                     + " FROM decisions WHERE load_id = ?")) {
@@ -572,8 +575,7 @@ public final class ProjectionWriter {
                 try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
                         Object[] values = PlanValues.read(rs, 2);
-                        int index = (Integer) values[0];
-                        if (index >= 0 && index < plan.size() && java.util.Arrays.equals(plan.get(index), values)) {
+                        if (carries(plan, (Integer) values[0], values)) {
                             matching.add(rs.getString(1));
                         } else {
                             LOG.warn("decision {} of load {} contradicts the plan the load completed with ({}): kept in the decisions table",

@@ -9,7 +9,6 @@ import org.postgresql.PGConnection;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -19,7 +18,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
@@ -68,30 +66,12 @@ final class StoredPlans {
 
     /** Which of these plans are stored (committed, or written by this transaction). */
     static Set<String> stored(Connection c, Collection<String> digests) throws SQLException {
-        Set<String> stored = new HashSet<>();
-        for (List<String> chunk : InList.chunks(digests)) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT plan_digest FROM plans WHERE plan_digest IN (%s)", chunk);
-                 ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    stored.add(rs.getString(1));
-                }
-            }
-        }
-        return stored;
+        return InList.strings(c, "SELECT plan_digest FROM plans WHERE plan_digest IN (%s)", digests);
     }
 
     /** Which of these loads have decisions staged. */
     static Set<String> staged(Connection c, Collection<String> loadIds) throws SQLException {
-        Set<String> staged = new HashSet<>();
-        for (List<String> chunk : InList.chunks(loadIds)) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT DISTINCT load_id FROM decisions WHERE load_id IN (%s)", chunk);
-                 ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    staged.add(rs.getString(1));
-                }
-            }
-        }
-        return staged;
+        return InList.strings(c, "SELECT DISTINCT load_id FROM decisions WHERE load_id IN (%s)", loadIds);
     }
 
     /** A stored plan's tensors, each as {@link PlanDigest#values} (the types a decision's values have), in tensor order. */
@@ -151,7 +131,7 @@ final class StoredPlans {
      * from events that carry no digest): digests them as stored, stores the plan if it is new (its tensors copied
      * from the staged rows, inside the database), and returns its digest.
      */
-    String fromStaged(Connection c, String loadId, String resolverVersion) throws SQLException {
+    Built fromStaged(Connection c, String loadId, String resolverVersion) throws SQLException {
         PlanDigest digest = new PlanDigest();
         List<TensorPlacement> placements = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", PlanDigest.COLUMNS) + " FROM decisions "
@@ -168,10 +148,11 @@ final class StoredPlans {
             }
         }
         String plan = digest.digest();
+        String signature = signature(placements);
         try (PreparedStatement s = c.prepareStatement(insertPlan)) {
             s.setString(1, plan);
             s.setInt(2, placements.size());
-            s.setString(3, signature(placements));
+            s.setString(3, signature);
             if (s.executeUpdate() == 1) {
                 try (PreparedStatement copy = c.prepareStatement("INSERT INTO plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") SELECT ?, "
                         + String.join(", ", PlanDigest.COLUMNS) + " FROM decisions WHERE load_id = ? AND resolver_version = ?")) {
@@ -182,7 +163,11 @@ final class StoredPlans {
                 }
             }
         }
-        return plan;
+        return new Built(plan, signature);
+    }
+
+    /** A plan built from staged decisions: its digest and its placement signature. */
+    record Built(String digest, String signature) {
     }
 
     /** SHA-256 over every (tensor, domain) in tensor order: what loads.placement_signature has always held. */
@@ -199,7 +184,7 @@ final class StoredPlans {
 
     static TensorPlacement placement(AllocationDecided d) {
         return new TensorPlacement(d.getTensorName(), d.getTensorIndex(), d.getDomain().name(), d.getResidentBytes(), d.getStoredFormat(),
-                d.getResidentFormat(), d.getReasonCode().name(), (String) PlanDigest.values(d)[15], d.getReason());
+                d.getResidentFormat(), d.getReasonCode().name(), PlanDigest.blockers(d.getMappingBlockers()), d.getReason());
     }
 
     /** COPY ... FROM STDIN in text format, streamed from the decoded events: no row is built twice. */

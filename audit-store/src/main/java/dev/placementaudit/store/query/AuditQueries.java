@@ -254,7 +254,8 @@ public final class AuditQueries {
         try (Connection c = database.getConnection();
              PreparedStatement s = prepare(c, "SELECT l.release_name, l.load_id, l.occurred_at, d.memory_domain, d.resident_bytes, d.stored_format, "
                      + "d.resident_format, d.reason_code, d.reason FROM loads l JOIN plan_tensors d ON d.plan_digest = l.plan_digest "
-                     + "WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND d.tensor_name = ? ORDER BY l.occurred_at, l.load_id FETCH FIRST " + limit + " ROWS ONLY", List.of(deployment, model, tensor));
+                     + "WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND d.tensor_name = ? ORDER BY l.occurred_at, l.load_id "
+                     + "FETCH FIRST " + limit + " ROWS ONLY", List.of(deployment, model, tensor));
              ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 rows.add(new TensorHistoryRow(rs.getString(1), rs.getString(2), rs.getTimestamp(3).toInstant(), rs.getString(4), rs.getLong(5),

@@ -2,18 +2,15 @@ package dev.placementaudit.store.regression;
 
 import dev.placementaudit.store.db.Dialect;
 
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 
 /**
  * When a load completes: find the latest completed load of the previous release (same deployment and model, a
@@ -35,23 +32,15 @@ public final class RegressionDetector {
     public RegressionDetector(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
         this.offHeap = offHeap;
         this.heap = heap;
-        this.insertFinding = dialect == Dialect.POSTGRESQL
-                ? "INSERT INTO plan_findings (" + String.join(", ", FINDING_COLUMNS) + ") VALUES (" + String.join(", ",
-                FINDING_TYPES.stream().map(t -> "CAST(? AS " + t + ")").toList()) + ") ON CONFLICT (from_plan, to_plan, seq) DO NOTHING"
-                : "MERGE INTO plan_findings AS t USING (VALUES (" + String.join(", ", FINDING_TYPES.stream().map(t -> "CAST(? AS " + t + ")").toList())
-                + ")) AS s(" + String.join(", ", FINDING_COLUMNS) + ") ON t.from_plan = s.from_plan AND t.to_plan = s.to_plan AND t.seq = s.seq "
-                + "WHEN NOT MATCHED THEN INSERT (" + String.join(", ", FINDING_COLUMNS) + ") VALUES ("
-                + String.join(", ", FINDING_COLUMNS.stream().map(col -> "s." + col).toList()) + ")";
+        this.insertFinding = dialect.insertIgnoringDuplicates("plan_findings", FINDING_COLUMNS, FINDING_TYPES,
+                List.of("from_plan", "to_plan", "seq"));
     }
 
     /**
      * Diffs the load (whose placements the caller has) against its predecessor and stores the findings; empty when
-     * it has none (a first release).
-     *
-     * @param again true when the load was compared before, with another predecessor: it now names this one
+     * it has none (a first release). A load compared again (its predecessor arrived late) then names the new one.
      */
-    public Optional<Detection> detect(Connection c, LoadRef load, List<TensorPlacement> placements, boolean again, Instant now)
-            throws SQLException {
+    public Optional<Detection> detect(Connection c, LoadRef load, List<TensorPlacement> placements) throws SQLException {
         Optional<LoadRef> previous = previous(c, load);
         if (previous.isEmpty()) {
             return Optional.empty();
@@ -142,11 +131,6 @@ public final class RegressionDetector {
                 + "WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at < ? "
                 + "ORDER BY occurred_at DESC FETCH FIRST 1 ROWS ONLY";
         return one(c, sql, load);
-    }
-
-    /** Where each tensor of the load landed, in tensor order, from its plan. */
-    public static List<TensorPlacement> placements(Connection c, LoadRef load) throws SQLException {
-        return load.planDigest() == null ? List.of() : plan(c, load.planDigest());
     }
 
     /** Where each tensor of a plan lands, in tensor order. */

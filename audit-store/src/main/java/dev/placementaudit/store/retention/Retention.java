@@ -229,15 +229,8 @@ public final class Retention {
      * other load was being dropped would find it gone: it stays incomplete, and a rebuild restores it.)
      */
     private int delete(Connection c, DeploymentPlan plan) throws SQLException {
-        Set<String> planDigests = new java.util.TreeSet<>();
-        for (List<String> chunk : InList.chunks(plan.loadIds())) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT DISTINCT plan_digest FROM loads WHERE load_id IN (%s) AND plan_digest IS NOT NULL",
-                    chunk); ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    planDigests.add(rs.getString(1));
-                }
-            }
-        }
+        Set<String> planDigests = InList.strings(c, "SELECT DISTINCT plan_digest FROM loads WHERE load_id IN (%s) AND plan_digest IS NOT NULL",
+                plan.loadIds());
         for (List<String> chunk : InList.chunks(plan.loadIds())) {
             update(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM alerts WHERE to_load_id IN (%s)", chunk);
