@@ -57,7 +57,8 @@ import java.util.stream.Collectors;
  *   <li><b>audit-store</b>: the real store consuming the decisions and summaries from Kafka, exactly once, with
  *       completeness, signatures and regression detection;</li>
  * </ul>
- * and the latency of a release diff (two loads of 146 tensors) against a {@code decisions} table of N rows.
+ * for a fleet mix (plans repeat) or distinct plans; the database's size per load; and the latency of diff, fleet and
+ * where against a million loads filled by SQL as the store leaves them.
  */
 public final class StoreBench {
     public static void main(String[] args) throws Exception {
@@ -187,10 +188,10 @@ public final class StoreBench {
      * rate; its GC log gives the heap it used: the peak before a collection and the most that stayed live after one.
      */
     private void heapRun(String heap) throws Exception {
-        List<ResolvedLoad> resolved = resolve();
-        long decisions = resolved.stream().mapToLong(r -> r.decisions().size()).sum();
         String base = KafkaBroker.uniqueTopic("bench-heap");
-        publish(resolved, base);
+        Path unused = Files.createTempFile("pa-bench-copy", ".tsv");
+        long decisions = publish(base, unused).decisions();
+        Files.delete(unused);
         String schema = "bench_heap_" + suffix();
         try (AuditDatabase db = AuditDatabase.open(pgUrl, pgUser, pgPassword, schema, 2)) {
             Path gcLog = Files.createTempFile("pa-store-gc", ".log");
@@ -337,34 +338,6 @@ public final class StoreBench {
                 d.getMappingBlockers().stream().map(Enum::name).collect(Collectors.joining(",")), d.getReason(),
                 d.getResolverVersion(), d.getPolicyDigest(), Integer.toString(d.getSourcePartition()),
                 Long.toString(d.getSourceOffset()), Boolean.toString(d.getSizeEstimated())) + "\n";
-    }
-
-    /** The heap run's fleet: the first mix's loads, published in memory. */
-    private List<ResolvedLoad> resolve() {
-        LoadResolution resolution = new LoadResolution("bench/skainet-1192");
-        LoadValidator validator = new LoadValidator(1_000_000);
-        List<ResolvedLoad> resolved = new ArrayList<>();
-        for (ModelLoaded load : fleet()) {
-            resolved.add(resolution.resolve(validator.validate(load), new Provenance("model-loads", 0, resolved.size()), Instant.now()));
-        }
-        return resolved;
-    }
-
-    private void publish(List<ResolvedLoad> resolved, String base) throws Exception {
-        Map<String, Object> config = new HashMap<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ProducerConfig.LINGER_MS_CONFIG, "10", ProducerConfig.BATCH_SIZE_CONFIG, "131072", ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4"));
-        EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
-        createTopics(base);
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer())) {
-            for (ResolvedLoad r : resolved) {
-                byte[] key = r.summary().getDeploymentId().getBytes(StandardCharsets.UTF_8);
-                for (byte[] decision : r.encodedDecisions()) {
-                    producer.send(new ProducerRecord<>(base + ".decided", key, decision));
-                }
-                producer.send(new ProducerRecord<>(base + ".resolved", key, summaries.encode(r.summary())));
-            }
-            producer.flush();
-        }
     }
 
     /** COPY of the decision rows into a migrated, empty schema: the raw PostgreSQL baseline. */
