@@ -1,7 +1,6 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
-import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.ingest.BatchOutcome;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.LoadRef;
@@ -40,13 +39,18 @@ public final class StoreMetrics {
     private final Counter alertsPublished;
     /** Only the ingest thread writes it, but the gauge rows are read from the scrape thread. */
     private final Map<Tags, Latest> latest = new ConcurrentHashMap<>();
-    private static final int EAGER_ROWS = 3_000;
+    private static final int EAGER_ROWS = 300;
     private static final long GAUGE_INTERVAL_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
     private long gaugesPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
     private long alertsPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
     private final MultiGauge alertDelta;
     /** Per deployment and model: the unsuppressed alerts of its latest compared load, by kind. */
     private final Map<List<String>, Map<String, AlertOutbox.StoredAlert>> openAlerts = new ConcurrentHashMap<>();
+    /** Whether rows were added or changed since the gauges were last registered (values of existing load rows change in place). */
+    private boolean loadsChanged = true;
+    private boolean alertsChanged = true;
+    private final Map<String, io.micrometer.core.instrument.Timer> phaseTimers = new java.util.HashMap<>();
+    private final Map<String, Counter> counters = new java.util.HashMap<>();
 
     public StoreMetrics(MeterRegistry registry, DataSource database) {
         this.registry = registry;
@@ -68,28 +72,59 @@ public final class StoreMetrics {
     }
 
     public void committed(BatchOutcome outcome) {
-        outcome.phaseNanos().forEach((phase, nanos) -> io.micrometer.core.instrument.Timer.builder("pa.store.batch.phase")
-                .description("time a committed batch spent per phase: rows, lock, complete, chain, detect, commit").tag("phase", phase)
-                .register(registry).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS));
+        outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.computeIfAbsent(phase, p -> io.micrometer.core.instrument.Timer
+                .builder("pa.store.batch.phase").description("time a committed batch spent per phase: rows, lock, complete, chain, detect, commit")
+                .tag("phase", p).register(registry)).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS));
         decisions.increment(outcome.decisions());
         stagedDecisions.increment(outcome.stagedDecisions());
         planTensorRows.increment(outcome.planTensorRows());
         loadsCompleted.increment(outcome.completed().size());
-        outcome.detections().forEach(d -> d.findings().stream().map(Finding::kind).forEach(kind ->
-                registry.counter("pa.store.findings", "kind", kind.name()).increment()));
+        outcome.detections().forEach(d -> d.findings().stream().map(Finding::kind).forEach(kind -> counter("pa.store.findings", "kind",
+                kind.name()).increment()));
         for (AlertOutbox.StoredAlert alert : outcome.alerts()) {
-            registry.counter("pa.store.alerts", "kind", alert.kind(), "state", alert.suppressedBy() == null ? "raised" : "suppressed").increment();
+            counter("pa.store.alerts", "kind", alert.kind(), "state", alert.suppressedBy() == null ? "raised" : "suppressed").increment();
         }
         if (!outcome.detections().isEmpty()) {
             // A compared load replaces what its deployment and model showed: its own alerts, or none.
-            outcome.detections().forEach(d -> openAlerts.remove(List.of(d.load().deploymentId(), d.load().modelId())));
-            outcome.alerts().stream().filter(a -> a.suppressedBy() == null).forEach(a -> openAlerts
-                    .computeIfAbsent(List.of(a.deploymentId(), a.modelId()), k -> new ConcurrentHashMap<>()).put(a.kind(), a));
+            Map<List<String>, Map<String, AlertOutbox.StoredAlert>> now = new java.util.LinkedHashMap<>();
+            outcome.detections().forEach(d -> now.put(List.of(d.load().deploymentId(), d.load().modelId()), new java.util.HashMap<>()));
+            outcome.alerts().stream().filter(a -> a.suppressedBy() == null).forEach(a -> now.get(List.of(a.deploymentId(), a.modelId()))
+                    .put(a.kind(), a));
+            now.forEach((key, byKind) -> {
+                if (!sameRows(openAlerts.getOrDefault(key, Map.of()), byKind)) {
+                    alertsChanged = true;
+                }
+                if (byKind.isEmpty()) {
+                    openAlerts.remove(key);
+                } else {
+                    openAlerts.put(key, new ConcurrentHashMap<>(byKind));
+                }
+            });
             publishAlerts();
         }
         if (!outcome.completed().isEmpty()) {
             updateGauges(outcome.completed());
         }
+    }
+
+    /** Whether two sets of alerts show as the same gauge rows (same labels, same value). */
+    private static boolean sameRows(Map<String, AlertOutbox.StoredAlert> a, Map<String, AlertOutbox.StoredAlert> b) {
+        if (!a.keySet().equals(b.keySet())) {
+            return false;
+        }
+        for (Map.Entry<String, AlertOutbox.StoredAlert> e : a.entrySet()) {
+            AlertOutbox.StoredAlert x = e.getValue();
+            AlertOutbox.StoredAlert y = b.get(e.getKey());
+            if (!java.util.Objects.equals(x.fromRelease(), y.fromRelease()) || !x.release().equals(y.release()) || x.deltaBytes() != y.deltaBytes()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A counter by name and tags, looked up once: the registry's own lookup hashes every tag on every call. */
+    private Counter counter(String name, String... tags) {
+        return counters.computeIfAbsent(name + "|" + String.join("|", tags), k -> registry.counter(name, tags));
     }
 
     public void ingestFailure() {
@@ -118,20 +153,27 @@ public final class StoreMetrics {
     }
 
     /**
-     * Folds the loads a batch just completed into the gauges. Only those rows are read: a scan of every load after
-     * every batch would make ingestion slower the longer the history grows.
+     * Folds the loads a batch just completed into the gauges, from the totals the batch had in hand: no query (a scan of
+     * every load after every batch would make ingestion slower the longer the history grows).
      */
-    private void updateGauges(List<LoadRef> completed) {
-        try (Connection c = database.getConnection(); PreparedStatement s = InList.prepare(c, "SELECT deployment_id, model_id, release_name, "
-                + "occurred_at, heap_bytes, offheap_bytes, mapped_bytes FROM loads WHERE load_id IN (%s)",
-                completed.stream().map(LoadRef::loadId).toList())) {
-            try (ResultSet rs = s.executeQuery()) {
-                merge(rs);
-            }
-        } catch (SQLException e) {
-            return;
+    private void updateGauges(List<BatchOutcome.CompletedLoad> completed) {
+        for (BatchOutcome.CompletedLoad done : completed) {
+            LoadRef load = done.load();
+            fold(Tags.of("deployment", load.deploymentId(), "model", load.modelId(), "release", load.release()), load.occurredAt(),
+                    done.heapBytes(), done.offHeapBytes(), done.mappedBytes());
         }
         publishGauges();
+    }
+
+    /** Keeps the totals of the load that occurred last per deployment, model and release; a new row is registered with the next publish. */
+    private void fold(Tags tags, Instant occurredAt, long heap, long offHeap, long mapped) {
+        Latest row = latest.get(tags);
+        if (row == null) {
+            latest.put(tags, new Latest(occurredAt, heap, offHeap, mapped));
+            loadsChanged = true;
+        } else if (!occurredAt.isBefore(row.occurredAt)) {
+            row.set(occurredAt, heap, offHeap, mapped);
+        }
     }
 
     /** The open alerts of the latest compared load of every deployment and model: once, at start. */
@@ -155,10 +197,11 @@ public final class StoreMetrics {
     private void publishAlerts() {
         long now = System.nanoTime();
         int open = openAlerts.values().stream().mapToInt(Map::size).sum();
-        if (open > EAGER_ROWS && now - alertsPublishedAt < GAUGE_INTERVAL_NANOS) {
+        if (!alertsChanged || (open > EAGER_ROWS && now - alertsPublishedAt < GAUGE_INTERVAL_NANOS)) {
             return;
         }
         alertsPublishedAt = now;
+        alertsChanged = false;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         openAlerts.values().forEach(byKind -> byKind.values().forEach(a -> rows.add(MultiGauge.Row.of(Tags.of("kind", a.kind(),
                 "deployment", a.deploymentId(), "model", a.modelId(), "from_release", a.fromRelease() == null ? "" : a.fromRelease(),
@@ -169,9 +212,8 @@ public final class StoreMetrics {
     /** Keeps, per deployment, model and release, the totals of the load that occurred last. */
     private void merge(ResultSet rs) throws SQLException {
         while (rs.next()) {
-            Tags tags = Tags.of("deployment", rs.getString(1), "model", rs.getString(2), "release", rs.getString(3));
-            Latest load = new Latest(rs.getTimestamp(4).toInstant(), rs.getLong(5), rs.getLong(6), rs.getLong(7));
-            latest.merge(tags, load, (old, now) -> now.occurredAt().isBefore(old.occurredAt()) ? old : now);
+            fold(Tags.of("deployment", rs.getString(1), "model", rs.getString(2), "release", rs.getString(3)), rs.getTimestamp(4).toInstant(),
+                    rs.getLong(5), rs.getLong(6), rs.getLong(7));
         }
     }
 
@@ -182,19 +224,39 @@ public final class StoreMetrics {
      */
     private void publishGauges() {
         long now = System.nanoTime();
-        if (latest.size() * 3 > EAGER_ROWS && now - gaugesPublishedAt < GAUGE_INTERVAL_NANOS) {
+        if (!loadsChanged || (latest.size() * 3 > EAGER_ROWS && now - gaugesPublishedAt < GAUGE_INTERVAL_NANOS)) {
             return;
         }
         gaugesPublishedAt = now;
+        loadsChanged = false;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         latest.forEach((tags, load) -> {
-            rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_HEAP"), load.heapBytes()));
-            rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_OFFHEAP"), load.offHeapBytes()));
-            rows.add(MultiGauge.Row.of(tags.and("domain", "MMAP_FILE"), load.mappedBytes()));
+            rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_HEAP"), load, l -> l.heapBytes));
+            rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_OFFHEAP"), load, l -> l.offHeapBytes));
+            rows.add(MultiGauge.Row.of(tags.and("domain", "MMAP_FILE"), load, l -> l.mappedBytes));
         });
         loadBytes.register(rows, true);
     }
 
-    private record Latest(Instant occurredAt, long heapBytes, long offHeapBytes, long mappedBytes) {
+    /**
+     * A gauge row's values, updated in place: a load that replaces the latest of its deployment, model and release
+     * changes what the registered rows read, without registering them again.
+     */
+    private static final class Latest {
+        private volatile Instant occurredAt;
+        private volatile long heapBytes;
+        private volatile long offHeapBytes;
+        private volatile long mappedBytes;
+
+        Latest(Instant occurredAt, long heapBytes, long offHeapBytes, long mappedBytes) {
+            set(occurredAt, heapBytes, offHeapBytes, mappedBytes);
+        }
+
+        void set(Instant occurredAt, long heapBytes, long offHeapBytes, long mappedBytes) {
+            this.occurredAt = occurredAt;
+            this.heapBytes = heapBytes;
+            this.offHeapBytes = offHeapBytes;
+            this.mappedBytes = mappedBytes;
+        }
     }
 }

@@ -160,7 +160,9 @@ public final class StoreBench {
                 + "pa_store_plan_tensor_rows).%n", lastStaged, lastPlanRows));
         double phaseTotal = lastPhases.values().stream().mapToDouble(Double::doubleValue).sum();
         md.append("\nWhere the last run's batches spent their time (pa_store_batch_phase_seconds, ms): ");
-        List.of("rows", "lock", "complete", "chain", "detect", "commit").forEach(phase -> md.append(String.format(Locale.ROOT, "%s %.0f (%.0f%%) ",
+        List<String> order = new ArrayList<>(List.of("rows", "lock", "complete", "chain", "detect", "commit"));
+        lastPhases.keySet().stream().filter(phase -> !order.contains(phase)).sorted().forEach(order::add);
+        order.forEach(phase -> md.append(String.format(Locale.ROOT, "%s %.0f (%.0f%%) ",
                 phase, lastPhases.getOrDefault(phase, 0.0), 100 * lastPhases.getOrDefault(phase, 0.0) / Math.max(1, phaseTotal))));
         md.append(String.format(Locale.ROOT, "; in batches %.0f ms of the run's %.0f ms.%n", phaseTotal, storeMedian * 1000));
         long total = lastSizes.values().stream().mapToLong(Long::longValue).sum();

@@ -8,6 +8,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
 import java.util.stream.Collectors;
 
 /**
@@ -76,6 +77,32 @@ public final class PlanDigest {
                 d.getElementCount(), d.getStoredBytes(), d.getSizeEstimated(), d.getResidentFormat(), d.getResidentBytes(),
                 d.getDomain().name(), d.getScope().name(), d.getMappingRequested(), d.getReasonCode().name(), d.getPlacementReason().name(),
                 blockers(d.getMappingBlockers()), d.getReason()};
+    }
+
+    /**
+     * Whether a decision carries exactly these plan values ({@link #values} of a plan's tensor): the same test as
+     * comparing {@link #values}{@code (d)} with them element by element, without building them.
+     */
+    public static boolean carries(Object[] values, AllocationDecided d) {
+        return values.length == COLUMNS.size() && Integer.valueOf(d.getTensorIndex()).equals(values[0])
+                && Objects.equals(values[1], d.getTensorName()) && Objects.equals(values[2], d.getDtype())
+                && Objects.equals(values[3], d.getStoredEncoding()) && Objects.equals(values[4], d.getStoredFormat())
+                && values[5] instanceof Long elements && elements == d.getElementCount()
+                && values[6] instanceof Long stored && stored == d.getStoredBytes()
+                && values[7] instanceof Boolean estimated && estimated == d.getSizeEstimated()
+                && Objects.equals(values[8], d.getResidentFormat())
+                && values[9] instanceof Long resident && resident == d.getResidentBytes()
+                && d.getDomain().name().equals(values[10]) && d.getScope().name().equals(values[11])
+                && values[12] instanceof Boolean requested && requested == d.getMappingRequested()
+                && d.getReasonCode().name().equals(values[13]) && d.getPlacementReason().name().equals(values[14])
+                && blockersAre(values[15], d.getMappingBlockers()) && Objects.equals(values[16], d.getReason());
+    }
+
+    private static boolean blockersAre(Object kept, List<ReasonCode> blockers) {
+        if (blockers.size() <= 1) {
+            return (blockers.isEmpty() ? "" : blockers.get(0).name()).equals(kept);
+        }
+        return blockers(blockers).equals(kept);
     }
 
     /** Mapping blockers as a plan keeps them: their names joined by commas, in explain order ("" when none). */

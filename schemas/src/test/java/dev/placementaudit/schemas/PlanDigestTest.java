@@ -1,5 +1,11 @@
 package dev.placementaudit.schemas;
 
+import java.util.List;
+
+import dev.placementaudit.events.ReasonCode;
+
+import dev.placementaudit.events.AllocationDecided;
+
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -65,6 +71,28 @@ class PlanDigestTest {
                 .text("token_embd.weight".getBytes(StandardCharsets.UTF_8), ": mapped".getBytes(StandardCharsets.UTF_8));
         parts.endTensor();
         assertThat(parts.digest()).isEqualTo(new PlanDigest().tensor(EMBED).digest());
+    }
+
+    @Test
+    void carriesIsTheValuesComparedOneByOne() {
+        AllocationDecided d = Samples.allocationDecided();
+        Object[] plan = PlanDigest.values(d);
+        assertThat(PlanDigest.carries(plan, d)).isTrue();
+        AllocationDecided another = Samples.allocationDecided();
+        another.put("decisionId", "d-2");
+        another.put("loadId", "another load");
+        another.put("host", "node-08");
+        assertThat(PlanDigest.carries(plan.clone(), another)).as("what is load-specific is not the plan's").isTrue();
+        for (int i = 0; i < plan.length; i++) {
+            Object[] other = plan.clone();
+            other[i] = other[i] instanceof String text ? text + "x" : other[i] instanceof Boolean b ? !b
+                    : other[i] instanceof Integer n ? n + 1 : (Long) other[i] + 1;
+            assertThat(PlanDigest.carries(other, d)).as(PlanDigest.COLUMNS.get(i)).isFalse();
+        }
+        AllocationDecided twoBlockers = Samples.allocationDecided();
+        twoBlockers.put("mappingBlockers", List.of(ReasonCode.REENCODED_AT_LOAD, ReasonCode.MAPPED_OK));
+        assertThat(PlanDigest.carries(PlanDigest.values(twoBlockers), twoBlockers)).isTrue();
+        assertThat(PlanDigest.carries(plan, twoBlockers)).as("blockers differ").isFalse();
     }
 
     @Test

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.FindingKind;
@@ -19,6 +20,9 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +46,8 @@ public final class AlertOutbox {
     private final GrowthRule offHeap;
     private final GrowthRule heap;
     private final String insert;
+    /** The top tensors and causes of an alert, as JSON, by pair of plans and domain. */
+    private final Map<String, String[]> rendered = dev.placementaudit.store.regression.PlanCache.lru(256);
 
     public AlertOutbox(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
         this.offHeap = offHeap;
@@ -49,23 +55,50 @@ public final class AlertOutbox {
         this.insert = dialect.insertIgnoringDuplicates("alerts", COLUMNS, TYPES, "alert_id");
     }
 
-    /** @return the alerts written (suppressed ones included) */
-    public List<StoredAlert> record(Connection c, Detection detection, Instant now) throws SQLException {
+    /**
+     * Writes the alerts of these detections in one batch, each checked against the growth budgets of its deployment
+     * and release (read in one query).
+     *
+     * @return the alerts written (suppressed ones included), in the detections' order
+     */
+    public List<StoredAlert> record(Connection c, List<Detection> detections, Instant now) throws SQLException {
+        List<Object[]> rows = new ArrayList<>();
         List<StoredAlert> alerts = new ArrayList<>();
-        for (Finding growth : detection.of(FindingKind.OFFHEAP_GROWTH)) {
-            alerts.add(alert(c, detection, "OFFHEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), offHeap.describe(), offHeap,
-                    ReleaseDiff.OFFHEAP, now));
+        Budgets budgets = null;
+        for (Detection detection : detections) {
+            if (!detection.has(FindingKind.OFFHEAP_GROWTH) && !detection.has(FindingKind.HEAP_GROWTH) && !detection.has(FindingKind.LOST_MAPPING)) {
+                continue;
+            }
+            if (budgets == null) {
+                budgets = Budgets.read(c, detections);
+            }
+            for (Finding growth : detection.of(FindingKind.OFFHEAP_GROWTH)) {
+                alert(rows, alerts, budgets, detection, "OFFHEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), offHeap.describe(), offHeap,
+                        ReleaseDiff.OFFHEAP, now);
+            }
+            for (Finding growth : detection.of(FindingKind.HEAP_GROWTH)) {
+                alert(rows, alerts, budgets, detection, "HEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), heap.describe(), heap,
+                        ReleaseDiff.HEAP, now);
+            }
+            List<Finding> lost = detection.of(FindingKind.LOST_MAPPING);
+            if (!lost.isEmpty()) {
+                long before = lost.stream().mapToLong(Finding::beforeBytes).sum();
+                long after = lost.stream().mapToLong(Finding::afterBytes).sum();
+                alert(rows, alerts, budgets, detection, "LOST_MAPPING", 0, after, lost.size() + " tensor(s) no longer mapped; "
+                        + ByteSizes.format(after) + " now charged to memory (were " + ByteSizes.format(before) + " of file pages)", null,
+                        ReleaseDiff.MMAP, now);
+            }
         }
-        for (Finding growth : detection.of(FindingKind.HEAP_GROWTH)) {
-            alerts.add(alert(c, detection, "HEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), heap.describe(), heap, ReleaseDiff.HEAP, now));
-        }
-        List<Finding> lost = detection.of(FindingKind.LOST_MAPPING);
-        if (!lost.isEmpty()) {
-            long before = lost.stream().mapToLong(Finding::beforeBytes).sum();
-            long after = lost.stream().mapToLong(Finding::afterBytes).sum();
-            alerts.add(alert(c, detection, "LOST_MAPPING", 0, after, lost.size() + " tensor(s) no longer mapped; "
-                    + ByteSizes.format(after) + " now charged to memory (were " + ByteSizes.format(before) + " of file pages)", null,
-                    ReleaseDiff.MMAP, now));
+        if (!rows.isEmpty()) {
+            try (PreparedStatement s = c.prepareStatement(insert)) {
+                for (Object[] values : rows) {
+                    for (int i = 0; i < values.length; i++) {
+                        s.setObject(i + 1, values[i]);
+                    }
+                    s.addBatch();
+                }
+                s.executeBatch();
+            }
         }
         return alerts;
     }
@@ -75,54 +108,71 @@ public final class AlertOutbox {
      *               bytes into or out of it, whatever else changed (a weight dequantized where it already was off-heap
      *               changes only its format, and is still the reason the off-heap total grew)
      */
-    private StoredAlert alert(Connection c, Detection d, String kind, long before, long after, String rule, GrowthRule threshold,
-                              String domain, Instant now) throws SQLException {
+    private void alert(List<Object[]> rows, List<StoredAlert> alerts, Budgets budgets, Detection d, String kind, long before, long after,
+                       String rule, GrowthRule threshold, String domain, Instant now) {
         String id = UUID.nameUUIDFromBytes((kind + "/" + d.load().deploymentId() + "/" + d.load().modelId() + "/" + d.load().loadId())
                 .getBytes(StandardCharsets.UTF_8)).toString();
-        String suppressedBy = budget(c, d.load().deploymentId(), d.load().release(), kind, after - before);
-        List<Map<String, Object>> top = RootCauses.topTensors(d.causes(), domain, TOP_TENSORS).stream().map(AlertOutbox::tensorJson).toList();
-        List<String> causes = RootCauses.touching(d.causes(), domain).stream().map(RootCauses.CauseGroup::cause).toList();
-        String topJson;
-        String causesJson;
-        try {
-            topJson = JSON.writeValueAsString(top);
-            causesJson = JSON.writeValueAsString(causes);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
+        String suppressedBy = budgets.covering(d.load().deploymentId(), d.load().release(), kind, after - before);
+        // What an alert says of its causes depends on the two plans alone: rendered once per pair of plans and domain.
+        String key = d.previous().planDigest() == null || d.load().planDigest() == null ? null
+                : d.previous().planDigest() + ">" + d.load().planDigest() + "/" + domain;
+        String[] json = key == null ? null : rendered.get(key);
+        if (json == null) {
+            List<Map<String, Object>> top = RootCauses.topTensors(d.causes(), domain, TOP_TENSORS).stream().map(AlertOutbox::tensorJson).toList();
+            List<String> causes = RootCauses.touching(d.causes(), domain).stream().map(RootCauses.CauseGroup::cause).toList();
+            try {
+                json = new String[]{JSON.writeValueAsString(top), JSON.writeValueAsString(causes)};
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException(e);
+            }
+            if (key != null) {
+                rendered.put(key, json);
+            }
         }
-        Object[] values = {id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(),
+        String topJson = json[0];
+        String causesJson = json[1];
+        rows.add(new Object[]{id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(),
                 d.previous().loadId(), d.load().loadId(), before, after, after - before, rule,
                 threshold == null ? null : threshold.percent(), threshold == null ? null : threshold.bytes(), topJson, Timestamp.from(now), suppressedBy,
-                causesJson};
-        try (PreparedStatement s = c.prepareStatement(insert)) {
-            for (int i = 0; i < values.length; i++) {
-                s.setObject(i + 1, values[i]);
-            }
-            s.executeUpdate();
-        }
-        return new StoredAlert(id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(), after - before,
-                suppressedBy);
+                causesJson});
+        alerts.add(new StoredAlert(id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(), after - before,
+                suppressedBy));
     }
 
-    /** The budget or acknowledgement that covers this growth, described; null when none does. */
-    private static String budget(Connection c, String deployment, String release, String kind, long delta) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("SELECT max_delta_bytes, note FROM growth_budgets WHERE deployment_id = ? "
-                + "AND release_name = ? AND kind = ?")) {
-            s.setString(1, deployment);
-            s.setString(2, release);
-            s.setString(3, kind);
-            try (ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    return null;
+    /** The growth budgets and acknowledgements of the deployments some detections are about. */
+    private record Budgets(Map<List<String>, Budget> byKey) {
+        static Budgets read(Connection c, List<Detection> detections) throws SQLException {
+            Map<List<String>, Budget> byKey = new HashMap<>();
+            Set<String> deployments = new LinkedHashSet<>();
+            detections.forEach(d -> deployments.add(d.load().deploymentId()));
+            for (List<String> chunk : InList.chunks(deployments)) {
+                try (PreparedStatement s = InList.prepare(c, "SELECT deployment_id, release_name, kind, max_delta_bytes, note FROM growth_budgets "
+                        + "WHERE deployment_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        long max = rs.getLong(4);
+                        Long limit = rs.wasNull() ? null : max;
+                        byKey.put(List.of(rs.getString(1), rs.getString(2), rs.getString(3)), new Budget(limit, rs.getString(5)));
+                    }
                 }
-                long max = rs.getLong(1);
-                boolean acknowledged = rs.wasNull();
-                if (acknowledged) {
-                    return "acknowledged: " + rs.getString(2);
-                }
-                return delta <= max ? "within budget of " + ByteSizes.format(max) + ": " + rs.getString(2) : null;
             }
+            return new Budgets(byKey);
         }
+
+        /** The budget or acknowledgement that covers this growth, described; null when none does. */
+        String covering(String deployment, String release, String kind, long delta) {
+            Budget budget = byKey.get(List.of(deployment, release, kind));
+            if (budget == null) {
+                return null;
+            }
+            if (budget.maxDeltaBytes() == null) {
+                return "acknowledged: " + budget.note();
+            }
+            return delta <= budget.maxDeltaBytes() ? "within budget of " + ByteSizes.format(budget.maxDeltaBytes()) + ": " + budget.note() : null;
+        }
+    }
+
+    /** A budget row: no limit means an acknowledgement. */
+    private record Budget(Long maxDeltaBytes, String note) {
     }
 
     private static Map<String, Object> tensorJson(RootCauses.TensorChange t) {

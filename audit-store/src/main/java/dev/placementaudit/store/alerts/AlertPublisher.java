@@ -35,6 +35,8 @@ import java.util.concurrent.TimeUnit;
 public final class AlertPublisher implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AlertPublisher.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Alerts read and published per call: a call that publishes this many may have left more. */
+    public static final int PAGE = 500;
 
     private final DataSource database;
     private final String topic;
@@ -59,7 +61,7 @@ public final class AlertPublisher implements AutoCloseable {
         List<PlacementAlert> pending = new ArrayList<>();
         try (Connection c = database.getConnection();
              PreparedStatement s = c.prepareStatement("SELECT * FROM alerts WHERE published_at IS NULL AND suppressed_by IS NULL "
-                     + "ORDER BY detected_at FETCH FIRST 500 ROWS ONLY");
+                     + "ORDER BY detected_at FETCH FIRST " + PAGE + " ROWS ONLY");
              ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 pending.add(alert(rs));
@@ -80,14 +82,15 @@ public final class AlertPublisher implements AutoCloseable {
             LOG.warn("publishing {} alerts failed; they stay in the outbox: {}", pending.size(), e.toString());
             return 0;
         }
+        // One statement, one commit: not one per alert.
         try (Connection c = database.getConnection();
-             PreparedStatement s = c.prepareStatement("UPDATE alerts SET published_at = ? WHERE alert_id = ?")) {
-            for (PlacementAlert alert : pending) {
-                s.setTimestamp(1, Timestamp.from(Instant.now()));
-                s.setString(2, alert.getAlertId());
-                s.addBatch();
+             PreparedStatement s = c.prepareStatement("UPDATE alerts SET published_at = ? WHERE alert_id IN ("
+                     + String.join(", ", java.util.Collections.nCopies(pending.size(), "?")) + ")")) {
+            s.setTimestamp(1, Timestamp.from(Instant.now()));
+            for (int i = 0; i < pending.size(); i++) {
+                s.setString(i + 2, pending.get(i).getAlertId());
             }
-            s.executeBatch();
+            s.executeUpdate();
         }
         pending.forEach(a -> LOG.info("alert {} {} on {} {} -> {}: {} ({})", a.getAlertId(), a.getKind(), a.getDeploymentId(),
                 a.getFromRelease(), a.getToRelease(), a.getDeltaBytes(), a.getRule()));

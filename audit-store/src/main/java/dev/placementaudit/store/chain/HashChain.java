@@ -105,17 +105,11 @@ public final class HashChain {
         }
         loads.sort(Comparator.comparingLong(Completed::partition).thenComparingLong(Completed::offset).thenComparing(Completed::loadId));
         Map<String, ChainHead> heads = new LinkedHashMap<>();
+        Map<String, ChainHead> before = tails(c, loads.stream().map(Completed::deploymentId).distinct().toList());
         try (PreparedStatement insert = c.prepareStatement("INSERT INTO chain_entries (deployment_id, seq, load_id, prev_hash, load_hash, "
                 + "decisions_hash, entry_hash, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
             for (Completed load : loads) {
-                ChainHead previous = heads.get(load.deploymentId());
-                if (previous == null) {
-                    previous = head(c, load.deploymentId()).orElse(null);
-                }
-                if (previous == null) {
-                    // Every entry pruned: the chain goes on from its anchor.
-                    previous = anchor(c, load.deploymentId()).orElse(null);
-                }
+                ChainHead previous = heads.getOrDefault(load.deploymentId(), before.get(load.deploymentId()));
                 long seq = previous == null ? 1 : previous.seq() + 1;
                 String prev = previous == null ? GENESIS : previous.entryHash();
                 String loadHash = load.loadHash();
@@ -137,15 +131,31 @@ public final class HashChain {
         return List.copyOf(heads.values());
     }
 
-    /** The last entry of a deployment's chain, if it has one. */
-    public static Optional<ChainHead> head(Connection c, String deploymentId) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("SELECT seq, load_id, entry_hash FROM chain_entries WHERE deployment_id = ? "
-                + "ORDER BY seq DESC LIMIT 1")) {
-            s.setString(1, deploymentId);
-            try (ResultSet rs = s.executeQuery()) {
-                return rs.next() ? Optional.of(new ChainHead(deploymentId, rs.getLong(1), rs.getString(2), rs.getString(3))) : Optional.empty();
+    /**
+     * Where each of these deployments' chains goes on from: its last entry, or its anchor when retention dropped every
+     * entry; absent for a chain not started. Two queries, however many deployments.
+     */
+    private static Map<String, ChainHead> tails(Connection c, List<String> deploymentIds) throws SQLException {
+        Map<String, ChainHead> tails = new java.util.HashMap<>();
+        for (List<String> chunk : InList.chunks(deploymentIds)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT e.deployment_id, e.seq, e.load_id, e.entry_hash FROM chain_entries e "
+                    + "WHERE e.deployment_id IN (%s) AND e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id)",
+                    chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    tails.put(rs.getString(1), new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4)));
+                }
             }
         }
+        List<String> unstarted = deploymentIds.stream().filter(d -> !tails.containsKey(d)).toList();
+        for (List<String> chunk : InList.chunks(unstarted)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT deployment_id, seq, entry_hash FROM chain_anchors WHERE deployment_id IN (%s)",
+                    chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    tails.put(rs.getString(1), new ChainHead(rs.getString(1), rs.getLong(2), null, rs.getString(3)));
+                }
+            }
+        }
+        return tails;
     }
 
     /** Where a pruned chain starts: the last entry retention dropped (its load id is not kept). */

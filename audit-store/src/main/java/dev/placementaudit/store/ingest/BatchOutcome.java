@@ -13,7 +13,7 @@ import java.util.Map;
  * in the batch, or events without a plan digest), the plan tensor rows it wrote (plans first seen), what completed,
  * and how long each of its phases took (rows, lock, complete, chain, detect, commit).
  */
-public record BatchOutcome(int decisions, int summaries, int stagedDecisions, int planTensorRows, List<LoadRef> completed, List<Detection> detections,
+public record BatchOutcome(int decisions, int summaries, int stagedDecisions, int planTensorRows, List<CompletedLoad> completed, List<Detection> detections,
                            List<AlertOutbox.StoredAlert> alerts, List<ChainHead> chainHeads, Map<String, Long> phaseNanos) {
     public BatchOutcome {
         phaseNanos = Map.copyOf(phaseNanos);
@@ -21,5 +21,9 @@ public record BatchOutcome(int decisions, int summaries, int stagedDecisions, in
         completed = List.copyOf(completed);
         detections = List.copyOf(detections);
         alerts = List.copyOf(alerts);
+    }
+
+    /** A load the batch completed, with its totals per domain (as its summary says): what the gauges show. */
+    public record CompletedLoad(LoadRef load, long heapBytes, long offHeapBytes, long mappedBytes) {
     }
 }

@@ -9,7 +9,14 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 public sealed interface Decoded {
     ConsumerRecord<byte[], byte[]> record();
 
-    record Decision(ConsumerRecord<byte[], byte[]> record, AllocationDecided event) implements Decoded {
+    /**
+     * @param checkedPlan the plan whose tensor this decision was found, value by value, to carry as it was decoded
+     *                    (the plan's values were at hand then); null when it was not checked
+     */
+    record Decision(ConsumerRecord<byte[], byte[]> record, AllocationDecided event, String checkedPlan) implements Decoded {
+        public Decision(ConsumerRecord<byte[], byte[]> record, AllocationDecided event) {
+            this(record, event, null);
+        }
     }
 
     record Summary(ConsumerRecord<byte[], byte[]> record, LoadResolved event) implements Decoded {

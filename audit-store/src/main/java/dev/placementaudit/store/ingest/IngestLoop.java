@@ -23,6 +23,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -34,6 +36,7 @@ import java.util.concurrent.TimeUnit;
 public final class IngestLoop implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(IngestLoop.class);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
+    private static final Duration ALERT_SWEEP = Duration.ofSeconds(5);
 
     public enum State { STARTING, RUNNING, DATABASE_UNAVAILABLE, STOPPED, FAILED }
 
@@ -49,9 +52,20 @@ public final class IngestLoop implements Runnable {
     private final Clock clock;
     private final ConsumerVitals vitals;
     private volatile boolean running = true;
+    /** Rebalances seen (partitions revoked, assigned or lost): a batch in hand from before one is not written. */
+    private volatile long rebalances;
+    /** Decodes the records polled ahead while the ingest thread writes the batch before them. */
+    private final java.util.concurrent.ExecutorService decoder = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread thread = new Thread(r, "audit-store-decode");
+        thread.setDaemon(true);
+        return thread;
+    });
     private volatile State state = State.STARTING;
     private volatile Throwable failure;
     private volatile Set<TopicPartition> assignment = Set.of();
+    /** Publishes the alert outbox off the ingest thread: a batch never waits for the broker to acknowledge its alerts. */
+    private final java.util.concurrent.ScheduledExecutorService alertSender;
+    private final java.util.concurrent.atomic.AtomicBoolean alertsQueued = new java.util.concurrent.atomic.AtomicBoolean();
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
                       Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, StoreMetrics metrics, Clock clock,
@@ -67,6 +81,11 @@ public final class IngestLoop implements Runnable {
         this.metrics = metrics;
         this.clock = clock;
         this.vitals = vitals;
+        this.alertSender = alerts == null ? null : java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "audit-store-alert-publisher");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     @Override
@@ -74,17 +93,42 @@ public final class IngestLoop implements Runnable {
         try {
             consumer.subscribe(topics, new SeekToStoredOffsets());
             publishAllChainHeads();
+            if (alertSender != null) {
+                // Alerts left in the outbox (by this store before it stopped, or by another instance) go out within a sweep.
+                alertSender.scheduleWithFixedDelay(this::publishAlerts, 0, ALERT_SWEEP.toMillis(), TimeUnit.MILLISECONDS);
+            }
             state = State.RUNNING;
+            Future<List<Decoded>> ahead = null;
             while (running) {
-                ConsumerRecords<byte[], byte[]> records = consumer.poll(pollTimeout);
-                assignment = Set.copyOf(consumer.assignment());
-                vitals.sample(consumer);
-                if (!records.isEmpty()) {
-                    List<ConsumerRecord<byte[], byte[]>> list = new ArrayList<>(records.count());
-                    records.forEach(list::add);
-                    ingest(list);
+                List<Decoded> batch;
+                if (ahead != null) {
+                    batch = decoded(ahead);
+                    ahead = null;
+                } else {
+                    ConsumerRecords<byte[], byte[]> records = poll(pollTimeout);
+                    if (records.isEmpty()) {
+                        continue;
+                    }
+                    batch = writer.decode(list(records));
                 }
-                publishAlerts();
+                // The next poll's records are fetched now and decoded on another thread while this batch writes.
+                long generation = rebalances;
+                ConsumerRecords<byte[], byte[]> next = poll(Duration.ZERO);
+                if (rebalances != generation) {
+                    resumeFromStoredOffsets("the partitions moved before a batch was written");
+                    continue;
+                }
+                if (!next.isEmpty()) {
+                    List<ConsumerRecord<byte[], byte[]>> polled = list(next);
+                    ahead = decoder.submit(() -> writer.decode(polled));
+                }
+                ingest(batch);
+                if (ahead != null && rebalances != generation) {
+                    // Partitions moved while the batch was retried: what was polled ahead is dropped and fetched again.
+                    decoded(ahead);
+                    ahead = null;
+                    resumeFromStoredOffsets("the partitions moved while a batch was written");
+                }
             }
         } catch (WakeupException e) {
             if (running) {
@@ -94,6 +138,15 @@ public final class IngestLoop implements Runnable {
             failure = e;
             LOG.error("ingest loop failed; stopping", e);
         } finally {
+            decoder.shutdownNow();
+            if (alertSender != null) {
+                alertSender.shutdown();
+                try {
+                    alertSender.awaitTermination(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             try {
                 consumer.close();
             } catch (RuntimeException e) {
@@ -124,8 +177,37 @@ public final class IngestLoop implements Runnable {
         return vitals;
     }
 
-    private void ingest(List<ConsumerRecord<byte[], byte[]>> records) throws InterruptedException {
-        List<Decoded> batch = writer.decode(records);
+    private ConsumerRecords<byte[], byte[]> poll(Duration timeout) {
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
+        assignment = Set.copyOf(consumer.assignment());
+        vitals.sample(consumer);
+        return records;
+    }
+
+    private static List<ConsumerRecord<byte[], byte[]>> list(ConsumerRecords<byte[], byte[]> records) {
+        List<ConsumerRecord<byte[], byte[]>> list = new ArrayList<>(records.count());
+        records.forEach(list::add);
+        return list;
+    }
+
+    private static List<Decoded> decoded(Future<List<Decoded>> ahead) throws InterruptedException {
+        try {
+            return ahead.get();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("decoding a batch failed", e.getCause());
+        }
+    }
+
+    /**
+     * A batch in hand was not written and the partitions moved: every partition still assigned goes back to the
+     * offset stored with the rows (its records come again), as a newly assigned one does.
+     */
+    private void resumeFromStoredOffsets(String why) {
+        LOG.info("{}: resuming {} from the offsets stored with the rows", why, consumer.assignment());
+        new SeekToStoredOffsets().onPartitionsAssigned(consumer.assignment());
+    }
+
+    private void ingest(List<Decoded> batch) throws InterruptedException {
         deadLetter(batch);
         int attempt = 0;
         while (running) {
@@ -136,6 +218,9 @@ public final class IngestLoop implements Runnable {
                 }
                 state = State.RUNNING;
                 metrics.committed(outcome);
+                if (!outcome.alerts().isEmpty()) {
+                    publishAlertsSoon();
+                }
                 vitals.progressed();
                 if (chainLog != null) {
                     chainLog.publish(outcome.chainHeads());
@@ -221,14 +306,30 @@ public final class IngestLoop implements Runnable {
         }
     }
 
-    private void publishAlerts() {
-        if (alerts == null) {
-            return;
+    /** Has the alert publisher drain the outbox as soon as it can: once, however many batches ask meanwhile. */
+    private void publishAlertsSoon() {
+        if (alertsQueued.compareAndSet(false, true)) {
+            try {
+                alertSender.execute(() -> {
+                    alertsQueued.set(false);
+                    publishAlerts();
+                });
+            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+                alertsQueued.set(false);
+            }
         }
+    }
+
+    /** On the publisher's thread: every pending alert, a page at a time, until a page comes back short or publishing fails. */
+    private void publishAlerts() {
         try {
-            metrics.published(alerts.publishPending());
-        } catch (SQLException e) {
-            LOG.warn("cannot read the alert outbox: {}", e.toString());
+            int published;
+            do {
+                published = alerts.publishPending();
+                metrics.published(published);
+            } while (published >= AlertPublisher.PAGE && !alertSender.isShutdown());
+        } catch (SQLException | RuntimeException e) {
+            LOG.warn("cannot publish the alert outbox (retried within {} s): {}", ALERT_SWEEP.toSeconds(), e.toString());
         }
     }
 
@@ -236,6 +337,7 @@ public final class IngestLoop implements Runnable {
     private final class SeekToStoredOffsets implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            rebalances++;
             Map<TopicPartition, Long> stored = null;
             for (int attempt = 1; stored == null && running; attempt++) {
                 try {
@@ -266,7 +368,14 @@ public final class IngestLoop implements Runnable {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            // Every batch is committed to the database before the next poll; nothing is in flight.
+            // Nothing this store wrote is in flight (each batch commits in one transaction); a batch in hand or polled
+            // ahead is dropped (see run), and whoever gets the partitions resumes from the offsets stored with the rows.
+            rebalances++;
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            rebalances++;
         }
 
         private void sleep(long millis) {

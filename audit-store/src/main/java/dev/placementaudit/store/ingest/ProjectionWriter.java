@@ -62,13 +62,13 @@ public final class ProjectionWriter {
     private final AlertOutbox outbox;
     private final Clock clock;
     private final String insertDecision;
-    private final String insertLoad;
     private final String upsertOffset;
     private final String upsertDeadLetter;
     private final String insertDeploymentLock;
     private final StoredPlans plans;
     /** Each recent plan's tensors, as {@link PlanDigest#values}: what a decision that names the plan must carry. */
-    private final Map<String, List<Object[]>> planValues = dev.placementaudit.store.regression.PlanCache.lru(64);
+    private final Map<String, List<Object[]>> planValues = java.util.Collections.synchronizedMap(
+            dev.placementaudit.store.regression.PlanCache.lru(64));
     /** Runs just before a batch commits; tests hold a transaction open there to race another against it. */
     private volatile Runnable beforeCommit = () -> { };
     private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
@@ -85,7 +85,6 @@ public final class ProjectionWriter {
         this.clock = clock;
         Dialect dialect = database.dialect();
         this.insertDecision = dialect.insertIgnoringDuplicates("decisions", StoredDecision.COLUMNS, StoredDecision.TYPES, "decision_id");
-        this.insertLoad = dialect.insertIgnoringDuplicates("loads", StoredLoad.COLUMNS, StoredLoad.TYPES, "load_id");
         this.upsertOffset = dialect.upsert("ingest_offsets", OFFSET_COLUMNS, OFFSET_TYPES, List.of("consumer_group", "topic", "partition_id"));
         this.upsertDeadLetter = dialect.upsert("dead_letters", DEAD_LETTER_COLUMNS, DEAD_LETTER_TYPES,
                 List.of("source_topic", "source_partition", "source_offset"));
@@ -100,7 +99,26 @@ public final class ProjectionWriter {
         for (ConsumerRecord<byte[], byte[]> record : records) {
             decoded.add(decode(record));
         }
+        checkAgainstKnownPlans(decoded);
         return decoded;
+    }
+
+    /**
+     * Checks, value by value, each decision that names a plan whose values are at hand against that plan's tensor,
+     * and marks those that carry it ({@link Decoded.Decision#checkedPlan}): the comparison runs here, on the thread
+     * that decodes ahead, instead of inside the batch's transaction. A decision not marked is checked when written.
+     */
+    private void checkAgainstKnownPlans(List<Decoded> decoded) {
+        for (int i = 0; i < decoded.size(); i++) {
+            if (decoded.get(i) instanceof Decoded.Decision decision) {
+                // Only well-formed digests are keys: a lookup needs no check of its own.
+                String digest = decision.event().getPlanDigest();
+                List<Object[]> tensors = digest == null ? null : planValues.get(digest);
+                if (tensors != null && decision.event().getTensorCount() == tensors.size() && carries(tensors, decision.event())) {
+                    decoded.set(i, new Decoded.Decision(decision.record(), decision.event(), digest));
+                }
+            }
+        }
     }
 
     private Decoded decode(ConsumerRecord<byte[], byte[]> record) {
@@ -202,23 +220,47 @@ public final class ProjectionWriter {
                 Set<String> touched = new LinkedHashSet<>();
                 Set<String> deployments = new java.util.TreeSet<>();
                 Map<String, List<AllocationDecided>> decisionsByLoad = new LinkedHashMap<>();
+                Map<String, Decoded.Summary> summaries = new LinkedHashMap<>();
+                // Per load: the plan every one of its decisions here was checked against as it was decoded, if one was.
+                Map<String, String> checked = new HashMap<>();
+                // A load's decisions come one after another (one partition, published together): the group is looked
+                // up again only when the load changes.
+                String lastLoadId = null;
+                List<AllocationDecided> group = null;
                 for (Decoded item : batch) {
                     if (item instanceof Decoded.Decision decision) {
-                        decisionsByLoad.computeIfAbsent(decision.event().getLoadId(), id -> new ArrayList<>()).add(decision.event());
+                        String loadId = decision.event().getLoadId();
+                        if (!loadId.equals(lastLoadId)) {
+                            group = decisionsByLoad.get(loadId);
+                            lastLoadId = loadId;
+                        }
+                        if (group == null) {
+                            group = new ArrayList<>();
+                            decisionsByLoad.put(loadId, group);
+                            touched.add(loadId);
+                            deployments.add(decision.event().getDeploymentId());
+                            if (decision.checkedPlan() != null) {
+                                checked.put(loadId, decision.checkedPlan());
+                            }
+                        } else if (decision.checkedPlan() == null ? checked.containsKey(loadId)
+                                : !decision.checkedPlan().equals(checked.get(loadId)) && checked.containsKey(loadId)) {
+                            checked.remove(loadId);
+                        }
+                        group.add(decision.event());
                         decisionRecords++;
-                        touched.add(decision.event().getLoadId());
-                        deployments.add(decision.event().getDeploymentId());
                     } else if (item instanceof Decoded.Summary summary) {
                         touched.add(summary.event().getLoadId().toString());
                         deployments.add(summary.event().getDeploymentId());
+                        summaries.putIfAbsent(summary.event().getLoadId().toString(), summary);
+                        summaryRows++;
                     }
                 }
                 // A load's decisions that match, tensor by tensor, the stored plan they name write nothing; a load whose every
                 // decision is here makes its plan at once; the rest wait in the decisions table for the load's other
                 // decisions, and so do all later decisions of a load that has some waiting there.
                 Map<String, String> named = new HashMap<>();
-                decisionsByLoad.forEach((loadId, group) -> {
-                    String digest = planOf(group);
+                decisionsByLoad.forEach((loadId, decisions) -> {
+                    String digest = planOf(decisions);
                     if (digest != null) {
                         named.put(loadId, digest);
                     }
@@ -228,19 +270,20 @@ public final class ProjectionWriter {
                 Map<String, StoredPlans.NewPlan> newPlans = new LinkedHashMap<>();
                 List<AllocationDecided> staged = new ArrayList<>();
                 Set<String> stagedLoads = new LinkedHashSet<>();
-                for (Map.Entry<String, List<AllocationDecided>> group : decisionsByLoad.entrySet()) {
-                    String digest = named.get(group.getKey());
+                for (Map.Entry<String, List<AllocationDecided>> load : decisionsByLoad.entrySet()) {
+                    String digest = named.get(load.getKey());
                     boolean known = digest != null && (stored.contains(digest) || newPlans.containsKey(digest));
-                    if (known && !waiting.contains(group.getKey()) && matches(c, digest, group.getValue(), newPlans)) {
+                    if (known && !waiting.contains(load.getKey()) && (digest.equals(checked.get(load.getKey()))
+                            || matches(c, digest, load.getValue(), newPlans))) {
                         continue;
                     }
-                    List<AllocationDecided> whole = digest == null || known ? null : whole(group.getValue());
+                    List<AllocationDecided> whole = digest == null || known ? null : whole(load.getValue());
                     if (whole != null && PlanDigest.of(whole).equals(digest)) {
                         newPlans.put(digest, new StoredPlans.NewPlan(digest, whole));
                         continue;
                     }
-                    staged.addAll(group.getValue());
-                    stagedLoads.add(group.getKey());
+                    staged.addAll(load.getValue());
+                    stagedLoads.add(load.getKey());
                 }
                 if (!staged.isEmpty()) {
                     try (PreparedStatement d = c.prepareStatement(insertDecision)) {
@@ -253,49 +296,36 @@ public final class ProjectionWriter {
                 }
                 int planRows = plans.write(c, newPlans.values());
                 newPlans.values().forEach(plan -> detector.plans().put(plan.digest(), plan.placements()));
-                try (PreparedStatement l = c.prepareStatement(insertLoad)) {
-                    for (Decoded item : batch) {
-                        if (item instanceof Decoded.Summary summary) {
-                            bind(l, StoredLoad.values(summary.event(), summary.record().partition(), summary.record().offset()));
-                            l.addBatch();
-                            summaryRows++;
-                        }
-                    }
-                    if (summaryRows > 0) {
-                        l.executeBatch();
-                    }
-                }
                 recordRejects(c, batch, now);
                 storeOffsets(c, batch);
                 phases.end("rows");
                 lockDeployments(c, deployments);
                 phases.end("lock");
-                List<CompletedLoad> completedLoads = complete(c, touched, stagedLoads, now);
-                List<LoadRef> completed = completedLoads.stream().map(CompletedLoad::load).toList();
+                List<StoredLoad.Completion> completions = complete(c, touched, summaries, stagedLoads, now);
+                List<LoadRef> completed = completions.stream().map(StoredLoad.Completion::load).toList();
                 phases.end("complete");
                 List<ChainHead> heads = HashChain.append(c, completed.stream().map(LoadRef::loadId).toList());
                 phases.end("chain");
                 List<Detection> detections = new ArrayList<>();
-                List<AlertOutbox.StoredAlert> alerts = new ArrayList<>();
-                for (CompletedLoad done : completedLoads) {
-                    LoadRef load = done.load();
-                    Optional<Detection> detection = detector.detect(c, load, done.placements());
-                    if (detection.isPresent()) {
-                        detections.add(detection.get());
-                        alerts.addAll(outbox.record(c, detection.get(), now));
-                    }
-                    // A load that completes late may now be the predecessor a later release should have been compared with.
-                    Optional<LoadRef> later = detector.successor(c, load);
-                    if (later.isPresent() && !completed.contains(later.get())) {
-                        Optional<Detection> redo = detector.detect(c, later.get(), detector.plans().placements(c, later.get()));
-                        if (redo.isPresent()) {
-                            detections.add(redo.get());
-                            alerts.addAll(outbox.record(c, redo.get(), now));
-                        }
+                for (StoredLoad.Completion done : completions) {
+                    if (done.previous() != null) {
+                        detections.add(detector.compare(c, done.previous(), done.load(), done.placements()));
                     }
                 }
-                Set<String> compared = new LinkedHashSet<>(completed.stream().map(LoadRef::loadId).toList());
-                detections.forEach(d -> compared.add(d.load().loadId()));
+                // A load that completes late may now be the predecessor a later release should have been compared with.
+                Set<String> completedIds = new HashSet<>(completed.stream().map(LoadRef::loadId).toList());
+                Map<String, LoadRef> successors = detector.successors(c, completed);
+                Set<String> comparedAgain = new HashSet<>();
+                for (LoadRef load : completed) {
+                    LoadRef later = successors.get(load.loadId());
+                    if (later != null && !completedIds.contains(later.loadId()) && comparedAgain.add(later.loadId())) {
+                        detector.detect(c, later, detector.plans().placements(c, later)).ifPresent(detections::add);
+                    }
+                }
+                detector.storeFindings(c, detections);
+                List<AlertOutbox.StoredAlert> alerts = outbox.record(c, detections, now);
+                List<LoadRef> compared = new ArrayList<>(completed);
+                detections.stream().map(Detection::load).filter(l -> !completedIds.contains(l.loadId())).forEach(compared::add);
                 releaseHeads(c, compared);
                 phases.end("detect");
                 if (commit) {
@@ -305,8 +335,9 @@ public final class ProjectionWriter {
                     c.rollback();
                 }
                 phases.end("commit");
-                return new BatchOutcome(decisionRecords, summaryRows, staged.size(), planRows, completed, detections, alerts, heads,
-                        phases.nanos());
+                return new BatchOutcome(decisionRecords, summaryRows, staged.size(), planRows, completions.stream().map(done ->
+                        new BatchOutcome.CompletedLoad(done.load(), done.heapBytes(), done.offHeapBytes(), done.mappedBytes())).toList(),
+                        detections, alerts, heads, phases.nanos());
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;
@@ -323,8 +354,7 @@ public final class ProjectionWriter {
             throws SQLException {
         List<Object[]> tensors = planValues(c, digest, newPlans);
         for (AllocationDecided d : group) {
-            int index = d.getTensorIndex();
-            if (d.getTensorCount() != tensors.size() || !carries(tensors, index, PlanDigest.values(d))) {
+            if (d.getTensorCount() != tensors.size() || !carries(tensors, d)) {
                 return false;
             }
         }
@@ -340,6 +370,12 @@ public final class ProjectionWriter {
             planValues.put(digest, tensors);
         }
         return tensors;
+    }
+
+    /** Whether a decision carries exactly the values of the plan's tensor at its index. */
+    private static boolean carries(List<Object[]> plan, AllocationDecided d) {
+        int index = d.getTensorIndex();
+        return index >= 0 && index < plan.size() && PlanDigest.carries(plan.get(index), d);
     }
 
     /** Whether a decision's values (in {@link PlanDigest#COLUMNS} order) are exactly those of the plan's tensor at its index. */
@@ -442,7 +478,12 @@ public final class ProjectionWriter {
 
     /** A row per record set aside, so that its load shows what it is missing and why; idempotent on the record's position. */
     private void recordRejects(Connection c, List<Decoded> batch, Instant now) throws SQLException {
-        List<Decoded.Reject> rejects = batch.stream().filter(Decoded.Reject.class::isInstance).map(Decoded.Reject.class::cast).toList();
+        List<Decoded.Reject> rejects = new ArrayList<>();
+        for (Decoded item : batch) {
+            if (item instanceof Decoded.Reject reject) {
+                rejects.add(reject);
+            }
+        }
         if (rejects.isEmpty()) {
             return;
         }
@@ -459,8 +500,19 @@ public final class ProjectionWriter {
 
     private void storeOffsets(Connection c, List<Decoded> batch) throws SQLException {
         Map<TopicPartition, Long> next = new HashMap<>();
+        // A poll's records come partition by partition: one map update per run of a partition, not per record.
+        ConsumerRecord<byte[], byte[]> last = null;
         for (Decoded item : batch) {
-            next.merge(new TopicPartition(item.record().topic(), item.record().partition()), item.record().offset() + 1, Math::max);
+            ConsumerRecord<byte[], byte[]> record = item.record();
+            if (last != null && (last.partition() != record.partition() || !last.topic().equals(record.topic()))) {
+                next.merge(new TopicPartition(last.topic(), last.partition()), last.offset() + 1, Math::max);
+            }
+            if (last == null || last.partition() != record.partition() || !last.topic().equals(record.topic()) || record.offset() > last.offset()) {
+                last = record;
+            }
+        }
+        if (last != null) {
+            next.merge(new TopicPartition(last.topic(), last.partition()), last.offset() + 1, Math::max);
         }
         try (PreparedStatement s = c.prepareStatement(upsertOffset)) {
             for (Map.Entry<TopicPartition, Long> e : next.entrySet()) {
@@ -472,74 +524,140 @@ public final class ProjectionWriter {
     }
 
     /**
-     * Marks complete every touched load whose summary is here and whose plan is stored, or whose decisions are all
-     * staged (their plan is built from them now). Staged decisions of a completed load are deleted: its plan holds
-     * them. Returns the loads completed, with their placements (for the comparison with their predecessors).
+     * Completes every touched load whose summary is stored or here and whose plan is stored, or whose decisions are all
+     * staged (their plan is built from them now), and writes each load's row once: a summary that arrives is inserted
+     * as it stands then (complete, with its predecessor, in the common case); a load stored earlier is updated once when
+     * it completes. Staged decisions of a completed load are deleted: its plan holds them. Returns the completions, in
+     * the order the batch touched the loads, each with its predecessor (the latest load complete before this batch, or
+     * completed in it, of the same deployment and model and another release, that occurred earlier).
      *
      * @param stagedLoads loads whose decisions this batch staged: those already complete lose them again (another
      *                    instance completed the load while this one staged them)
      */
-    private List<CompletedLoad> complete(Connection c, Set<String> loadIds, Set<String> stagedLoads, Instant now) throws SQLException {
-        List<CompletedLoad> completed = new ArrayList<>();
-        List<String> emptied = new ArrayList<>();
+    private List<StoredLoad.Completion> complete(Connection c, Set<String> loadIds, Map<String, Decoded.Summary> summaries,
+                                                 Set<String> stagedLoads, Instant now) throws SQLException {
+        // The touched loads not complete: as stored, or as their summary here says when they have no row yet. The
+        // deployment locks are held: no other transaction writes these loads' rows until this one commits.
+        Map<String, Candidate> candidates = new LinkedHashMap<>();
+        Set<String> stored = new HashSet<>();
         for (List<String> chunk : InList.chunks(loadIds)) {
-            List<Candidate> candidates = new ArrayList<>();
-            try (PreparedStatement select = InList.prepare(c, "SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, l.occurred_at, "
-                    + "l.resolver_version, l.plan_digest, l.tensor_count, p.placement_signature, (SELECT COUNT(*) FROM decisions d "
-                    + "WHERE d.load_id = l.load_id AND d.resolver_version = l.resolver_version) AS staged, (SELECT COUNT(*) FROM dead_letters x "
-                    + "WHERE x.load_id = l.load_id) AS dead FROM loads l LEFT JOIN plans p "
-                    + "ON p.plan_digest = l.plan_digest WHERE l.load_id IN (%s) AND l.complete = FALSE", chunk)) {
-                try (ResultSet rs = select.executeQuery()) {
-                    while (rs.next()) {
-                        candidates.add(new Candidate(RegressionDetector.ref(rs), rs.getInt("tensor_count"), rs.getString("placement_signature"),
-                                rs.getLong("staged"), rs.getLong("dead")));
+            try (PreparedStatement select = InList.prepare(c, "SELECT load_id, deployment_id, model_id, release_name, occurred_at, "
+                    + "resolver_version, plan_digest, tensor_count, complete, heap_bytes, offheap_bytes, mapped_bytes FROM loads "
+                    + "WHERE load_id IN (%s)", chunk); ResultSet rs = select.executeQuery()) {
+                while (rs.next()) {
+                    stored.add(rs.getString("load_id"));
+                    if (!rs.getBoolean("complete")) {
+                        candidates.put(rs.getString("load_id"), new Candidate(RegressionDetector.ref(rs), rs.getInt("tensor_count"),
+                                rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"), rs.getLong("mapped_bytes"), null));
                     }
-                }
-            }
-            try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, placement_signature = ?, "
-                    + "plan_digest = ? WHERE load_id = ?")) {
-                int updates = 0;
-                for (Candidate candidate : candidates) {
-                    LoadRef load = candidate.load();
-                    String plan;
-                    String signature;
-                    if (candidate.staged() == candidate.tensorCount()) {
-                        // Every decision staged: they make the plan (one already stored, or a new one), as they say.
-                        StoredPlans.Built built = plans.fromStaged(c, load.loadId(), load.resolverVersion());
-                        plan = built.digest();
-                        if (load.planDigest() != null && !load.planDigest().equals(plan)) {
-                            LOG.warn("load {} names plan {} but its decisions make plan {}: stored with the plan its decisions make",
-                                    load.loadId(), load.planDigest(), plan);
-                        }
-                        signature = built.signature();
-                    } else if (candidate.signature() != null && candidate.staged() == 0 && candidate.dead() == 0) {
-                        // Every decision matched the stored plan the load names (none waits, none was set aside).
-                        plan = load.planDigest();
-                        signature = candidate.signature();
-                    } else {
-                        continue;
-                    }
-                    LoadRef done = new LoadRef(load.loadId(), load.deploymentId(), load.modelId(), load.release(), load.occurredAt(),
-                            load.resolverVersion(), plan);
-                    List<TensorPlacement> placements = detector.plans().placements(c, plan);
-                    update.setTimestamp(1, Timestamp.from(now));
-                    update.setString(2, signature);
-                    update.setString(3, plan);
-                    update.setString(4, load.loadId());
-                    update.addBatch();
-                    updates++;
-                    completed.add(new CompletedLoad(done, placements));
-                    if (candidate.staged() > 0) {
-                        emptied.add(load.loadId());
-                    }
-                }
-                if (updates > 0) {
-                    update.executeBatch();
                 }
             }
         }
+        List<Decoded.Summary> fresh = summaries.values().stream().filter(sm -> !stored.contains(sm.event().getLoadId().toString())).toList();
+        for (Decoded.Summary summary : fresh) {
+            LoadResolved l = summary.event();
+            candidates.put(l.getLoadId().toString(), new Candidate(new LoadRef(l.getLoadId().toString(), l.getDeploymentId(), l.getModelId(),
+                    l.getRelease(), l.getLoadOccurredAt(), l.getResolverVersion(), StoredPlans.carried(l.getPlanDigest())), l.getTensorCount(),
+                    l.getHeapBytes(), l.getOffHeapBytes(), l.getMappedBytes(), summary));
+        }
+        // What each needs: its staged decisions, its dead letters, its plan's signature (a stored plan has one).
+        Map<String, Long> staged = new HashMap<>();
+        Map<String, Long> dead = new HashMap<>();
+        Map<String, String> signatures = new HashMap<>();
+        for (List<String> chunk : InList.chunks(candidates.keySet())) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, resolver_version, COUNT(*) FROM decisions WHERE load_id IN (%s) "
+                    + "GROUP BY load_id, resolver_version", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getString(2).equals(candidates.get(rs.getString(1)).load().resolverVersion())) {
+                        staged.put(rs.getString(1), rs.getLong(3));
+                    }
+                }
+            }
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, COUNT(*) FROM dead_letters WHERE load_id IN (%s) GROUP BY load_id",
+                    chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    dead.put(rs.getString(1), rs.getLong(2));
+                }
+            }
+        }
+        Set<String> named = new LinkedHashSet<>();
+        candidates.values().stream().map(candidate -> candidate.load().planDigest()).filter(java.util.Objects::nonNull).forEach(named::add);
+        for (List<String> chunk : InList.chunks(named)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT plan_digest, placement_signature FROM plans WHERE plan_digest IN (%s)", chunk);
+                 ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    signatures.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        // Which complete, with which plan.
+        Map<String, String[]> completing = new LinkedHashMap<>();
+        List<String> emptied = new ArrayList<>();
+        List<LoadRef> done = new ArrayList<>();
+        for (Candidate candidate : candidates.values()) {
+            LoadRef load = candidate.load();
+            long waiting = staged.getOrDefault(load.loadId(), 0L);
+            String plan;
+            String signature;
+            if (waiting == candidate.tensorCount()) {
+                // Every decision staged: they make the plan (one already stored, or a new one), as they say.
+                StoredPlans.Built built = plans.fromStaged(c, load.loadId(), load.resolverVersion());
+                plan = built.digest();
+                if (load.planDigest() != null && !load.planDigest().equals(plan)) {
+                    LOG.warn("load {} names plan {} but its decisions make plan {}: stored with the plan its decisions make",
+                            load.loadId(), load.planDigest(), plan);
+                }
+                signature = built.signature();
+                emptied.add(load.loadId());
+            } else if (load.planDigest() != null && signatures.containsKey(load.planDigest()) && waiting == 0
+                    && dead.getOrDefault(load.loadId(), 0L) == 0) {
+                // Every decision matched the stored plan the load names (none waits, none was set aside).
+                plan = load.planDigest();
+                signature = signatures.get(plan);
+            } else {
+                continue;
+            }
+            completing.put(load.loadId(), new String[]{plan, signature});
+            done.add(new LoadRef(load.loadId(), load.deploymentId(), load.modelId(), load.release(), load.occurredAt(), load.resolverVersion(),
+                    plan));
+        }
+        Map<String, LoadRef> previous = predecessors(c, done);
+        List<StoredLoad.Completion> completions = new ArrayList<>();
+        Map<String, StoredLoad.Completion> byLoad = new HashMap<>();
+        for (LoadRef load : done) {
+            Candidate candidate = candidates.get(load.loadId());
+            StoredLoad.Completion completion = new StoredLoad.Completion(load, completing.get(load.loadId())[1], previous.get(load.loadId()),
+                    detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes());
+            completions.add(completion);
+            byLoad.put(load.loadId(), completion);
+        }
+        // Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now.
+        if (!fresh.isEmpty()) {
+            try (PreparedStatement insert = c.prepareStatement(StoredLoad.INSERT)) {
+                for (Decoded.Summary summary : fresh) {
+                    bind(insert, StoredLoad.values(summary.event(), summary.record().partition(), summary.record().offset(),
+                            byLoad.get(summary.event().getLoadId().toString())));
+                    insert.addBatch();
+                }
+                insert.executeBatch();
+            }
+        }
+        List<StoredLoad.Completion> updates = completions.stream().filter(done1 -> candidates.get(done1.load().loadId()).summary() == null).toList();
+        if (!updates.isEmpty()) {
+            try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, placement_signature = ?, "
+                    + "plan_digest = ?, previous_load_id = ?, previous_release = ?, previous_plan_digest = ? WHERE load_id = ?")) {
+                for (StoredLoad.Completion completion : updates) {
+                    LoadRef before = completion.previous();
+                    bind(update, new Object[]{Timestamp.from(now), completion.signature(), completion.load().planDigest(),
+                            before == null ? null : before.loadId(), before == null ? null : before.release(),
+                            before == null ? null : before.planDigest(), completion.load().loadId()});
+                    update.addBatch();
+                }
+                update.executeBatch();
+            }
+        }
         Set<String> stragglers = new LinkedHashSet<>(stagedLoads);
-        completed.forEach(done -> stragglers.remove(done.load().loadId()));
+        stragglers.removeAll(completing.keySet());
         for (List<String> chunk : InList.chunks(emptied)) {
             try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk)) {
                 delete.executeUpdate();
@@ -548,8 +666,30 @@ public final class ProjectionWriter {
         for (List<String> chunk : InList.chunks(stragglers)) {
             dropStragglers(c, chunk);
         }
-        return completed;
+        return completions;
     }
+
+    /**
+     * Each completing load's predecessor: the later of the latest load complete before this batch (one query) and the
+     * latest one completing in it, of its deployment and model and another release, that occurred before it; the load
+     * id breaks a tie, as {@link RegressionDetector#previous} does.
+     */
+    private Map<String, LoadRef> predecessors(Connection c, List<LoadRef> completing) throws SQLException {
+        Map<String, LoadRef> previous = detector.previous(c, completing);
+        Map<List<String>, List<LoadRef>> byModel = new HashMap<>();
+        completing.forEach(load -> byModel.computeIfAbsent(List.of(load.deploymentId(), load.modelId()), k -> new ArrayList<>()).add(load));
+        for (LoadRef load : completing) {
+            for (LoadRef other : byModel.get(List.of(load.deploymentId(), load.modelId()))) {
+                if (!other.release().equals(load.release()) && LATEST.compare(other, load) < 0) {
+                    previous.merge(load.loadId(), other, (a, b) -> LATEST.compare(a, b) >= 0 ? a : b);
+                }
+            }
+        }
+        return previous;
+    }
+
+    /** Loads in the order they occurred, the load id breaking a tie. */
+    private static final java.util.Comparator<LoadRef> LATEST = java.util.Comparator.comparing(LoadRef::occurredAt).thenComparing(LoadRef::loadId);
 
     /**
      * Decisions this batch staged for loads that are complete already (another instance completed the load by its plan
@@ -601,32 +741,37 @@ public final class ProjectionWriter {
      * tie), and is refreshed when it is that load (compared again with a predecessor that arrived late).
      */
     private static final String MERGE_RELEASE_HEAD = "MERGE INTO release_heads AS t USING (SELECT " + RELEASE_HEAD_COLUMNS
-            + " FROM loads WHERE load_id = ? AND complete = TRUE) AS s ON t.deployment_id = s.deployment_id AND t.model_id = s.model_id AND "
+            + " FROM loads WHERE load_id IN (%s) AND complete = TRUE) AS s ON t.deployment_id = s.deployment_id AND t.model_id = s.model_id AND "
             + "t.release_name = s.release_name WHEN MATCHED AND (s.occurred_at > t.occurred_at OR (s.occurred_at = t.occurred_at AND s.load_id "
             + ">= t.load_id)) THEN UPDATE SET load_id = s.load_id, occurred_at = s.occurred_at, platform_name = s.platform_name, profile_name = "
             + "s.profile_name, heap_bytes = s.heap_bytes, offheap_bytes = s.offheap_bytes, mapped_bytes = s.mapped_bytes, plan_digest = "
             + "s.plan_digest, previous_plan_digest = s.previous_plan_digest WHEN NOT MATCHED THEN INSERT (" + RELEASE_HEAD_COLUMNS + ") VALUES ("
             + RELEASE_HEAD_COLUMNS.replaceAll("(\\w+)", "s.$1") + ")";
 
-    /** Each of these loads, once compared, becomes its release's head when it is the latest of its deployment, model and release. */
-    private static void releaseHeads(Connection c, Collection<String> loadIds) throws SQLException {
-        if (loadIds.isEmpty()) {
+    /**
+     * Each of these loads, once compared, becomes its release's head when it is the latest of its deployment, model and
+     * release: only the latest of each in the batch is merged (an earlier one could not end up the head).
+     */
+    private static void releaseHeads(Connection c, Collection<LoadRef> loads) throws SQLException {
+        Map<List<String>, LoadRef> latest = new LinkedHashMap<>();
+        loads.forEach(load -> latest.merge(List.of(load.deploymentId(), load.modelId(), load.release()), load,
+                (a, b) -> LATEST.compare(a, b) >= 0 ? a : b));
+        if (latest.isEmpty()) {
             return;
         }
-        try (PreparedStatement merge = c.prepareStatement(MERGE_RELEASE_HEAD)) {
-            for (String loadId : loadIds) {
-                merge.setString(1, loadId);
-                merge.addBatch();
+        // One statement per chunk: each source row is a different head (one load per deployment, model and release).
+        for (List<String> chunk : InList.chunks(latest.values().stream().map(LoadRef::loadId).toList())) {
+            try (PreparedStatement merge = InList.prepare(c, MERGE_RELEASE_HEAD, chunk)) {
+                merge.executeUpdate();
             }
-            merge.executeBatch();
         }
     }
 
     /**
-     * A touched load not complete yet: its plan's signature when the plan is stored, how many decisions it has staged,
-     * and how many of its records were dead-lettered.
+     * A touched load not complete yet, as stored or (with its {@code summary}) as the summary in this batch says, with
+     * its totals per domain.
      */
-    private record Candidate(LoadRef load, int tensorCount, String signature, long staged, long dead) {
+    private record Candidate(LoadRef load, int tensorCount, long heapBytes, long offHeapBytes, long mappedBytes, Decoded.Summary summary) {
     }
 
     /** Where a batch's time went, phase by phase (pa_store_batch_phase_seconds): what a store that falls behind spends it on. */
@@ -643,10 +788,6 @@ public final class ProjectionWriter {
         Map<String, Long> nanos() {
             return nanos;
         }
-    }
-
-    /** A load that just completed, with its placements. */
-    private record CompletedLoad(LoadRef load, List<TensorPlacement> placements) {
     }
 
     private static void bind(PreparedStatement s, Object[] values) throws SQLException {

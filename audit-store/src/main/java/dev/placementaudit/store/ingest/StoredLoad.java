@@ -1,6 +1,8 @@
 package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.store.regression.LoadRef;
+import dev.placementaudit.store.regression.TensorPlacement;
 
 import java.sql.Timestamp;
 import java.util.List;
@@ -10,11 +12,15 @@ final class StoredLoad {
     static final List<String> COLUMNS = List.of("load_id", "deployment_id", "cluster", "host", "release_name", "model_id", "model_name",
             "model_sha256", "platform_name", "profile_name", "occurred_at", "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes",
             "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors", "mapped_tensors", "resolver_version", "policy_digest",
-            "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest");
+            "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest", "completed_at", "placement_signature",
+            "previous_load_id", "previous_release", "previous_plan_digest");
     static final List<String> TYPES = List.of("VARCHAR(36)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
             "VARCHAR(500)", "VARCHAR(64)", "VARCHAR(100)", "VARCHAR(100)", "TIMESTAMP WITH TIME ZONE", "INTEGER", "BIGINT", "BIGINT", "BIGINT",
             "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "VARCHAR(100)", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "BOOLEAN",
-            "INTEGER", "BIGINT", "VARCHAR(64)");
+            "INTEGER", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(64)", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(64)");
+    /** The row written once: with its completion and its predecessor when the load completes in the batch that brings its summary. */
+    static final String INSERT = "INSERT INTO loads (" + String.join(", ", COLUMNS) + ") VALUES ("
+            + String.join(", ", java.util.Collections.nCopies(COLUMNS.size(), "?")) + ")";
 
     private StoredLoad() {
     }
@@ -32,14 +38,28 @@ final class StoredLoad {
     }
 
     /**
-     * @param partition and {@code offset}: where the summary stands in the log, which orders the hash chain. The plan
-     *                  digest is the one the summary names until the load completes with the plan its decisions make.
+     * @param partition and {@code offset}: where the summary stands in the log, which orders the hash chain
+     * @param completion how the load completes in this batch; null when it does not yet (the row names the plan its
+     *                   summary names, until the load completes with the plan its decisions make)
      */
-    static Object[] values(LoadResolved l, int partition, long offset) {
+    static Object[] values(LoadResolved l, int partition, long offset, Completion completion) {
+        LoadRef previous = completion == null ? null : completion.previous();
         return new Object[]{l.getLoadId().toString(), l.getDeploymentId(), l.getCluster(), l.getHost(), l.getRelease(), l.getModelId(),
                 l.getModelName(), l.getModelSha256(), l.getPlatformName(), l.getProfileName(), Timestamp.from(l.getLoadOccurredAt()),
                 l.getTensorCount(), l.getStoredBytes(), l.getResidentBytes(), l.getHeapBytes(), l.getOffHeapBytes(), l.getMappedBytes(),
                 l.getHeapTensors(), l.getOffHeapTensors(), l.getMappedTensors(), l.getResolverVersion(), l.getPolicyDigest(),
-                Timestamp.from(l.getResolvedAt()), false, partition, offset, StoredPlans.carried(l.getPlanDigest())};
+                Timestamp.from(l.getResolvedAt()), completion != null, partition, offset,
+                completion == null ? StoredPlans.carried(l.getPlanDigest()) : completion.load().planDigest(),
+                completion == null ? null : Timestamp.from(completion.completedAt()), completion == null ? null : completion.signature(),
+                previous == null ? null : previous.loadId(), previous == null ? null : previous.release(),
+                previous == null ? null : previous.planDigest()};
+    }
+
+    /**
+     * How a load completes: with its plan (in {@code load}), that plan's signature, the predecessor it is compared
+     * with (null for a first release) and where that plan places each tensor.
+     */
+    record Completion(LoadRef load, String signature, LoadRef previous, java.util.List<TensorPlacement> placements, java.time.Instant completedAt,
+                      long heapBytes, long offHeapBytes, long mappedBytes) {
     }
 }

@@ -8,6 +8,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -22,6 +25,7 @@ public final class RegressionDetector {
     private static final List<String> FINDING_TYPES = List.of("VARCHAR(64)", "VARCHAR(64)", "INTEGER", "VARCHAR(30)", "VARCHAR(1000)",
             "VARCHAR(20)", "VARCHAR(20)", "BIGINT", "BIGINT", "VARCHAR(150)", "VARCHAR(150)", "VARCHAR(4000)", "VARCHAR(4000)");
 
+    private final Dialect dialect;
     private final GrowthRule offHeap;
     private final GrowthRule heap;
     private final String insertFinding;
@@ -30,6 +34,7 @@ public final class RegressionDetector {
     private final Map<String, PlanComparison> comparisons = PlanCache.lru(256);
 
     public RegressionDetector(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
+        this.dialect = dialect;
         this.offHeap = offHeap;
         this.heap = heap;
         this.insertFinding = dialect.insertIgnoringDuplicates("plan_findings", FINDING_COLUMNS, FINDING_TYPES,
@@ -37,19 +42,15 @@ public final class RegressionDetector {
     }
 
     /**
-     * Diffs the load (whose placements the caller has) against its predecessor and stores the findings; empty when
-     * it has none (a first release). A load compared again (its predecessor arrived late) then names the new one.
+     * Compares a load that completed earlier with its predecessor again (one that arrived late now precedes it): names
+     * the new predecessor on the load's row and returns the comparison, whose findings {@link #storeFindings} keeps;
+     * empty when it has none.
      */
     public Optional<Detection> detect(Connection c, LoadRef load, List<TensorPlacement> placements) throws SQLException {
         Optional<LoadRef> previous = previous(c, load);
         if (previous.isEmpty()) {
             return Optional.empty();
         }
-        PlanComparison comparison = compare(c, previous.get(), load, placements);
-        List<Finding> findings = comparison.findings();
-        List<RootCauses.CauseGroup> causes = comparison.causes();
-        // The load names what it was compared with; the findings are the pair of plans', stored once for every load
-        // that makes the same change (a comparison made again, with a later-arriving predecessor, just names another).
         try (PreparedStatement compared = c.prepareStatement("UPDATE loads SET previous_load_id = ?, previous_release = ?, "
                 + "previous_plan_digest = ? WHERE load_id = ?")) {
             compared.setString(1, previous.get().loadId());
@@ -58,11 +59,41 @@ public final class RegressionDetector {
             compared.setString(4, load.loadId());
             compared.executeUpdate();
         }
-        if (!findings.isEmpty() && !pairStored(c, previous.get().planDigest(), load.planDigest())) {
-            try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
+        return Optional.of(compare(c, previous.get(), load, placements));
+    }
+
+    /** A load (whose placements the caller has) against the predecessor the caller found for it; nothing is written. */
+    public Detection compare(Connection c, LoadRef previous, LoadRef load, List<TensorPlacement> placements) throws SQLException {
+        PlanComparison comparison = comparison(c, previous, load, placements);
+        return new Detection(load, previous, comparison.findings(), comparison.causes());
+    }
+
+    /**
+     * Stores the findings of every pair of plans these detections compare that has none stored yet: once per pair,
+     * however many loads make that change (the {@code findings} view shows them per load).
+     */
+    public void storeFindings(Connection c, Collection<Detection> detections) throws SQLException {
+        Map<String, Detection> pairs = new LinkedHashMap<>();
+        for (Detection d : detections) {
+            if (!d.findings().isEmpty() && d.previous().planDigest() != null && d.load().planDigest() != null) {
+                pairs.putIfAbsent(d.previous().planDigest() + ">" + d.load().planDigest(), d);
+            }
+        }
+        List<Detection> missing = new ArrayList<>();
+        for (Detection d : pairs.values()) {
+            if (!pairStored(c, d.previous().planDigest(), d.load().planDigest())) {
+                missing.add(d);
+            }
+        }
+        if (missing.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
+            for (Detection d : missing) {
+                List<Finding> findings = d.findings();
                 for (int i = 0; i < findings.size(); i++) {
                     Finding f = findings.get(i);
-                    Object[] values = {previous.get().planDigest(), load.planDigest(), i, f.kind().name(), f.tensorName(), f.beforeDomain(),
+                    Object[] values = {d.previous().planDigest(), d.load().planDigest(), i, f.kind().name(), f.tensorName(), f.beforeDomain(),
                             f.afterDomain(), f.beforeBytes(), f.afterBytes(), f.beforeFormat(), f.afterFormat(), truncate(f.beforeReason()),
                             truncate(f.afterReason())};
                     for (int v = 0; v < values.length; v++) {
@@ -70,17 +101,16 @@ public final class RegressionDetector {
                     }
                     insert.addBatch();
                 }
-                insert.executeBatch();
             }
+            insert.executeBatch();
         }
-        return Optional.of(new Detection(load, previous.get(), findings, causes));
     }
 
     /**
      * The two loads' plans compared: nothing when they are one plan (no read at all), else the diff of the two plans,
      * remembered by the pair (a fleet repeats the same few pairs).
      */
-    private PlanComparison compare(Connection c, LoadRef before, LoadRef after, List<TensorPlacement> afterPlacements) throws SQLException {
+    private PlanComparison comparison(Connection c, LoadRef before, LoadRef after, List<TensorPlacement> afterPlacements) throws SQLException {
         if (before.planDigest() != null && before.planDigest().equals(after.planDigest())) {
             return PlanComparison.SAME;
         }
@@ -120,17 +150,65 @@ public final class RegressionDetector {
 
     /** The completed load a later one should now be compared with, when this one arrived late. */
     public Optional<LoadRef> successor(Connection c, LoadRef load) throws SQLException {
-        String sql = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest FROM loads "
-                + "WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at > ? "
-                + "ORDER BY occurred_at ASC FETCH FIRST 1 ROWS ONLY";
-        return one(c, sql, load);
+        return one(c, NEIGHBOUR.formatted(">", "ASC", "ASC"), load);
     }
 
+    /**
+     * A load's predecessor: the latest load complete now of its deployment and model, of another release, that
+     * occurred before it (the load id breaks a tie, so that a rebuild picks the same one).
+     */
     public static Optional<LoadRef> previous(Connection c, LoadRef load) throws SQLException {
-        String sql = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest FROM loads "
-                + "WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at < ? "
-                + "ORDER BY occurred_at DESC FETCH FIRST 1 ROWS ONLY";
-        return one(c, sql, load);
+        return one(c, NEIGHBOUR.formatted("<", "DESC", "DESC"), load);
+    }
+
+    /** {@link #previous} of each of these loads, by load id (none for a load that has none): one statement on PostgreSQL. */
+    public Map<String, LoadRef> previous(Connection c, Collection<LoadRef> loads) throws SQLException {
+        return neighbours(c, loads, "<", "DESC");
+    }
+
+    /** {@link #successor} of each of these loads, by load id: one statement on PostgreSQL. */
+    public Map<String, LoadRef> successors(Connection c, Collection<LoadRef> loads) throws SQLException {
+        return neighbours(c, loads, ">", "ASC");
+    }
+
+    /** The load complete now nearest each of these, before ({@code <}, {@code DESC}) or after ({@code >}, {@code ASC}) it. */
+    private static final String NEIGHBOUR = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest "
+            + "FROM loads WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at %s ? "
+            + "ORDER BY occurred_at %s, load_id %s FETCH FIRST 1 ROWS ONLY";
+
+    private Map<String, LoadRef> neighbours(Connection c, Collection<LoadRef> loads, String side, String order) throws SQLException {
+        Map<String, LoadRef> found = new HashMap<>();
+        if (loads.isEmpty()) {
+            return found;
+        }
+        if (dialect != Dialect.POSTGRESQL) {
+            String sql = NEIGHBOUR.formatted(side, order, order);
+            for (LoadRef load : loads) {
+                one(c, sql, load).ifPresent(n -> found.put(load.loadId(), n));
+            }
+            return found;
+        }
+        // Every load's neighbour in one round trip: the loads as arrays, each looked up by the history index.
+        String sql = "SELECT v.for_load, n.load_id, n.deployment_id, n.model_id, n.release_name, n.occurred_at, n.resolver_version, "
+                + "n.plan_digest FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[]) AS v(for_load, deployment_id, "
+                + "model_id, release_name, occurred_at) CROSS JOIN LATERAL (SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, "
+                + "l.occurred_at, l.resolver_version, l.plan_digest FROM loads l WHERE l.deployment_id = v.deployment_id AND l.model_id = "
+                + "v.model_id AND l.complete = TRUE AND l.release_name <> v.release_name AND l.occurred_at " + side + " v.occurred_at "
+                + "ORDER BY l.occurred_at " + order + ", l.load_id " + order + " LIMIT 1) n";
+        List<LoadRef> all = List.copyOf(loads);
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            s.setArray(1, c.createArrayOf("text", all.stream().map(LoadRef::loadId).toArray()));
+            s.setArray(2, c.createArrayOf("text", all.stream().map(LoadRef::deploymentId).toArray()));
+            s.setArray(3, c.createArrayOf("text", all.stream().map(LoadRef::modelId).toArray()));
+            s.setArray(4, c.createArrayOf("text", all.stream().map(LoadRef::release).toArray()));
+            s.setArray(5, c.createArrayOf("timestamptz", all.stream().map(l -> Timestamp.from(l.occurredAt())).toArray()));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    found.put(rs.getString("for_load"), ref(rs));
+                }
+            }
+        }
+        return found;
     }
 
     /** Where each tensor of a plan lands, in tensor order. */
