@@ -92,8 +92,8 @@ public final class AuditStore implements AutoCloseable {
         consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(config.maxPollRecords()));
-        // A poll's records are one transaction: fetch enough per partition (1 MiB by default, ~2,000 decisions) to fill one.
-        consumerConfig.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(8 << 20));
+        // A poll's records are one transaction: fetch enough per partition (1 MiB by default, ~2,000 decisions) to fill one, within -Xmx256m.
+        consumerConfig.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(4 << 20));
         consumerConfig.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         consumerConfig.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "audit-store-ingest");
         Map<String, Object> producerConfig = new HashMap<>(config.kafka());

@@ -81,7 +81,7 @@ public record StoreConfig(
                 settings.string("store.jdbc.schema", null),
                 settings.integer("store.jdbc.pool.size", 4, 1, 64),
                 settings.duration("store.poll.timeout", Duration.ofMillis(500)),
-                settings.integer("store.max.poll.records", 20_000, 1, 100_000),
+                settings.integer("store.max.poll.records", 10_000, 1, 100_000),
                 new GrowthRule("off-heap", settings.integer("store.rules.offheap.percent", 10, 0, 100_000),
                         settings.longValue("store.rules.offheap.bytes", 16L << 20, 0)),
                 new GrowthRule("heap", settings.integer("store.rules.heap.percent", 10, 0, 100_000),
