@@ -127,6 +127,15 @@ public final class StoreMetrics {
         return counters.computeIfAbsent(name + "|" + String.join("|", tags), k -> registry.counter(name, tags));
     }
 
+    /**
+     * Registers gauge rows whose registering was deferred (many rows, registered less than 5 s ago): the ingest loop
+     * calls it after every poll, so a change the last batch made shows within 5 s even when no batch follows.
+     */
+    public void publishDeferred() {
+        publishGauges();
+        publishAlerts();
+    }
+
     public void ingestFailure() {
         ingestFailures.increment();
     }
@@ -195,9 +204,12 @@ public final class StoreMetrics {
 
     /** As {@link #publishGauges}: every open alert's row, re-registered at most every 5 s once there are many. */
     private void publishAlerts() {
+        if (!alertsChanged) {
+            return;
+        }
         long now = System.nanoTime();
         int open = openAlerts.values().stream().mapToInt(Map::size).sum();
-        if (!alertsChanged || (open > EAGER_ROWS && now - alertsPublishedAt < GAUGE_INTERVAL_NANOS)) {
+        if (open > EAGER_ROWS && now - alertsPublishedAt < GAUGE_INTERVAL_NANOS) {
             return;
         }
         alertsPublishedAt = now;

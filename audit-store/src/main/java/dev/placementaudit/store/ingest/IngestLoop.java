@@ -181,6 +181,7 @@ public final class IngestLoop implements Runnable {
         ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
         assignment = Set.copyOf(consumer.assignment());
         vitals.sample(consumer);
+        metrics.publishDeferred();
         return records;
     }
 
