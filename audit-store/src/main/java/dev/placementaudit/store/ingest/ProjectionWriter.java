@@ -219,14 +219,12 @@ public final class ProjectionWriter {
                 int summaryRows = 0;
                 Set<String> touched = new LinkedHashSet<>();
                 Set<String> deployments = new java.util.TreeSet<>();
-                Map<String, List<AllocationDecided>> decisionsByLoad = new LinkedHashMap<>();
+                Map<String, List<Decoded.Decision>> decisionsByLoad = new LinkedHashMap<>();
                 Map<String, Decoded.Summary> summaries = new LinkedHashMap<>();
-                // Per load: the plan every one of its decisions here was checked against as it was decoded, if one was.
-                Map<String, String> checked = new HashMap<>();
                 // A load's decisions come one after another (one partition, published together): the group is looked
                 // up again only when the load changes.
                 String lastLoadId = null;
-                List<AllocationDecided> group = null;
+                List<Decoded.Decision> group = null;
                 for (Decoded item : batch) {
                     if (item instanceof Decoded.Decision decision) {
                         String loadId = decision.event().getLoadId();
@@ -239,14 +237,8 @@ public final class ProjectionWriter {
                             decisionsByLoad.put(loadId, group);
                             touched.add(loadId);
                             deployments.add(decision.event().getDeploymentId());
-                            if (decision.checkedPlan() != null) {
-                                checked.put(loadId, decision.checkedPlan());
-                            }
-                        } else if (decision.checkedPlan() == null ? checked.containsKey(loadId)
-                                : !decision.checkedPlan().equals(checked.get(loadId)) && checked.containsKey(loadId)) {
-                            checked.remove(loadId);
                         }
-                        group.add(decision.event());
+                        group.add(decision);
                         decisionRecords++;
                     } else if (item instanceof Decoded.Summary summary) {
                         touched.add(summary.event().getLoadId().toString());
@@ -270,11 +262,10 @@ public final class ProjectionWriter {
                 Map<String, StoredPlans.NewPlan> newPlans = new LinkedHashMap<>();
                 List<AllocationDecided> staged = new ArrayList<>();
                 Set<String> stagedLoads = new LinkedHashSet<>();
-                for (Map.Entry<String, List<AllocationDecided>> load : decisionsByLoad.entrySet()) {
+                for (Map.Entry<String, List<Decoded.Decision>> load : decisionsByLoad.entrySet()) {
                     String digest = named.get(load.getKey());
                     boolean known = digest != null && (stored.contains(digest) || newPlans.containsKey(digest));
-                    if (known && !waiting.contains(load.getKey()) && (digest.equals(checked.get(load.getKey()))
-                            || matches(c, digest, load.getValue(), newPlans))) {
+                    if (known && !waiting.contains(load.getKey()) && matches(c, digest, load.getValue(), newPlans)) {
                         continue;
                     }
                     List<AllocationDecided> whole = digest == null || known ? null : whole(load.getValue());
@@ -282,7 +273,7 @@ public final class ProjectionWriter {
                         newPlans.put(digest, new StoredPlans.NewPlan(digest, whole));
                         continue;
                     }
-                    staged.addAll(load.getValue());
+                    load.getValue().forEach(decision -> staged.add(decision.event()));
                     stagedLoads.add(load.getKey());
                 }
                 if (!staged.isEmpty()) {
@@ -350,10 +341,15 @@ public final class ProjectionWriter {
      * names a plan but says something else is staged (and so checked by the database and kept from completing the
      * load by the plan), never silently taken as the plan.
      */
-    private boolean matches(Connection c, String digest, List<AllocationDecided> group, Map<String, StoredPlans.NewPlan> newPlans)
+    private boolean matches(Connection c, String digest, List<Decoded.Decision> group, Map<String, StoredPlans.NewPlan> newPlans)
             throws SQLException {
-        List<Object[]> tensors = planValues(c, digest, newPlans);
-        for (AllocationDecided d : group) {
+        List<Object[]> tensors = null;
+        for (Decoded.Decision decision : group) {
+            if (digest.equals(decision.checkedPlan())) {
+                continue; // checked against this plan as it was decoded
+            }
+            tensors = tensors == null ? planValues(c, digest, newPlans) : tensors;
+            AllocationDecided d = decision.event();
             if (d.getTensorCount() != tensors.size() || !carries(tensors, d)) {
                 return false;
             }
@@ -384,13 +380,13 @@ public final class ProjectionWriter {
     }
 
     /** The plan digest a load's decisions carry, when they all carry the same valid one; else null. */
-    private static String planOf(List<AllocationDecided> group) {
-        String digest = StoredPlans.carried(group.get(0).getPlanDigest());
+    private static String planOf(List<Decoded.Decision> group) {
+        String digest = StoredPlans.carried(group.get(0).event().getPlanDigest());
         if (digest == null) {
             return null;
         }
-        for (AllocationDecided d : group) {
-            if (!digest.equals(d.getPlanDigest())) {
+        for (Decoded.Decision d : group) {
+            if (!digest.equals(d.event().getPlanDigest())) {
                 return null;
             }
         }
@@ -398,13 +394,14 @@ public final class ProjectionWriter {
     }
 
     /** The load's decisions in tensor order when every one of its tensors is here exactly once; else null. */
-    private static List<AllocationDecided> whole(List<AllocationDecided> group) {
-        int count = group.get(0).getTensorCount();
+    private static List<AllocationDecided> whole(List<Decoded.Decision> group) {
+        int count = group.get(0).event().getTensorCount();
         if (group.size() != count) {
             return null;
         }
         AllocationDecided[] ordered = new AllocationDecided[count];
-        for (AllocationDecided d : group) {
+        for (Decoded.Decision decision : group) {
+            AllocationDecided d = decision.event();
             int index = d.getTensorIndex();
             if (index < 0 || index >= count || ordered[index] != null || d.getTensorCount() != count) {
                 return null;
@@ -590,8 +587,8 @@ public final class ProjectionWriter {
                 }
             }
         }
-        // Which complete, with which plan.
-        Map<String, String[]> completing = new LinkedHashMap<>();
+        // Which complete, with which plan (and that plan's signature).
+        Map<String, String> signatureOf = new HashMap<>();
         List<String> emptied = new ArrayList<>();
         List<LoadRef> done = new ArrayList<>();
         for (Candidate candidate : candidates.values()) {
@@ -617,32 +614,30 @@ public final class ProjectionWriter {
             } else {
                 continue;
             }
-            completing.put(load.loadId(), new String[]{plan, signature});
+            signatureOf.put(load.loadId(), signature);
             done.add(new LoadRef(load.loadId(), load.deploymentId(), load.modelId(), load.release(), load.occurredAt(), load.resolverVersion(),
                     plan));
         }
         Map<String, LoadRef> previous = predecessors(c, done);
-        List<StoredLoad.Completion> completions = new ArrayList<>();
-        Map<String, StoredLoad.Completion> byLoad = new HashMap<>();
+        Map<String, StoredLoad.Completion> completions = new LinkedHashMap<>();
         for (LoadRef load : done) {
             Candidate candidate = candidates.get(load.loadId());
-            StoredLoad.Completion completion = new StoredLoad.Completion(load, completing.get(load.loadId())[1], previous.get(load.loadId()),
-                    detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes());
-            completions.add(completion);
-            byLoad.put(load.loadId(), completion);
+            completions.put(load.loadId(), new StoredLoad.Completion(load, signatureOf.get(load.loadId()), previous.get(load.loadId()),
+                    detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes()));
         }
         // Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now.
         if (!fresh.isEmpty()) {
             try (PreparedStatement insert = c.prepareStatement(StoredLoad.INSERT)) {
                 for (Decoded.Summary summary : fresh) {
                     bind(insert, StoredLoad.values(summary.event(), summary.record().partition(), summary.record().offset(),
-                            byLoad.get(summary.event().getLoadId().toString())));
+                            completions.get(summary.event().getLoadId().toString())));
                     insert.addBatch();
                 }
                 insert.executeBatch();
             }
         }
-        List<StoredLoad.Completion> updates = completions.stream().filter(done1 -> candidates.get(done1.load().loadId()).summary() == null).toList();
+        List<StoredLoad.Completion> updates = completions.values().stream()
+                .filter(completion -> candidates.get(completion.load().loadId()).summary() == null).toList();
         if (!updates.isEmpty()) {
             try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, placement_signature = ?, "
                     + "plan_digest = ?, previous_load_id = ?, previous_release = ?, previous_plan_digest = ? WHERE load_id = ?")) {
@@ -657,7 +652,7 @@ public final class ProjectionWriter {
             }
         }
         Set<String> stragglers = new LinkedHashSet<>(stagedLoads);
-        stragglers.removeAll(completing.keySet());
+        stragglers.removeAll(completions.keySet());
         for (List<String> chunk : InList.chunks(emptied)) {
             try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk)) {
                 delete.executeUpdate();
@@ -666,7 +661,7 @@ public final class ProjectionWriter {
         for (List<String> chunk : InList.chunks(stragglers)) {
             dropStragglers(c, chunk);
         }
-        return completions;
+        return List.copyOf(completions.values());
     }
 
     /**

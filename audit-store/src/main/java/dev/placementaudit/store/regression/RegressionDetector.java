@@ -148,17 +148,12 @@ public final class RegressionDetector {
         return plans;
     }
 
-    /** The completed load a later one should now be compared with, when this one arrived late. */
-    public Optional<LoadRef> successor(Connection c, LoadRef load) throws SQLException {
-        return one(c, NEIGHBOUR.formatted(">", "ASC", "ASC"), load);
-    }
-
     /**
      * A load's predecessor: the latest load complete now of its deployment and model, of another release, that
      * occurred before it (the load id breaks a tie, so that a rebuild picks the same one).
      */
     public static Optional<LoadRef> previous(Connection c, LoadRef load) throws SQLException {
-        return one(c, NEIGHBOUR.formatted("<", "DESC", "DESC"), load);
+        return one(c, neighbour("<", "DESC", "?", "?", "?", "?"), load);
     }
 
     /** {@link #previous} of each of these loads, by load id (none for a load that has none): one statement on PostgreSQL. */
@@ -166,15 +161,25 @@ public final class RegressionDetector {
         return neighbours(c, loads, "<", "DESC");
     }
 
-    /** {@link #successor} of each of these loads, by load id: one statement on PostgreSQL. */
+    /**
+     * For each of these loads, the earliest load complete now of its deployment and model, of another release, that
+     * occurred after it: the load a later release should now be compared with, when this one arrived late. By load id;
+     * one statement on PostgreSQL.
+     */
     public Map<String, LoadRef> successors(Connection c, Collection<LoadRef> loads) throws SQLException {
         return neighbours(c, loads, ">", "ASC");
     }
 
-    /** The load complete now nearest each of these, before ({@code <}, {@code DESC}) or after ({@code >}, {@code ASC}) it. */
-    private static final String NEIGHBOUR = "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest "
-            + "FROM loads WHERE deployment_id = ? AND model_id = ? AND complete = TRUE AND release_name <> ? AND occurred_at %s ? "
-            + "ORDER BY occurred_at %s, load_id %s FETCH FIRST 1 ROWS ONLY";
+    /**
+     * The load complete now nearest a load, before ({@code <}, {@code DESC}) or after ({@code >}, {@code ASC}) it,
+     * with the load's deployment, model, release and time given as SQL expressions (parameters, or a lateral row's columns).
+     */
+    private static String neighbour(String side, String order, String deployment, String model, String release, String occurredAt) {
+        return "SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, l.occurred_at, l.resolver_version, l.plan_digest FROM loads l "
+                + "WHERE l.deployment_id = " + deployment + " AND l.model_id = " + model + " AND l.complete = TRUE AND l.release_name <> "
+                + release + " AND l.occurred_at " + side + " " + occurredAt + " ORDER BY l.occurred_at " + order + ", l.load_id " + order
+                + " FETCH FIRST 1 ROWS ONLY";
+    }
 
     private Map<String, LoadRef> neighbours(Connection c, Collection<LoadRef> loads, String side, String order) throws SQLException {
         Map<String, LoadRef> found = new HashMap<>();
@@ -182,19 +187,16 @@ public final class RegressionDetector {
             return found;
         }
         if (dialect != Dialect.POSTGRESQL) {
-            String sql = NEIGHBOUR.formatted(side, order, order);
+            String sql = neighbour(side, order, "?", "?", "?", "?");
             for (LoadRef load : loads) {
                 one(c, sql, load).ifPresent(n -> found.put(load.loadId(), n));
             }
             return found;
         }
         // Every load's neighbour in one round trip: the loads as arrays, each looked up by the history index.
-        String sql = "SELECT v.for_load, n.load_id, n.deployment_id, n.model_id, n.release_name, n.occurred_at, n.resolver_version, "
-                + "n.plan_digest FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[]) AS v(for_load, deployment_id, "
-                + "model_id, release_name, occurred_at) CROSS JOIN LATERAL (SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, "
-                + "l.occurred_at, l.resolver_version, l.plan_digest FROM loads l WHERE l.deployment_id = v.deployment_id AND l.model_id = "
-                + "v.model_id AND l.complete = TRUE AND l.release_name <> v.release_name AND l.occurred_at " + side + " v.occurred_at "
-                + "ORDER BY l.occurred_at " + order + ", l.load_id " + order + " LIMIT 1) n";
+        String sql = "SELECT v.for_load, n.* FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[]) AS v(for_load, "
+                + "deployment_id, model_id, release_name, occurred_at) CROSS JOIN LATERAL ("
+                + neighbour(side, order, "v.deployment_id", "v.model_id", "v.release_name", "v.occurred_at") + ") n";
         List<LoadRef> all = List.copyOf(loads);
         try (PreparedStatement s = c.prepareStatement(sql)) {
             s.setArray(1, c.createArrayOf("text", all.stream().map(LoadRef::loadId).toArray()));
