@@ -67,6 +67,10 @@ class ChainTamperTest {
             s.executeUpdate("UPDATE chain_entries SET seq = -1 WHERE deployment_id = 'd-reorder' AND seq = 2");
             s.executeUpdate("UPDATE chain_entries SET seq = 2 WHERE deployment_id = 'd-reorder' AND seq = 3");
             s.executeUpdate("UPDATE chain_entries SET seq = 3 WHERE deployment_id = 'd-reorder' AND seq = -1");
+            // And its first entry copied to the end: the same load chained twice.
+            s.executeUpdate("INSERT INTO chain_entries (deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding) "
+                    + "SELECT deployment_id, 4, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
+                    + "WHERE deployment_id = 'd-reorder' AND seq = 1");
             // A load inserted by hand: a copy of a real one under a new id.
             s.executeUpdate("INSERT INTO loads (" + String.join(", ", loadColumns()) + ") SELECT '00000000-0000-0000-0000-00000000f00d', "
                     + String.join(", ", loadColumns().subList(1, loadColumns().size())) + " FROM loads WHERE load_id = '" + loadOf(loads, "d-insert", 3) + "'");
@@ -100,6 +104,8 @@ class ChainTamperTest {
                 .anySatisfy(w -> assertThat(w).contains("does not follow the entry before it"));
         assertThat(breaksOf(report, "d-reorder")).extracting(ChainVerifier.Break::loadId)
                 .contains(loadOf(loads, "d-reorder", 2), loadOf(loads, "d-reorder", 3));
+        assertThat(breaksOf(report, "d-reorder")).filteredOn(b -> b.seq() == 4).extracting(ChainVerifier.Break::what)
+                .anySatisfy(w -> assertThat(w).isEqualTo("its load is chained already, at entry 1: an entry was copied"));
         assertThat(breaksOf(report, "d-insert")).singleElement().satisfies(b -> {
             assertThat(b.loadId()).isEqualTo("00000000-0000-0000-0000-00000000f00d");
             assertThat(b.what()).contains("a complete load that was never chained");
@@ -145,14 +151,12 @@ class ChainTamperTest {
             }
             String loadHash = HashChain.loadHash(c, e.loadId(), e.encoding()).orElseThrow();
             String entryHash = HashChain.entryHash(prev, loadHash, decisionsHash);
-            try (PreparedStatement u = c.prepareStatement("UPDATE chain_entries SET prev_hash = ?, load_hash = ?, decisions_hash = ?, entry_hash = ? "
-                    + "WHERE deployment_id = ? AND seq = ?")) {
-                u.setString(1, prev);
-                u.setString(2, loadHash);
-                u.setString(3, decisionsHash);
-                u.setString(4, entryHash);
-                u.setString(5, deployment);
-                u.setLong(6, e.seq());
+            // What an entry stores: its load's hash and its own (the previous hash and the plan digest are derived).
+            try (PreparedStatement u = c.prepareStatement("UPDATE chain_entries SET load_hash = ?, entry_hash = ? WHERE deployment_id = ? AND seq = ?")) {
+                u.setBytes(1, HashChain.bytes(loadHash));
+                u.setBytes(2, HashChain.bytes(entryHash));
+                u.setString(3, deployment);
+                u.setLong(4, e.seq());
                 u.executeUpdate();
             }
             prev = entryHash;
@@ -161,7 +165,7 @@ class ChainTamperTest {
 
     private static List<String> loadColumns() {
         List<String> columns = new ArrayList<>(HashChain.LOAD_COLUMNS);
-        columns.addAll(List.of("complete", "completed_at", "placement_signature"));
+        columns.addAll(List.of("complete", "completed_at"));
         return columns;
     }
 

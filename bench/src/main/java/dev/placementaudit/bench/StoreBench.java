@@ -81,6 +81,7 @@ public final class StoreBench {
             throw new IllegalStateException("run through bench/run.sh store, which starts a broker");
         }
         StoreBench bench = new StoreBench(bootstrap, mix, loads, runs, queryLoads);
+        bench.keepQuerySchema = Boolean.parseBoolean(options.getOrDefault("keep-schema", "false"));
         if (storeHeap != null) {
             bench.heapRun(storeHeap);
         } else {
@@ -93,6 +94,8 @@ public final class StoreBench {
     private final int loads;
     private final int runs;
     private final long queryLoads;
+    /** Leaves the million-load schema of the query run in place, for EXPLAIN and the like. */
+    private boolean keepQuerySchema;
     private final String pgUrl;
     private final String pgUser;
     private final String pgPassword;
@@ -425,7 +428,7 @@ public final class StoreBench {
             String previousId = "md5('L' || (g - (g % 200) % 50 - 200 + 49))::uuid::text";
             s.execute("INSERT INTO loads (load_id, deployment_id, cluster, host, release_name, model_id, model_name, model_sha256, platform_name, "
                     + "profile_name, occurred_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, "
-                    + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, completed_at, placement_signature, "
+                    + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, completed_at, "
                     + "summary_partition, summary_offset, plan_digest, previous_load_id, previous_release, previous_plan_digest) SELECT "
                     + loadId + ", 'device-' || " + d + ", 'eu-west-1', 'host-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m
                     + ", 'Model ' || " + m + ", " + String.format(hex, "'sha' || " + m) + ", (ARRAY['android','native','jvm','browser'])[" + d
@@ -433,7 +436,7 @@ public final class StoreBench {
                     + r + " * INTERVAL '1 day' + " + n + " * INTERVAL '1 minute' + " + d + " * INTERVAL '1 millisecond', 146, 86114304, 86114304, 0, "
                     + "CASE WHEN " + r + " > 0 THEN 88080384 ELSE 0 END, 86114304, 0, CASE WHEN " + r + " > 0 THEN 21 ELSE 0 END, 146, "
                     + "'bench/skainet-1192', " + String.format(hex, "'policy' || (" + d + " % 4)") + ", now(), TRUE, now(), "
-                    + String.format(hex, "'sig' || " + plan) + ", (g % 3)::int, g, " + String.format(hex, "'p' || " + plan) + ", CASE WHEN " + r
+                    + "(g % 3)::int, g, " + String.format(hex, "'p' || " + plan) + ", CASE WHEN " + r
                     + " > 0 THEN " + previousId + " END, CASE WHEN " + r + " > 0 THEN 'r' || " + r + " END, CASE WHEN " + r + " > 0 THEN "
                     + String.format(hex, "'p' || " + previousPlan) + " END FROM generate_series(0, " + (count - 1) + ") g");
             // Each release's change, once per pair of plans: a seventh of the tensors re-encoded off the file.
@@ -441,12 +444,15 @@ public final class StoreBench {
                     + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
                     + "'mapped', 're-encoded at load' FROM generate_series(0, 79) pair, generate_series(0, 145, 7) t WHERE pair % 5 > 0");
             // Each release's head: its last load (n = 49), as the store keeps them.
-            s.execute("INSERT INTO release_heads SELECT " + dev.placementaudit.store.ingest.ProjectionWriter.RELEASE_HEAD_COLUMNS
-                    + " FROM loads WHERE summary_offset % 50 = 49");
-            s.execute("INSERT INTO chain_entries SELECT 'device-' || " + d + ", (g % " + perDeployment + ") + 1, " + loadId + ", "
-                    + String.format(hex, "'prev' || g") + ", " + String.format(hex, "'load' || g") + ", " + String.format(hex, "'p' || " + plan) + ", "
-                    + String.format(hex, "'entry' || g") + ", 2 FROM generate_series(0, " + (count - 1) + ") g");
-            s.execute("ANALYZE");
+            s.execute("INSERT INTO release_heads (" + dev.placementaudit.store.ingest.ProjectionWriter.RELEASE_HEAD_COLUMNS + ") SELECT "
+                    + dev.placementaudit.store.ingest.ProjectionWriter.RELEASE_HEAD_VALUES + " FROM loads l WHERE l.summary_offset % 50 = 49");
+            // An entry as the store writes it: its load's hash and its own, as bytes (the previous hash and the plan are derived).
+            s.execute("INSERT INTO chain_entries (deployment_id, seq, load_id, load_hash, entry_hash, encoding) SELECT 'device-' || " + d + ", (g % "
+                    + perDeployment + ") + 1, " + loadId + ", decode(" + String.format(hex, "'load' || g") + ", 'hex'), decode("
+                    + String.format(hex, "'entry' || g") + ", 'hex'), 2 FROM generate_series(0, " + (count - 1) + ") g");
+            // A store holding a million loads has long been vacuumed by autovacuum: measure it settled, not while
+            // autovacuum works through rows inserted a second ago.
+            s.execute("VACUUM ANALYZE");
             double fillSeconds = (System.nanoTime() - fill) / 1e9;
             Map<String, Long> sizes = sizes(c, schema);
             long total = sizes.values().stream().mapToLong(Long::longValue).sum();
@@ -483,9 +489,13 @@ public final class StoreBench {
                     }
                 }
             }));
-            drop(c, schema);
+            if (keepQuerySchema) {
+                System.out.printf(Locale.ROOT, "kept schema %s for inspection (--keep-schema): DROP SCHEMA %s CASCADE when done%n", schema, schema);
+            } else {
+                drop(c, schema);
+            }
             StringBuilder md = new StringBuilder();
-            md.append(String.format(Locale.ROOT, "Queries with %,d loads stored (%,d deployments, 80 plans; filled by SQL in %.0f s): %s in all, "
+            md.append(String.format(Locale.ROOT, "Queries with %,d loads stored (%,d deployments, 80 plans; filled by SQL and vacuumed in %.0f s): %s in all, "
                     + "**%.2f GB per million loads** (%s). Latency over 200 queries each after 20 of warm-up, in the query API's own "
                     + "process (JDBC to the same PostgreSQL):%n%n| query | p50 ms | p95 ms | p99 ms | max ms |%n|---|---|---|---|---|%n", count,
                     deployments, fillSeconds, ByteSizes.format(total), total * 1e6 / count / 1e9, sizes.entrySet().stream()

@@ -13,9 +13,9 @@ import java.util.TreeSet;
 
 /**
  * Recomputes the chains from the rows as they are now and names every link that no longer holds: an entry missing
- * or out of order, a load row or decision changed since it was chained, an entry whose own hash was edited, a
- * complete load that was never chained, and (given the heads published to the log) a chain that disagrees with what
- * was published, which is how a store rewritten together with its hashes is caught.
+ * or out of order, a load row or decision changed since it was chained, an entry whose own hash was edited, a load
+ * chained twice, a complete load that was never chained, and (given the heads published to the log) a chain that
+ * disagrees with what was published, which is how a store rewritten together with its hashes is caught.
  */
 public final class ChainVerifier {
     private ChainVerifier() {
@@ -82,24 +82,35 @@ public final class ChainVerifier {
                         : "the log says entries up to " + logAnchor.get().seq() + " were pruned, but the store has no anchor: it was deleted"));
             }
         }
+        Map<String, Long> chainedAt = new HashMap<>();
         for (HashChain.Entry e : entries) {
             if (e.seq() != expectedSeq) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), e.seq() > expectedSeq
                         ? "entries " + expectedSeq + (e.seq() - 1 > expectedSeq ? ".." + (e.seq() - 1) : "") + " are missing before it: deleted"
                         : "its position repeats or goes back (expected " + expectedSeq + ")"));
             }
-            if (!e.prevHash().equals(expectedPrev)) {
+            Long earlier = chainedAt.putIfAbsent(e.loadId(), e.seq());
+            if (earlier != null) {
+                breaks.add(new Break(deployment, e.seq(), e.loadId(), "its load is chained already, at entry " + earlier
+                        + ": an entry was copied"));
+            }
+            // Where the entry stored its previous hash (entries written before V11), it must be the entry before it's.
+            boolean follows = e.prevHash() == null || e.prevHash().equals(expectedPrev);
+            if (!follows) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "it does not follow the entry before it (it names previous hash "
                         + shortHash(e.prevHash()) + ", the entry before it is " + shortHash(expectedPrev)
                         + "): an entry before it was removed, inserted or moved"));
             }
-            Optional<String> loadHash = HashChain.loadHash(c, e.loadId(), e.encoding());
-            if (loadHash.isEmpty()) {
+            Optional<HashChain.LoadRow> row = HashChain.loadRow(c, e.loadId(), e.encoding());
+            boolean rowHolds = row.isPresent() && row.get().hash().equals(e.loadHash());
+            if (row.isEmpty()) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "its load is no longer in the store: the row was deleted"));
-            } else if (!loadHash.get().equals(e.loadHash())) {
+            } else if (!rowHolds) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "the load's row differs from what was chained (hash now "
-                        + shortHash(loadHash.get()) + ", chained " + shortHash(e.loadHash()) + "): it was changed"));
+                        + shortHash(row.get().hash()) + ", chained " + shortHash(e.loadHash()) + "): it was changed"));
             }
+            // An entry written since V11 covers the plan its load's row names: the row's, when the row still holds.
+            String decisionsHash = e.decisionsHash() != null ? e.decisionsHash() : rowHolds ? row.get().planDigest() : null;
             if (e.encoding() == 1) {
                 HashChain.Decisions decisions = HashChain.decisions(c, e.loadId());
                 if (!decisions.hash().equals(e.decisionsHash())) {
@@ -107,32 +118,40 @@ public final class ChainVerifier {
                             + " decisions now" + tensorCount(c, e.loadId()) + ", hash " + shortHash(decisions.hash()) + ", chained "
                             + shortHash(e.decisionsHash()) + "): a decision was changed, deleted or added"));
                 }
-            } else {
+            } else if (decisionsHash != null) {
                 // Each plan is recomputed once per run, however many loads name it.
-                HashChain.Decisions plan = plans.get(e.decisionsHash());
+                HashChain.Decisions plan = plans.get(decisionsHash);
                 if (plan == null) {
-                    plan = HashChain.plan(c, e.decisionsHash());
-                    plans.put(e.decisionsHash(), plan);
+                    plan = HashChain.plan(c, decisionsHash);
+                    plans.put(decisionsHash, plan);
                 }
                 if (plan.count() == 0) {
-                    breaks.add(new Break(deployment, e.seq(), e.loadId(), "its plan " + shortHash(e.decisionsHash())
+                    breaks.add(new Break(deployment, e.seq(), e.loadId(), "its plan " + shortHash(decisionsHash)
                             + " is no longer in the store: its tensors were deleted"));
-                } else if (!plan.hash().equals(e.decisionsHash())) {
+                } else if (!plan.hash().equals(decisionsHash)) {
                     breaks.add(new Break(deployment, e.seq(), e.loadId(), "its plan differs from what was chained (" + plan.count()
                             + " tensors now" + tensorCount(c, e.loadId()) + ", digest " + shortHash(plan.hash()) + ", chained "
-                            + shortHash(e.decisionsHash()) + "): a plan tensor was changed, deleted or added"));
+                            + shortHash(decisionsHash) + "): a plan tensor was changed, deleted or added"));
                 }
             }
-            if (!HashChain.entryHash(e.prevHash(), e.loadHash(), e.decisionsHash()).equals(e.entryHash())) {
-                breaks.add(new Break(deployment, e.seq(), e.loadId(), "the entry's own hash does not match its contents: the entry was edited"));
+            if (decisionsHash != null
+                    && !HashChain.entryHash(e.prevHash() != null ? e.prevHash() : expectedPrev, e.loadHash(), decisionsHash).equals(e.entryHash())) {
+                breaks.add(new Break(deployment, e.seq(), e.loadId(), e.prevHash() != null
+                        ? "the entry's own hash does not match its contents: the entry was edited"
+                        // Not stored, the previous hash is the entry before it's: a mismatch is either.
+                        : "it does not follow the entry before it (" + shortHash(expectedPrev) + "), or it was edited: its hash is not "
+                          + "that of the entry before it, its load and its plan, so an entry before it was removed, inserted or moved, "
+                          + "or its own hash was changed"));
             }
             expectedSeq = e.seq() + 1;
             expectedPrev = e.entryHash();
         }
-        for (String loadId : strings(c, "SELECT l.load_id FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE AND NOT EXISTS "
-                + "(SELECT 1 FROM chain_entries e WHERE e.load_id = l.load_id) ORDER BY l.load_id", deployment)) {
-            breaks.add(new Break(deployment, 0, loadId, "a complete load that was never chained: inserted by hand (or stored before the "
-                    + "chain existed: rebuild the projection to chain it)"));
+        for (String loadId : strings(c, "SELECT l.load_id FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE ORDER BY l.load_id",
+                deployment)) {
+            if (!chainedAt.containsKey(loadId)) {
+                breaks.add(new Break(deployment, 0, loadId, "a complete load that was never chained: inserted by hand (or stored before the "
+                        + "chain existed: rebuild the projection to chain it)"));
+            }
         }
         String head = entries.isEmpty() ? expectedPrev : entries.get(entries.size() - 1).entryHash();
         if (published.isPresent()) {

@@ -40,6 +40,11 @@ import java.util.Optional;
  * an integer; {@code 3} and one byte (0 or 1) for a boolean; {@code 4} and 8 big-endian bytes of epoch milliseconds
  * for a time.
  *
+ * <p>Hashes are stored as their 32 bytes. What an entry can derive is not stored (NULL) since V11: its
+ * {@code prev_hash} is the hash of the entry before it (or of the chain's anchor, or {@link #GENESIS}), and an
+ * encoding-2 entry's {@code decisions_hash} is the plan digest its load's row names. Entries written before keep
+ * both, and verification checks them where present.
+ *
  * <p>Entries are appended when loads complete, in the same transaction. Within a batch they go in the order of their
  * summaries in the log (partition, offset), and a deployment's loads complete in that order anyway (its summaries
  * share a partition, its decisions another, both read in order), so a rebuild from the log writes the same chain:
@@ -73,7 +78,10 @@ public final class HashChain {
     private HashChain() {
     }
 
-    /** One entry as stored. */
+    /**
+     * One entry as stored, its hashes in hex; {@code prevHash} and {@code decisionsHash} null where not stored (see
+     * the class comment).
+     */
     public record Entry(String deploymentId, long seq, String loadId, String prevHash, String loadHash, String decisionsHash, String entryHash,
                         int encoding) {
     }
@@ -118,10 +126,10 @@ public final class HashChain {
                 insert.setString(1, load.deploymentId());
                 insert.setLong(2, seq);
                 insert.setString(3, load.loadId());
-                insert.setString(4, prev);
-                insert.setString(5, loadHash);
-                insert.setString(6, decisionsHash);
-                insert.setString(7, entryHash);
+                insert.setNull(4, java.sql.Types.BINARY);
+                insert.setBytes(5, bytes(loadHash));
+                insert.setNull(6, java.sql.Types.BINARY);
+                insert.setBytes(7, bytes(entryHash));
                 insert.setInt(8, ENCODING);
                 insert.addBatch();
                 heads.put(load.deploymentId(), new ChainHead(load.deploymentId(), seq, load.loadId(), entryHash));
@@ -142,7 +150,7 @@ public final class HashChain {
                     + "WHERE e.deployment_id IN (%s) AND e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id)",
                     chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    tails.put(rs.getString(1), new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4)));
+                    tails.put(rs.getString(1), new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4))));
                 }
             }
         }
@@ -151,7 +159,7 @@ public final class HashChain {
             try (PreparedStatement s = InList.prepare(c, "SELECT deployment_id, seq, entry_hash FROM chain_anchors WHERE deployment_id IN (%s)",
                     chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    tails.put(rs.getString(1), new ChainHead(rs.getString(1), rs.getLong(2), null, rs.getString(3)));
+                    tails.put(rs.getString(1), new ChainHead(rs.getString(1), rs.getLong(2), null, hex(rs.getBytes(3))));
                 }
             }
         }
@@ -163,7 +171,7 @@ public final class HashChain {
         try (PreparedStatement s = c.prepareStatement("SELECT seq, entry_hash FROM chain_anchors WHERE deployment_id = ?")) {
             s.setString(1, deploymentId);
             try (ResultSet rs = s.executeQuery()) {
-                return rs.next() ? Optional.of(new ChainHead(deploymentId, rs.getLong(1), null, rs.getString(2))) : Optional.empty();
+                return rs.next() ? Optional.of(new ChainHead(deploymentId, rs.getLong(1), null, hex(rs.getBytes(2)))) : Optional.empty();
             }
         }
     }
@@ -174,7 +182,7 @@ public final class HashChain {
         try (PreparedStatement s = c.prepareStatement("SELECT deployment_id, seq, entry_hash FROM chain_anchors ORDER BY deployment_id");
              ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
-                anchors.add(new ChainHead(rs.getString(1), rs.getLong(2), null, rs.getString(3)));
+                anchors.add(new ChainHead(rs.getString(1), rs.getLong(2), null, hex(rs.getBytes(3))));
             }
         }
         return anchors;
@@ -187,7 +195,7 @@ public final class HashChain {
                 + "WHERE e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id) ORDER BY e.deployment_id");
              ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
-                heads.add(new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4)));
+                heads.add(new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4))));
             }
         }
         return heads;
@@ -201,8 +209,8 @@ public final class HashChain {
             s.setString(1, deploymentId);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    entries.add(new Entry(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
-                            rs.getString(7), rs.getInt(8)));
+                    entries.add(new Entry(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4)), hex(rs.getBytes(5)),
+                            hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)));
                 }
             }
         }
@@ -211,14 +219,27 @@ public final class HashChain {
 
     /** The load row's hash as it is stored now, in the entry's encoding; empty when there is no such row. */
     public static Optional<String> loadHash(Connection c, String loadId, int encoding) throws SQLException {
+        return loadRow(c, loadId, encoding).map(LoadRow::hash);
+    }
+
+    /**
+     * A load's row as the chain sees it now: its hash in an entry's encoding, and the plan it names (null for none, and
+     * for encoding 1, which stores its decisions' hash).
+     */
+    public record LoadRow(String hash, String planDigest) {
+    }
+
+    /** The load's row as it is stored now, hashed in the entry's encoding; empty when there is no such row. */
+    public static Optional<LoadRow> loadRow(Connection c, String loadId, int encoding) throws SQLException {
         List<String> columns = encoding == 1 ? LOAD_COLUMNS : LOAD_COLUMNS_2;
-        try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", columns) + " FROM loads WHERE load_id = ?")) {
+        try (PreparedStatement s = c.prepareStatement("SELECT " + (encoding == 1 ? "CAST(NULL AS VARCHAR(64))" : "plan_digest") + ", "
+                + String.join(", ", columns) + " FROM loads WHERE load_id = ?")) {
             s.setString(1, loadId);
             try (ResultSet rs = s.executeQuery()) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                return Optional.of(hex(sha256().digest(canonical(rs, 1, columns.size()))));
+                return Optional.of(new LoadRow(hex(sha256().digest(canonical(rs, 2, columns.size()))), rs.getString(1)));
             }
         }
     }
@@ -277,8 +298,14 @@ public final class HashChain {
         return HexFormat.of().formatHex(sha.digest());
     }
 
+    /** A stored hash in hex; null for none. */
     private static String hex(byte[] digest) {
-        return HexFormat.of().formatHex(digest);
+        return digest == null ? null : HexFormat.of().formatHex(digest);
+    }
+
+    /** A hash as it is stored: its bytes. */
+    public static byte[] bytes(String hex) {
+        return HexFormat.of().parseHex(hex);
     }
 
     /** The canonical encoding of {@code columns} values of the row, starting at column {@code from}. */

@@ -557,10 +557,9 @@ public final class ProjectionWriter {
                     l.getRelease(), l.getLoadOccurredAt(), l.getResolverVersion(), StoredPlans.carried(l.getPlanDigest())), l.getTensorCount(),
                     l.getHeapBytes(), l.getOffHeapBytes(), l.getMappedBytes(), summary));
         }
-        // What each needs: its staged decisions, its dead letters, its plan's signature (a stored plan has one).
+        // What each needs: its staged decisions, its dead letters, whether the plan it names is stored.
         Map<String, Long> staged = new HashMap<>();
         Map<String, Long> dead = new HashMap<>();
-        Map<String, String> signatures = new HashMap<>();
         for (List<String> chunk : InList.chunks(candidates.keySet())) {
             try (PreparedStatement s = InList.prepare(c, "SELECT load_id, resolver_version, COUNT(*) FROM decisions WHERE load_id IN (%s) "
                     + "GROUP BY load_id, resolver_version", chunk); ResultSet rs = s.executeQuery()) {
@@ -579,23 +578,14 @@ public final class ProjectionWriter {
         }
         Set<String> named = new LinkedHashSet<>();
         candidates.values().stream().map(candidate -> candidate.load().planDigest()).filter(java.util.Objects::nonNull).forEach(named::add);
-        for (List<String> chunk : InList.chunks(named)) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT plan_digest, placement_signature FROM plans WHERE plan_digest IN (%s)", chunk);
-                 ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    signatures.put(rs.getString(1), rs.getString(2));
-                }
-            }
-        }
-        // Which complete, with which plan (and that plan's signature).
-        Map<String, String> signatureOf = new HashMap<>();
+        Set<String> storedPlans = InList.strings(c, "SELECT plan_digest FROM plans WHERE plan_digest IN (%s)", named);
+        // Which complete, and with which plan.
         List<String> emptied = new ArrayList<>();
         List<LoadRef> done = new ArrayList<>();
         for (Candidate candidate : candidates.values()) {
             LoadRef load = candidate.load();
             long waiting = staged.getOrDefault(load.loadId(), 0L);
             String plan;
-            String signature;
             if (waiting == candidate.tensorCount()) {
                 // Every decision staged: they make the plan (one already stored, or a new one), as they say.
                 StoredPlans.Built built = plans.fromStaged(c, load.loadId(), load.resolverVersion());
@@ -604,17 +594,14 @@ public final class ProjectionWriter {
                     LOG.warn("load {} names plan {} but its decisions make plan {}: stored with the plan its decisions make",
                             load.loadId(), load.planDigest(), plan);
                 }
-                signature = built.signature();
                 emptied.add(load.loadId());
-            } else if (load.planDigest() != null && signatures.containsKey(load.planDigest()) && waiting == 0
+            } else if (load.planDigest() != null && storedPlans.contains(load.planDigest()) && waiting == 0
                     && dead.getOrDefault(load.loadId(), 0L) == 0) {
                 // Every decision matched the stored plan the load names (none waits, none was set aside).
                 plan = load.planDigest();
-                signature = signatures.get(plan);
             } else {
                 continue;
             }
-            signatureOf.put(load.loadId(), signature);
             done.add(new LoadRef(load.loadId(), load.deploymentId(), load.modelId(), load.release(), load.occurredAt(), load.resolverVersion(),
                     plan));
         }
@@ -622,7 +609,7 @@ public final class ProjectionWriter {
         Map<String, StoredLoad.Completion> completions = new LinkedHashMap<>();
         for (LoadRef load : done) {
             Candidate candidate = candidates.get(load.loadId());
-            completions.put(load.loadId(), new StoredLoad.Completion(load, signatureOf.get(load.loadId()), previous.get(load.loadId()),
+            completions.put(load.loadId(), new StoredLoad.Completion(load, previous.get(load.loadId()),
                     detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes()));
         }
         // Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now.
@@ -639,11 +626,11 @@ public final class ProjectionWriter {
         List<StoredLoad.Completion> updates = completions.values().stream()
                 .filter(completion -> candidates.get(completion.load().loadId()).summary() == null).toList();
         if (!updates.isEmpty()) {
-            try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, placement_signature = ?, "
-                    + "plan_digest = ?, previous_load_id = ?, previous_release = ?, previous_plan_digest = ? WHERE load_id = ?")) {
+            try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, plan_digest = ?, "
+                    + "previous_load_id = ?, previous_release = ?, previous_plan_digest = ? WHERE load_id = ?")) {
                 for (StoredLoad.Completion completion : updates) {
                     LoadRef before = completion.previous();
-                    bind(update, new Object[]{Timestamp.from(now), completion.signature(), completion.load().planDigest(),
+                    bind(update, new Object[]{Timestamp.from(now), completion.load().planDigest(),
                             before == null ? null : before.loadId(), before == null ? null : before.release(),
                             before == null ? null : before.planDigest(), completion.load().loadId()});
                     update.addBatch();
@@ -695,7 +682,8 @@ public final class ProjectionWriter {
     private void dropStragglers(Connection c, List<String> loadIds) throws SQLException {
         List<String[]> complete = new ArrayList<>();
         try (PreparedStatement s = InList.prepare(c, "SELECT l.load_id, l.plan_digest FROM loads l WHERE l.load_id IN (%s) AND l.complete = TRUE "
-                + "AND l.plan_digest IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_entries e WHERE e.load_id = l.load_id AND e.encoding = 1)",
+                + "AND l.plan_digest IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_entries e WHERE e.deployment_id = l.deployment_id "
+                + "AND e.load_id = l.load_id AND e.encoding = 1)",
                 loadIds); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 complete.add(new String[]{rs.getString(1), rs.getString(2)});
@@ -727,20 +715,32 @@ public final class ProjectionWriter {
         }
     }
 
-    /** The columns of a release head, each as the load has it. */
+    /** The kinds of finding that count as a regression where the fleet is shown (SQL literals). */
+    public static final String REGRESSION_KINDS = "'LOST_MAPPING', 'OFFHEAP_GROWTH', 'HEAP_GROWTH'";
+
+    /** The columns of a release head: each as the load has it, then the regressions of the load's pair of plans. */
     public static final String RELEASE_HEAD_COLUMNS = "deployment_id, model_id, release_name, load_id, occurred_at, platform_name, "
-            + "profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, previous_plan_digest";
+            + "profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, previous_plan_digest, regressions";
+
+    /**
+     * {@link #RELEASE_HEAD_COLUMNS} as a query over {@code loads l} selects them (named as the columns): the load's own
+     * values, and how many regressions its comparison found, counted once here rather than by every fleet view.
+     */
+    public static final String RELEASE_HEAD_VALUES = "l.deployment_id, l.model_id, l.release_name, l.load_id, l.occurred_at, l.platform_name, "
+            + "l.profile_name, l.heap_bytes, l.offheap_bytes, l.mapped_bytes, l.plan_digest, l.previous_plan_digest, (SELECT COUNT(*) FROM "
+            + "plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest AND f.kind IN (" + REGRESSION_KINDS
+            + ")) AS regressions";
 
     /**
      * Standard MERGE (PostgreSQL 15, H2): a release's head moves to a load that occurred later (the load id breaks a
      * tie), and is refreshed when it is that load (compared again with a predecessor that arrived late).
      */
-    private static final String MERGE_RELEASE_HEAD = "MERGE INTO release_heads AS t USING (SELECT " + RELEASE_HEAD_COLUMNS
-            + " FROM loads WHERE load_id IN (%s) AND complete = TRUE) AS s ON t.deployment_id = s.deployment_id AND t.model_id = s.model_id AND "
+    private static final String MERGE_RELEASE_HEAD = "MERGE INTO release_heads AS t USING (SELECT " + RELEASE_HEAD_VALUES
+            + " FROM loads l WHERE l.load_id IN (%s) AND l.complete = TRUE) AS s ON t.deployment_id = s.deployment_id AND t.model_id = s.model_id AND "
             + "t.release_name = s.release_name WHEN MATCHED AND (s.occurred_at > t.occurred_at OR (s.occurred_at = t.occurred_at AND s.load_id "
             + ">= t.load_id)) THEN UPDATE SET load_id = s.load_id, occurred_at = s.occurred_at, platform_name = s.platform_name, profile_name = "
             + "s.profile_name, heap_bytes = s.heap_bytes, offheap_bytes = s.offheap_bytes, mapped_bytes = s.mapped_bytes, plan_digest = "
-            + "s.plan_digest, previous_plan_digest = s.previous_plan_digest WHEN NOT MATCHED THEN INSERT (" + RELEASE_HEAD_COLUMNS + ") VALUES ("
+            + "s.plan_digest, previous_plan_digest = s.previous_plan_digest, regressions = s.regressions WHEN NOT MATCHED THEN INSERT (" + RELEASE_HEAD_COLUMNS + ") VALUES ("
             + RELEASE_HEAD_COLUMNS.replaceAll("(\\w+)", "s.$1") + ")";
 
     /**

@@ -12,12 +12,12 @@ final class StoredLoad {
     static final List<String> COLUMNS = List.of("load_id", "deployment_id", "cluster", "host", "release_name", "model_id", "model_name",
             "model_sha256", "platform_name", "profile_name", "occurred_at", "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes",
             "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors", "mapped_tensors", "resolver_version", "policy_digest",
-            "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest", "completed_at", "placement_signature",
+            "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest", "completed_at",
             "previous_load_id", "previous_release", "previous_plan_digest");
     static final List<String> TYPES = List.of("VARCHAR(36)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
             "VARCHAR(500)", "VARCHAR(64)", "VARCHAR(100)", "VARCHAR(100)", "TIMESTAMP WITH TIME ZONE", "INTEGER", "BIGINT", "BIGINT", "BIGINT",
             "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "VARCHAR(100)", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "BOOLEAN",
-            "INTEGER", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(64)", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(64)");
+            "INTEGER", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(64)");
     /** The row written once: with its completion and its predecessor when the load completes in the batch that brings its summary. */
     static final String INSERT = "INSERT INTO loads (" + String.join(", ", COLUMNS) + ") VALUES ("
             + String.join(", ", java.util.Collections.nCopies(COLUMNS.size(), "?")) + ")";
@@ -50,16 +50,16 @@ final class StoredLoad {
                 l.getHeapTensors(), l.getOffHeapTensors(), l.getMappedTensors(), l.getResolverVersion(), l.getPolicyDigest(),
                 Timestamp.from(l.getResolvedAt()), completion != null, partition, offset,
                 completion == null ? StoredPlans.carried(l.getPlanDigest()) : completion.load().planDigest(),
-                completion == null ? null : Timestamp.from(completion.completedAt()), completion == null ? null : completion.signature(),
+                completion == null ? null : Timestamp.from(completion.completedAt()),
                 previous == null ? null : previous.loadId(), previous == null ? null : previous.release(),
                 previous == null ? null : previous.planDigest()};
     }
 
     /**
-     * How a load completes: with its plan (in {@code load}), that plan's signature, the predecessor it is compared
-     * with (null for a first release) and where that plan places each tensor.
+     * How a load completes: with its plan (in {@code load}), the predecessor it is compared with (null for a first
+     * release) and where that plan places each tensor.
      */
-    record Completion(LoadRef load, String signature, LoadRef previous, java.util.List<TensorPlacement> placements, java.time.Instant completedAt,
+    record Completion(LoadRef load, LoadRef previous, java.util.List<TensorPlacement> placements, java.time.Instant completedAt,
                       long heapBytes, long offHeapBytes, long mappedBytes) {
     }
 }

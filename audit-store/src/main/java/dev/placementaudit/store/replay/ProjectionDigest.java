@@ -25,7 +25,7 @@ public final class ProjectionDigest {
     static {
         TABLES.put("loads", "SELECT load_id, deployment_id, cluster, host, release_name, model_id, model_name, model_sha256, platform_name, "
                 + "profile_name, occurred_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, "
-                + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, placement_signature, summary_partition, "
+                + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, summary_partition, "
                 + "summary_offset, plan_digest FROM %s.loads ORDER BY load_id");
         // Decisions staged for loads not complete yet (and, in a store chained before plans, those its chain covers).
         TABLES.put("decisions", "SELECT * FROM %s.decisions ORDER BY decision_id");
@@ -63,6 +63,7 @@ public final class ProjectionDigest {
                         for (int i = 1; i <= meta.getColumnCount(); i++) {
                             Object value = rs.getObject(i);
                             String text = value instanceof java.sql.Timestamp ts ? Long.toString(ts.getTime())
+                                    : value instanceof byte[] bytes ? HexFormat.of().formatHex(bytes)
                                     : value instanceof java.time.OffsetDateTime odt ? Long.toString(odt.toInstant().toEpochMilli())
                                     : String.valueOf(value);
                             sha.update(text.getBytes(StandardCharsets.UTF_8));

@@ -235,8 +235,15 @@ public final class Retention {
             update(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM alerts WHERE to_load_id IN (%s)", chunk);
             update(c, "DELETE FROM dead_letters WHERE load_id IN (%s)", chunk);
-            update(c, "DELETE FROM chain_entries WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM loads WHERE load_id IN (%s)", chunk);
+        }
+        // The chain's start: its entries up to the new anchor (those of loads in the drop list, by construction).
+        if (plan.anchor() != null) {
+            try (PreparedStatement s = c.prepareStatement("DELETE FROM chain_entries WHERE deployment_id = ? AND seq <= ?")) {
+                s.setString(1, plan.deploymentId());
+                s.setLong(2, plan.anchor().seq());
+                s.executeUpdate();
+            }
         }
         // The releases whose latest load went get the latest one left, if any.
         try (PreparedStatement s = c.prepareStatement("DELETE FROM release_heads WHERE deployment_id = ?")) {
@@ -244,7 +251,7 @@ public final class Retention {
             s.executeUpdate();
         }
         try (PreparedStatement s = c.prepareStatement("INSERT INTO release_heads (" + ProjectionWriter.RELEASE_HEAD_COLUMNS + ") SELECT "
-                + ProjectionWriter.RELEASE_HEAD_COLUMNS.replaceAll("(\\w+)", "l.$1") + " FROM loads l WHERE l.deployment_id = ? AND "
+                + ProjectionWriter.RELEASE_HEAD_VALUES + " FROM loads l WHERE l.deployment_id = ? AND "
                 + "l.complete = TRUE AND NOT EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND "
                 + "x.model_id = l.model_id AND x.release_name = l.release_name AND (x.occurred_at > l.occurred_at OR (x.occurred_at = "
                 + "l.occurred_at AND x.load_id > l.load_id)))")) {
@@ -267,10 +274,10 @@ public final class Retention {
         }
         if (plan.anchor() != null) {
             try (PreparedStatement s = c.prepareStatement(dialect.upsert("chain_anchors", List.of("deployment_id", "seq", "entry_hash", "pruned_at"),
-                    List.of("VARCHAR(200)", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE"), List.of("deployment_id")))) {
+                    List.of("VARCHAR(200)", "BIGINT", "BYTEA", "TIMESTAMP WITH TIME ZONE"), List.of("deployment_id")))) {
                 s.setString(1, plan.deploymentId());
                 s.setLong(2, plan.anchor().seq());
-                s.setString(3, plan.anchor().entryHash());
+                s.setBytes(3, HashChain.bytes(plan.anchor().entryHash()));
                 s.setTimestamp(4, Timestamp.from(Instant.now()));
                 s.executeUpdate();
             }
