@@ -163,7 +163,10 @@ final class StoreHarness {
         }
     }
 
-    /** Each deployment, model and release with a complete load has one head, and it is the latest of them. */
+    /**
+     * Each deployment, model and release with a complete load has one head, and it is the latest of them, with that
+     * load's comparison and the regressions it found.
+     */
     static void assertReleaseHeads(StoreHarness h) throws java.sql.SQLException {
         org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads")).isEqualTo(h.count(
                 "SELECT COUNT(*) FROM (SELECT DISTINCT deployment_id, model_id, release_name FROM loads WHERE complete = TRUE) x"));
@@ -171,5 +174,10 @@ final class StoreHarness {
                 + "WHERE l.load_id = r.load_id AND l.complete = TRUE) OR EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND "
                 + "x.deployment_id = r.deployment_id AND x.model_id = r.model_id AND x.release_name = r.release_name AND x.occurred_at > "
                 + "r.occurred_at)")).as("heads that are not the latest complete load of their release").isZero();
+        org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads r JOIN loads l ON l.load_id = r.load_id WHERE "
+                + "COALESCE(r.previous_plan_digest, '-') <> COALESCE(l.previous_plan_digest, '-') OR r.regressions <> (SELECT COUNT(*) FROM "
+                + "plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest AND f.kind IN ("
+                + dev.placementaudit.store.ingest.ProjectionWriter.REGRESSION_KINDS + "))"))
+                .as("heads whose comparison or regressions are not their load's").isZero();
     }
 }

@@ -187,6 +187,15 @@ public final class AuditQueries {
         }
     }
 
+    /** The deployments the fleet view compares a plan within: those running the model on the same platform and profile. */
+    private record FleetGroup(String modelId, String platform, String profile) {
+    }
+
+    /** A release head as the fleet view reads it. */
+    private record Head(FleetGroup group, String deploymentId, String loadId, long heapBytes, long offHeapBytes, long mappedBytes,
+                        String planDigest, int regressions) {
+    }
+
     /**
      * One release across the fleet: totals, deployments with regressions, and deployments whose placement plan differs
      * from the plan most deployments running the model on the same platform and profile have.
@@ -197,32 +206,34 @@ public final class AuditQueries {
         // cheaper than a sort under the database's collation).
         String sql = "SELECT deployment_id, model_id, platform_name, profile_name, load_id, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, "
                 + "regressions FROM release_heads WHERE release_name = ?";
-        List<Object[]> raw = new ArrayList<>();
+        List<Head> heads = new ArrayList<>();
         try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql, List.of(release)); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
-                raw.add(new Object[]{rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6),
-                        rs.getLong(7), rs.getLong(8), rs.getString(9), rs.getInt(10)});
+                heads.add(new Head(new FleetGroup(rs.getString(2), rs.getString(3), rs.getString(4)), rs.getString(1), rs.getString(5),
+                        rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getString(9), rs.getInt(10)));
             }
         }
-        raw.sort(java.util.Comparator.comparing((Object[] r) -> (String) r[0]).thenComparing(r -> (String) r[1]));
-        Map<String, Map<String, Integer>> signatures = new HashMap<>();
-        for (Object[] r : raw) {
-            signatures.computeIfAbsent(r[1] + "|" + r[2] + "|" + r[3], k -> new HashMap<>()).merge(String.valueOf(r[8]), 1, Integer::sum);
+        heads.sort(java.util.Comparator.comparing(Head::deploymentId).thenComparing(head -> head.group().modelId()));
+        // How many heads of each model, platform and profile have each plan: one that differs from the plan most of
+        // its group have drifts.
+        Map<FleetGroup, Map<String, Integer>> plansByGroup = new HashMap<>();
+        for (Head head : heads) {
+            plansByGroup.computeIfAbsent(head.group(), g -> new HashMap<>(4)).merge(String.valueOf(head.planDigest()), 1, Integer::sum);
         }
-        List<FleetDeployment> rows = new ArrayList<>();
+        Map<FleetGroup, Integer> majority = new HashMap<>();
+        plansByGroup.forEach((group, plans) -> majority.put(group, plans.values().stream().mapToInt(Integer::intValue).max().orElse(0)));
+        List<FleetDeployment> rows = new ArrayList<>(heads.size());
         long heapBytes = 0;
         long offHeapBytes = 0;
         long mappedBytes = 0;
-        for (Object[] r : raw) {
-            Map<String, Integer> group = signatures.get(r[1] + "|" + r[2] + "|" + r[3]);
-            int mine = group.get(String.valueOf(r[8]));
-            int majority = group.values().stream().mapToInt(Integer::intValue).max().orElse(0);
-            boolean drifts = group.size() > 1 && mine < majority;
-            rows.add(new FleetDeployment((String) r[0], (String) r[1], (String) r[2], (String) r[3], (String) r[4], (long) r[5], (long) r[6],
-                    (long) r[7], (int) r[9], drifts));
-            heapBytes += (long) r[5];
-            offHeapBytes += (long) r[6];
-            mappedBytes += (long) r[7];
+        for (Head head : heads) {
+            Map<String, Integer> plans = plansByGroup.get(head.group());
+            boolean drifts = plans.size() > 1 && plans.get(String.valueOf(head.planDigest())) < majority.get(head.group());
+            rows.add(new FleetDeployment(head.deploymentId(), head.group().modelId(), head.group().platform(), head.group().profile(),
+                    head.loadId(), head.heapBytes(), head.offHeapBytes(), head.mappedBytes(), head.regressions(), drifts));
+            heapBytes += head.heapBytes();
+            offHeapBytes += head.offHeapBytes();
+            mappedBytes += head.mappedBytes();
         }
         List<String> withRegressions = rows.stream().filter(r -> r.regressions() > 0).map(FleetDeployment::deploymentId).distinct().toList();
         List<String> drifting = rows.stream().filter(FleetDeployment::driftsFromFleet).map(FleetDeployment::deploymentId).distinct().toList();

@@ -79,10 +79,18 @@ class LegacyStoreMigrationTest {
             assertThat(strings(c, "SELECT from_plan || '>' || to_plan FROM plan_findings")).containsExactly(plan + ">" + plan);
 
             AuditQueries queries = new AuditQueries(store.dataSource(), new GrowthRule("off-heap", 10, 1 << 20), new GrowthRule("heap", 10, 1 << 20));
+            // The release's head (the later load) counts its comparison's regression (V12), as the fleet view shows it.
+            assertThat(strings(c, "SELECT load_id || ' ' || CAST(regressions AS VARCHAR(10)) FROM release_heads")).containsExactly(UNCHAINED + " 1");
+            assertThat(queries.fleet("r1").withRegressions()).containsExactly("edge-1");
             AuditQueries.LoadDetail detail = queries.load(UNCHAINED).orElseThrow();
             assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::domain).containsExactly("HOST_HEAP", "MMAP_FILE");
             assertThat(detail.load().planDigest()).isEqualTo(plan);
 
+            // The entry's hashes are now stored as bytes (V11), and still the ones it was written with.
+            assertThat(HashChain.entries(c, "edge-1")).singleElement().satisfies(e -> {
+                assertThat(e.prevHash()).isEqualTo(HashChain.GENESIS);
+                assertThat(e.entryHash()).isEqualTo(HashChain.entryHash(e.prevHash(), e.loadHash(), e.decisionsHash()));
+            });
             ChainVerifier.Report report = ChainVerifier.verify(c, Optional.of("edge-1"), Optional.empty());
             // The unchained load is reported as before plans: stored before the chain existed.
             assertThat(report.breaks()).singleElement().satisfies(b -> assertThat(b.loadId()).isEqualTo(UNCHAINED));
