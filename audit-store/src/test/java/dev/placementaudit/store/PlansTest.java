@@ -85,6 +85,43 @@ class PlansTest {
         }
     }
 
+    /**
+     * A new plan's tensors go in by COPY on PostgreSQL: text holding the characters COPY's text format would have to
+     * escape (tab, newline, carriage return, backslash, and a "\N" that means NULL there) comes back exactly as it came,
+     * and digests to the plan it names.
+     */
+    @DatabaseTest
+    void textThatCopyMustEscapeComesBackAsItCame(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        ResolvedLoad r = h.resolve(StoreHarness.load("edge-odd", "r1", 2, 0, false));
+        String odd = " tab\there, newline\nthere, return\rand a back\\slash \\N";
+        List<AllocationDecided> decisions = new ArrayList<>();
+        for (AllocationDecided d : r.decisions()) {
+            decisions.add(AllocationDecided.newBuilder(d).setTensorName(d.getTensorName() + odd).setReason(d.getReason() + odd).build());
+        }
+        String digest = PlanDigest.of(decisions);
+        for (AllocationDecided d : decisions) {
+            h.publishRaw(h.decisions, StoreHarness.DECISIONS.encode(AllocationDecided.newBuilder(d).setPlanDigest(digest).build()));
+        }
+        h.publishRaw(h.resolved, StoreHarness.SUMMARIES.encode(LoadResolved.newBuilder(r.summary()).setPlanDigest(digest).build()));
+        io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry = new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
+                io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+        try (AuditStore store = h.start(h.settings(), registry)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+            assertThat(registry.get("pa.store.decisions.staged").counter().count()).as("the plan built as its decisions came, not staged")
+                    .isZero();
+            AuditQueries.LoadDetail detail = store.queries().load(r.summary().getLoadId().toString()).orElseThrow();
+            assertThat(detail.load().planDigest()).isEqualTo(digest);
+            assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::name)
+                    .containsExactlyElementsOf(decisions.stream().map(AllocationDecided::getTensorName).toList());
+            assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::reason)
+                    .containsExactlyElementsOf(decisions.stream().map(AllocationDecided::getReason).toList());
+            try (Connection c = db.dataSource().getConnection()) {
+                assertThat(ChainVerifier.verify(c, Optional.empty(), Optional.empty()).breaks()).as("the stored rows digest to the plan").isEmpty();
+            }
+        }
+    }
+
     @DatabaseTest
     void aFleetThatRepeatsItsPlanWritesOneRowPerLoad(KafkaBroker broker, TestDatabase db) throws Exception {
         StoreHarness h = new StoreHarness(broker, db);

@@ -26,9 +26,10 @@ import java.util.stream.Collectors;
 
 /**
  * The {@code plans} and {@code plan_tensors} tables: each placement plan once, named by its {@link PlanDigest}. A new
- * plan's tensors go in by PostgreSQL's {@code COPY} (H2: one batched insert), in the ingesting transaction; a plan
- * already stored costs nothing. A plan row is inserted ignoring duplicates, and its tensors only by the transaction
- * whose insert took: a concurrent instance building the same plan waits on the plan's key, then finds it there.
+ * plan's tensors go in by PostgreSQL's binary {@code COPY} (H2: one batched insert), in the ingesting transaction; a
+ * plan already stored costs nothing. A batch's plan rows are inserted ignoring duplicates (one statement on
+ * PostgreSQL), and a plan's tensors only by the transaction whose insert took: a concurrent instance building the same
+ * plan waits on the plan's key, then finds it there.
  */
 final class StoredPlans {
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
@@ -40,7 +41,7 @@ final class StoredPlans {
         columns.add("plan_digest");
         columns.addAll(PlanDigest.COLUMNS);
         TENSOR_COLUMNS = List.copyOf(columns);
-        COPY = "COPY plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") FROM STDIN";
+        COPY = "COPY plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") FROM STDIN (FORMAT binary)";
     }
 
     private final Dialect dialect;
@@ -89,16 +90,41 @@ final class StoredPlans {
         return tensors;
     }
 
-    /** Stores the plans not stored yet, with their tensors; returns how many tensor rows that wrote. */
+    /**
+     * Stores the plans not stored yet, with their tensors; returns how many tensor rows that wrote. Plan rows go in
+     * in digest order, so two instances inserting some of the same plans wait on each other's keys in one order and
+     * never deadlock.
+     */
     int write(Connection c, Collection<NewPlan> plans) throws SQLException {
+        List<NewPlan> sorted = plans.stream().sorted(java.util.Comparator.comparing(NewPlan::digest)).toList();
         List<NewPlan> inserted = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement(insertPlan)) {
-            for (NewPlan plan : plans) {
-                s.setString(1, plan.digest());
-                s.setInt(2, plan.decisions().size());
-                s.setString(3, signature(plan.placements()));
-                if (s.executeUpdate() == 1) {
-                    inserted.add(plan);
+        if (dialect == Dialect.POSTGRESQL && !sorted.isEmpty()) {
+            // One statement for the batch's plans, which says which of them it inserted.
+            String[] digests = sorted.stream().map(NewPlan::digest).toArray(String[]::new);
+            Integer[] counts = sorted.stream().map(plan -> plan.decisions().size()).toArray(Integer[]::new);
+            String[] signatures = sorted.stream().map(plan -> signature(plan.placements())).toArray(String[]::new);
+            Set<String> taken = new java.util.HashSet<>();
+            try (PreparedStatement s = c.prepareStatement("INSERT INTO plans (plan_digest, tensor_count, placement_signature) SELECT * FROM "
+                    + "unnest(?::varchar[], ?::int[], ?::varchar[]) ON CONFLICT (plan_digest) DO NOTHING RETURNING plan_digest")) {
+                s.setArray(1, c.createArrayOf("varchar", digests));
+                s.setArray(2, c.createArrayOf("int4", counts));
+                s.setArray(3, c.createArrayOf("varchar", signatures));
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        taken.add(rs.getString(1));
+                    }
+                }
+            }
+            sorted.stream().filter(plan -> taken.contains(plan.digest())).forEach(inserted::add);
+        } else {
+            try (PreparedStatement s = c.prepareStatement(insertPlan)) {
+                for (NewPlan plan : sorted) {
+                    s.setString(1, plan.digest());
+                    s.setInt(2, plan.decisions().size());
+                    s.setString(3, signature(plan.placements()));
+                    if (s.executeUpdate() == 1) {
+                        inserted.add(plan);
+                    }
                 }
             }
         }
@@ -187,44 +213,64 @@ final class StoredPlans {
                 d.getResidentFormat(), d.getReasonCode().name(), PlanDigest.blockers(d.getMappingBlockers()), d.getReason());
     }
 
-    /** COPY ... FROM STDIN in text format, streamed from the decoded events: no row is built twice. */
+    /**
+     * COPY ... FROM STDIN in PostgreSQL's binary format, streamed from the decoded events, 64 KiB at a time: no row is
+     * built twice, no text is escaped, and the server parses no number. Each row: the field count, then each field as
+     * its length and bytes (UTF-8 for text, big-endian for integers, one byte for a boolean); the stream starts with
+     * the format's signature and ends with -1.
+     */
     private static void copy(Connection c, List<NewPlan> plans) throws SQLException {
         try {
-            c.unwrap(PGConnection.class).getCopyAPI().copyIn(COPY, new java.io.Reader() {
-                private final StringBuilder buffer = new StringBuilder(64 * 1024);
+            c.unwrap(PGConnection.class).getCopyAPI().copyIn(COPY, new java.io.InputStream() {
+                private final Buffer buffer = new Buffer();
+                private final java.io.DataOutputStream out = new java.io.DataOutputStream(buffer);
+                private boolean started;
+                private boolean ended;
                 private int plan;
                 private int tensor;
                 private int at;
 
                 @Override
-                public int read(char[] target, int offset, int length) {
-                    while (at == buffer.length()) {
+                public int read(byte[] target, int offset, int length) throws IOException {
+                    while (at == buffer.size()) {
                         if (!fill()) {
                             return -1;
                         }
                     }
-                    int n = Math.min(length, buffer.length() - at);
-                    buffer.getChars(at, at + n, target, offset);
+                    int n = Math.min(length, buffer.size() - at);
+                    System.arraycopy(buffer.bytes(), at, target, offset, n);
                     at += n;
                     return n;
                 }
 
-                private boolean fill() {
-                    buffer.setLength(0);
+                @Override
+                public int read() throws IOException {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+                }
+
+                private boolean fill() throws IOException {
+                    buffer.reset();
                     at = 0;
-                    while (buffer.length() < 32 * 1024 && plan < plans.size()) {
+                    if (!started) {
+                        out.write(BINARY_SIGNATURE);
+                        out.writeInt(0); // flags
+                        out.writeInt(0); // header extension length
+                        started = true;
+                    }
+                    while (buffer.size() < 64 * 1024 && plan < plans.size()) {
                         NewPlan p = plans.get(plan);
-                        row(buffer, p.digest(), PlanDigest.values(p.decisions().get(tensor)));
+                        row(out, p.digest(), PlanDigest.values(p.decisions().get(tensor)));
                         if (++tensor == p.decisions().size()) {
                             tensor = 0;
                             plan++;
                         }
                     }
-                    return buffer.length() > 0;
-                }
-
-                @Override
-                public void close() {
+                    if (plan == plans.size() && !ended) {
+                        out.writeShort(-1);
+                        ended = true;
+                    }
+                    return buffer.size() > 0;
                 }
             });
         } catch (IOException e) {
@@ -232,32 +278,60 @@ final class StoredPlans {
         }
     }
 
-    private static void row(StringBuilder out, String digest, Object[] values) {
-        out.append(digest);
-        for (Object value : values) {
-            out.append('\t');
-            if (value instanceof Boolean b) {
-                out.append(b ? 't' : 'f');
-            } else if (value instanceof String text) {
-                escape(out, text);
-            } else {
-                out.append(value);
+    /** The binary COPY format's 11-byte signature. */
+    private static final byte[] BINARY_SIGNATURE = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xFF, '\r', '\n', 0};
+
+    /** How each of {@link PlanDigest#COLUMNS} goes in binary: by its column's type. */
+    private enum Binary { INT4, INT8, BOOL, TEXT }
+
+    private static final Binary[] BINARY_COLUMNS = PlanDigest.COLUMNS.stream().map(column -> switch (column) {
+        case "tensor_index" -> Binary.INT4;
+        case "element_count", "stored_bytes", "resident_bytes" -> Binary.INT8;
+        case "size_estimated", "mapping_requested" -> Binary.BOOL;
+        default -> Binary.TEXT;
+    }).toArray(Binary[]::new);
+
+    private static void row(java.io.DataOutputStream out, String digest, Object[] values) throws IOException {
+        out.writeShort(1 + values.length);
+        text(out, digest);
+        for (int i = 0; i < values.length; i++) {
+            Object value = values[i];
+            if (value == null) {
+                out.writeInt(-1);
+                continue;
+            }
+            switch (BINARY_COLUMNS[i]) {
+                case INT4 -> {
+                    out.writeInt(4);
+                    out.writeInt(((Number) value).intValue());
+                }
+                case INT8 -> {
+                    out.writeInt(8);
+                    out.writeLong(((Number) value).longValue());
+                }
+                case BOOL -> {
+                    out.writeInt(1);
+                    out.writeByte((Boolean) value ? 1 : 0);
+                }
+                case TEXT -> text(out, value.toString());
             }
         }
-        out.append('\n');
     }
 
-    /** COPY's text format: backslash, tab, newline and carriage return escaped; everything else as it is. */
-    private static void escape(StringBuilder out, String text) {
-        for (int i = 0; i < text.length(); i++) {
-            char ch = text.charAt(i);
-            switch (ch) {
-                case '\\' -> out.append("\\\\");
-                case '\t' -> out.append("\\t");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                default -> out.append(ch);
-            }
+    private static void text(java.io.DataOutputStream out, String value) throws IOException {
+        byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(utf8.length);
+        out.write(utf8);
+    }
+
+    /** A byte buffer whose bytes are read in place. */
+    private static final class Buffer extends java.io.ByteArrayOutputStream {
+        Buffer() {
+            super(80 * 1024);
+        }
+
+        byte[] bytes() {
+            return buf;
         }
     }
 }
