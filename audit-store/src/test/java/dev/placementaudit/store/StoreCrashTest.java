@@ -84,9 +84,15 @@ class StoreCrashTest {
      * Static membership at work: the restarted process rejoins as the same member, so the group hands its partitions back
      * at once instead of waiting out the killed one's session (45 s by default, left as it is here). PostgreSQL only: after
      * a SIGKILL, H2 keeps its file locked until it sees its old server is gone, which is H2's time, not the store's.
+     *
+     * <p>The bound is 10 s, JVM start included, a quarter of the session it guards against. The figure itself comes from
+     * {@code bench/run.sh restart} on the machine at hand: a median of 2.4 s on one 2-core machine, 7.8 s on another,
+     * where this test measured 4.3 to 6.2 s with the code before and after the change that set the bound. Start-up
+     * there is CPU: about 1.7 s to reach the store's start, 1.4 s for the broker's first answer and 1.2 s for the
+     * database, each mostly class loading.
      */
     @Test
-    void aStoreKilledWithSigkillIsBackAndCommittingWithinFiveSeconds(KafkaBroker broker) throws Exception {
+    void aStoreKilledWithSigkillIsBackAndCommittingWithinSeconds(KafkaBroker broker) throws Exception {
         try (TestDatabase db = PostgresServer.fromEnvironment().createIsolatedSchema()) {
             StoreHarness h = new StoreHarness(broker, db);
             h.publish(IntStream.range(0, 20).mapToObj(i -> StoreHarness.load("d" + i, "r1", 2, i, false)).toList());
@@ -101,18 +107,30 @@ class StoreCrashTest {
             h.publish(IntStream.range(0, 20).mapToObj(i -> StoreHarness.load("d" + i, "r2", 2, 100 + i, false)).toList());
             long committed = h.count("SELECT SUM(next_offset) FROM ingest_offsets");
 
-            long restarted = System.nanoTime();
-            Process second = StoreProcess.start(settings, log);
-            try {
-                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
-                        .until(() -> h.count("SELECT SUM(next_offset) FROM ingest_offsets") > committed);
-                Duration toFirstCommit = Duration.ofNanos(System.nanoTime() - restarted);
+            // Watched through one connection: a new one every 50 ms would have PostgreSQL start a backend process
+            // that often, on the cores the restarting store needs.
+            try (java.sql.Connection watch = db.connect();
+                 java.sql.PreparedStatement offsets = watch.prepareStatement("SELECT SUM(next_offset) FROM ingest_offsets")) {
+                watch.setAutoCommit(true);
+                long restarted = System.nanoTime();
+                Process second = StoreProcess.start(settings, log);
+                try {
+                    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                            .until(() -> {
+                                try (java.sql.ResultSet rs = offsets.executeQuery()) {
+                                    rs.next();
+                                    return rs.getLong(1) > committed;
+                                }
+                            });
+                    Duration toFirstCommit = Duration.ofNanos(System.nanoTime() - restarted);
+                    System.out.println("StoreCrashTest: process start to first commit " + toFirstCommit.toMillis() + " ms");
 
-                assertThat(toFirstCommit).as("process start to first commit, JVM start included").isLessThan(Duration.ofSeconds(5));
-                await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 40);
-            } finally {
-                second.destroy();
-                second.waitFor(30, TimeUnit.SECONDS);
+                    assertThat(toFirstCommit).as("process start to first commit, JVM start included").isLessThan(Duration.ofSeconds(10));
+                    await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 40);
+                } finally {
+                    second.destroy();
+                    second.waitFor(30, TimeUnit.SECONDS);
+                }
             }
         }
     }
