@@ -94,7 +94,7 @@ public final class ChainVerifier {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "its load is chained already, at entry " + earlier
                         + ": an entry was copied"));
             }
-            // Where the entry stored its previous hash (entries written before V11), it must be the entry before it's.
+            // Where the entry stored its previous hash (entries written before V11), it must be the hash of the entry before it.
             boolean follows = e.prevHash() == null || e.prevHash().equals(expectedPrev);
             if (!follows) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "it does not follow the entry before it (it names previous hash "
@@ -138,7 +138,7 @@ public final class ChainVerifier {
                     && !HashChain.entryHash(e.prevHash() != null ? e.prevHash() : expectedPrev, e.loadHash(), decisionsHash).equals(e.entryHash())) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), e.prevHash() != null
                         ? "the entry's own hash does not match its contents: the entry was edited"
-                        // Not stored, the previous hash is the entry before it's: a mismatch is either.
+                        // With no previous hash stored, the mismatch may be in the link or in the entry: both are named.
                         : "it does not follow the entry before it (" + shortHash(expectedPrev) + "), or it was edited: its hash is not "
                           + "that of the entry before it, its load and its plan, so an entry before it was removed, inserted or moved, "
                           + "or its own hash was changed"));
