@@ -498,13 +498,14 @@ public final class ProjectionWriter {
     private void storeOffsets(Connection c, List<Decoded> batch) throws SQLException {
         Map<TopicPartition, Long> next = new HashMap<>();
         // A poll's records come partition by partition: one map update per run of a partition, not per record.
-        ConsumerRecord<byte[], byte[]> last = null;
+        ConsumerRecord<byte[], byte[]> last = null; // the run's record with the highest offset
         for (Decoded item : batch) {
             ConsumerRecord<byte[], byte[]> record = item.record();
             if (last != null && (last.partition() != record.partition() || !last.topic().equals(record.topic()))) {
                 next.merge(new TopicPartition(last.topic(), last.partition()), last.offset() + 1, Math::max);
+                last = null;
             }
-            if (last == null || last.partition() != record.partition() || !last.topic().equals(record.topic()) || record.offset() > last.offset()) {
+            if (last == null || record.offset() > last.offset()) {
                 last = record;
             }
         }
@@ -578,7 +579,7 @@ public final class ProjectionWriter {
         }
         Set<String> named = new LinkedHashSet<>();
         candidates.values().stream().map(candidate -> candidate.load().planDigest()).filter(java.util.Objects::nonNull).forEach(named::add);
-        Set<String> storedPlans = InList.strings(c, "SELECT plan_digest FROM plans WHERE plan_digest IN (%s)", named);
+        Set<String> storedPlans = StoredPlans.stored(c, named);
         // Which complete, and with which plan.
         List<String> emptied = new ArrayList<>();
         List<LoadRef> done = new ArrayList<>();
