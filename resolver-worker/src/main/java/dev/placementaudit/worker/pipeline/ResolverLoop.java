@@ -70,6 +70,14 @@ import java.util.Set;
  * <p>Nothing stalls a partition: undecodable and invalid loads go to the dead-letter topic inside the same
  * transaction; if a whole batch keeps failing to commit for a reason that is not a rebalance, the next attempt
  * runs one record per transaction and dead-letters the one record whose outputs cannot be produced.
+ *
+ * <p>Nothing wedges it either: a broker outage leaves a transactional producer in a state it cannot leave (a fatal
+ * error, a commit that timed out, an epoch the coordinator bumped when it aborted a transaction that outlived its
+ * timeout). The loop then closes that producer, builds a new one with the same transactional id (whose
+ * {@code initTransactions} aborts whatever the old one left open, retried until the broker answers), keeps the
+ * consumer and its group membership, and redoes from the committed offsets. Only real fencing stops it: the
+ * consumer's static membership taken by another process ({@link FencedInstanceIdException}), or the producer fenced
+ * again before any transaction of its new incarnation committed (another live instance keeps taking the id).
  */
 public final class ResolverLoop implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(ResolverLoop.class);
@@ -79,7 +87,10 @@ public final class ResolverLoop implements Runnable {
 
     private final WorkerConfig config;
     private final Consumer<byte[], byte[]> consumer;
-    private final Producer<byte[], byte[]> producer;
+    /** Makes the transactional producer: once at start, again whenever an outage has left the current one unusable. */
+    private final java.util.function.Supplier<Producer<byte[], byte[]>> producers;
+    /** Only ever touched on the loop thread (rebalance callbacks run there too). */
+    private Producer<byte[], byte[]> producer;
     private final WorkerMetrics metrics;
     private final Clock clock;
     private final ConsumerVitals vitals;
@@ -97,6 +108,12 @@ public final class ResolverLoop implements Runnable {
     private volatile Set<TopicPartition> assignment = Set.of();
     private boolean isolateNextBatch;
     private int consecutiveFailures;
+    /** Fenced, and nothing committed since the producer was made anew: a second fencing now means another instance. */
+    private boolean fencedSinceCommit;
+    /** Whether the producer has a transaction begun and not yet committed or aborted: only that one may be aborted. */
+    private boolean inTransaction;
+    /** Why the producer is being made anew, while it is; null otherwise (shown by {@code /health}). */
+    private volatile String recovering;
     /** The batch whose outputs are sent but not yet committed; only ever touched on the loop thread. */
     private OpenTransaction open;
     /** Polled, being prepared, nothing sent yet, oldest first; only ever touched on the loop thread. */
@@ -104,11 +121,11 @@ public final class ResolverLoop implements Runnable {
     /** A look-ahead poll's failure, raised once the open transaction has committed. */
     private KafkaException pollFailure;
 
-    public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> producer,
+    public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, java.util.function.Supplier<Producer<byte[], byte[]>> producers,
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
         this.config = config;
         this.consumer = consumer;
-        this.producer = producer;
+        this.producers = producers;
         this.metrics = metrics;
         this.clock = clock;
         this.vitals = new ConsumerVitals(config.healthBound(), clock);
@@ -125,34 +142,91 @@ public final class ResolverLoop implements Runnable {
     @Override
     public void run() {
         try {
+            producer = producers.get();
             producer.initTransactions();
             consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
             state = State.RUNNING;
             while (running) {
-                Batch batch = ahead.isEmpty() ? poll(config.pollTimeout(), !isolateNextBatch) : ahead.removeFirst();
-                if (batch.isEmpty()) {
-                    continue;
-                }
-                boolean committed = isolateNextBatch ? processOneByOne(batch.records()) : processBatch(batch);
-                isolateNextBatch = !committed && isolateNextBatch;
-                backOffAfter(committed);
-                if (pollFailure != null) {
-                    throw pollFailure;
+                try {
+                    step();
+                } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | ProducerUnusable e) {
+                    recover(e);
                 }
             }
         } catch (WakeupException e) {
             if (running) {
                 failure = e;
             }
-        } catch (ProducerFencedException | InvalidProducerEpochException | FencedInstanceIdException e) {
+        } catch (ProducerFencedException | FencedInstanceIdException e) {
             failure = e;
-            LOG.error("fenced: another worker now owns transactional id {}; stopping this one", config.transactionalId(), e);
+            LOG.error("fenced: another live worker now owns {} {}; stopping this one",
+                    e instanceof FencedInstanceIdException ? "group instance id" : "transactional id",
+                    e instanceof FencedInstanceIdException ? config.instanceId() : config.transactionalId(), e);
         } catch (Throwable e) {
             failure = e;
             LOG.error("resolver loop failed; stopping", e);
         } finally {
             closeClients();
             state = failure == null ? State.STOPPED : State.FAILED;
+        }
+    }
+
+    /** One batch: polled (or taken from those ahead), turned into one transaction (or one per record), committed. */
+    private void step() {
+        Batch batch = ahead.isEmpty() ? poll(config.pollTimeout(), !isolateNextBatch) : ahead.removeFirst();
+        if (batch.isEmpty()) {
+            return;
+        }
+        boolean committed = isolateNextBatch ? processOneByOne(batch.records()) : processBatch(batch);
+        isolateNextBatch = !committed && isolateNextBatch;
+        backOffAfter(committed);
+        if (pollFailure != null) {
+            KafkaException failed = pollFailure;
+            pollFailure = null;
+            throw failed;
+        }
+    }
+
+    /**
+     * The producer cannot go on: it is closed and made anew with the same transactional id, whose
+     * {@code initTransactions} bumps the epoch and aborts what the old one left open, retried with back-off for as
+     * long as the broker is away. Every batch ahead is dropped and the consumer, still a member of its group, is
+     * rewound to the committed offsets: what was sent and not committed is redone, with the same decision ids.
+     *
+     * @throws ProducerFencedException when fenced again before anything committed since the last recovery: another live
+     *                                 instance owns the transactional id
+     */
+    private void recover(KafkaException cause) {
+        if (cause instanceof ProducerFencedException fenced) {
+            if (fencedSinceCommit) {
+                throw fenced;
+            }
+            fencedSinceCommit = true;
+        }
+        recovering = cause.toString();
+        LOG.warn("the transactional producer cannot go on ({}); making it anew and redoing from the committed offsets", rootCause(cause));
+        metrics.producerRecreated();
+        open = null;
+        ahead.forEach(Batch::cancel);
+        ahead.clear();
+        isolateNextBatch = false;
+        int attempt = 0;
+        while (running) {
+            closeProducer(Duration.ZERO);
+            try {
+                producer = producers.get();
+                producer.initTransactions();
+                seekToCommitted();
+                LOG.info("transactional producer made anew after {} attempt(s); resuming from the committed offsets", attempt + 1);
+                recovering = null;
+                return;
+            } catch (WakeupException e) {
+                throw e;
+            } catch (KafkaException e) {
+                attempt++;
+                LOG.warn("making the transactional producer anew failed (attempt {}): {}; retrying", attempt, e.toString());
+                pause(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(attempt, 6)));
+            }
         }
     }
 
@@ -174,6 +248,11 @@ public final class ResolverLoop implements Runnable {
         return assignment;
     }
 
+    /** Why the producer is being made anew right now, or null: the loop is recovering from a broker outage. */
+    public String recovering() {
+        return recovering;
+    }
+
     /** What the loop's consumer says about its progress, for {@code /health}. */
     public ConsumerVitals vitals() {
         return vitals;
@@ -190,7 +269,7 @@ public final class ResolverLoop implements Runnable {
     private boolean processBatch(Batch batch) {
         Timer.Sample sample = Timer.start();
         try {
-            producer.beginTransaction();
+            begin();
             open = new OpenTransaction(nextOffsets(batch.records()), new Outcome());
             for (java.util.concurrent.Future<Prepared> one : batch.prepared()) {
                 send(await(one), open.outcome);
@@ -202,7 +281,8 @@ public final class ResolverLoop implements Runnable {
             }
             sample.stop(metrics.batchTimer());
             return true;
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+                 | FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {
             open = null;
@@ -290,10 +370,11 @@ public final class ResolverLoop implements Runnable {
             }
             try {
                 Outcome outcome = new Outcome();
-                producer.beginTransaction();
+                begin();
                 deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, rootName(failed), null, causeChain(failed), outcome);
                 commit(Map.of(partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
-            } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
+            } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+                     | FencedInstanceIdException e) {
                 throw e;
             } catch (KafkaException e) {
                 abortAndRewind(e);
@@ -308,11 +389,12 @@ public final class ResolverLoop implements Runnable {
         Outcome outcome = new Outcome();
         try {
             Prepared prepared = prepare(record);
-            producer.beginTransaction();
+            begin();
             send(prepared, outcome);
             commit(Map.of(partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             return null;
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+                 | FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {
             abortQuietly();
@@ -394,6 +476,8 @@ public final class ResolverLoop implements Runnable {
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
         producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
         producer.commitTransaction();
+        inTransaction = false;
+        fencedSinceCommit = false;
         metrics.committed(outcome.loads, outcome.deadLetters);
         vitals.progressed();
     }
@@ -405,13 +489,21 @@ public final class ResolverLoop implements Runnable {
         rewind();
     }
 
+    /**
+     * Aborts the open transaction after a failure. When even that fails (the producer is in a fatal state, or a commit
+     * timed out and may only be retried), the producer is unusable: {@link ProducerUnusable} makes the loop recover.
+     */
     private void abortQuietly() {
+        if (!inTransaction) {
+            return;
+        }
         try {
             producer.abortTransaction();
+            inTransaction = false;
         } catch (ProducerFencedException | InvalidProducerEpochException e) {
             throw e;
         } catch (KafkaException | IllegalStateException e) {
-            LOG.debug("abort after failure also failed: {}", e.toString());
+            throw new ProducerUnusable(e);
         }
     }
 
@@ -438,7 +530,10 @@ public final class ResolverLoop implements Runnable {
             return;
         }
         consecutiveFailures++;
-        long millis = Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(consecutiveFailures, 6));
+        pause(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(consecutiveFailures, 6)));
+    }
+
+    private void pause(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
@@ -459,16 +554,30 @@ public final class ResolverLoop implements Runnable {
         if (resolvers != null) {
             resolvers.shutdownNow();
         }
-        try {
-            producer.close(Duration.ofSeconds(10));
-        } catch (RuntimeException e) {
-            LOG.warn("closing the producer failed: {}", e.toString());
-        }
+        closeProducer(Duration.ofSeconds(10));
         try {
             consumer.close();
         } catch (RuntimeException e) {
             LOG.warn("closing the consumer failed: {}", e.toString());
         }
+    }
+
+    private void begin() {
+        producer.beginTransaction();
+        inTransaction = true;
+    }
+
+    private void closeProducer(Duration timeout) {
+        if (producer == null) {
+            return;
+        }
+        try {
+            producer.close(timeout);
+        } catch (RuntimeException e) {
+            LOG.warn("closing the producer failed: {}", e.toString());
+        }
+        producer = null;
+        inTransaction = false;
     }
 
     private static Map<TopicPartition, OffsetAndMetadata> nextOffsets(List<ConsumerRecord<byte[], byte[]>> records) {
@@ -502,12 +611,28 @@ public final class ResolverLoop implements Runnable {
         return text.toString();
     }
 
+    /** The innermost cause, which names what the broker's absence did (a timeout, an error state). */
+    private static String rootCause(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.toString();
+    }
+
     private static String rootName(Throwable e) {
         Throwable root = e;
         while (root.getCause() != null) {
             root = root.getCause();
         }
         return root.getClass().getSimpleName();
+    }
+
+    /** The producer is in a state no call of it can leave (see {@link #abortQuietly}); the loop makes it anew. */
+    private static final class ProducerUnusable extends KafkaException {
+        ProducerUnusable(Throwable cause) {
+            super("the transactional producer is unusable: " + cause, cause);
+        }
     }
 
     /** One record's outputs, or why it goes to the dead letters instead. */

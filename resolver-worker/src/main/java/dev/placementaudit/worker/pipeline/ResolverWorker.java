@@ -35,9 +35,9 @@ public final class ResolverWorker implements AutoCloseable {
     private final ResolverLoop loop;
     private final Thread thread;
     private final OpsServer ops;
-    private final List<KafkaClientMetrics> clientMetrics;
+    private final List<AutoCloseable> clientMetrics;
 
-    private ResolverWorker(WorkerConfig config, ResolverLoop loop, Thread thread, OpsServer ops, List<KafkaClientMetrics> clientMetrics) {
+    private ResolverWorker(WorkerConfig config, ResolverLoop loop, Thread thread, OpsServer ops, List<AutoCloseable> clientMetrics) {
         this.config = config;
         this.loop = loop;
         this.thread = thread;
@@ -53,20 +53,53 @@ public final class ResolverWorker implements AutoCloseable {
                     List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic()), List.of(config.inputTopic()));
         }
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig(config), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(config), new ByteArraySerializer(), new ByteArraySerializer());
-        List<KafkaClientMetrics> clientMetrics = List.of(new KafkaClientMetrics(consumer), new KafkaClientMetrics(producer));
-        clientMetrics.forEach(m -> m.bindTo(registry));
-        ResolverLoop loop = new ResolverLoop(config, consumer, producer, new WorkerMetrics(registry),
+        KafkaClientMetrics consumerMetrics = new KafkaClientMetrics(consumer);
+        consumerMetrics.bindTo(registry);
+        Producers producers = new Producers(config, registry);
+        ResolverLoop loop = new ResolverLoop(config, consumer, producers, new WorkerMetrics(registry),
                 new LoadResolution(WorkerVersion.resolverVersion()), Clock.systemUTC());
         Thread thread = new Thread(loop, "resolver-loop-" + config.instanceId());
         thread.start();
         ResolverWorker[] self = new ResolverWorker[1];
         OpsServer ops = config.http().port() < 0 ? null : OpsServer.start(config.http(), registry, () -> self[0].health(), routes -> { });
-        self[0] = new ResolverWorker(config, loop, thread, ops, clientMetrics);
+        self[0] = new ResolverWorker(config, loop, thread, ops, List.of(consumerMetrics, producers));
         LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
                 config.inputTopic(), config.groupId(), config.transactionalId(), WorkerVersion.resolverVersion(),
                 ops == null ? "" : ", ops on :" + ops.port());
         return self[0];
+    }
+
+    /**
+     * Makes the loop's transactional producer, first and after each outage, with its client metrics bound to the
+     * registry in place of the last one's.
+     */
+    private static final class Producers implements java.util.function.Supplier<org.apache.kafka.clients.producer.Producer<byte[], byte[]>>,
+            AutoCloseable {
+        private final WorkerConfig config;
+        private final PrometheusMeterRegistry registry;
+        private KafkaClientMetrics metrics;
+
+        Producers(WorkerConfig config, PrometheusMeterRegistry registry) {
+            this.config = config;
+            this.registry = registry;
+        }
+
+        @Override
+        public synchronized KafkaProducer<byte[], byte[]> get() {
+            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(config), new ByteArraySerializer(), new ByteArraySerializer());
+            close();
+            metrics = new KafkaClientMetrics(producer);
+            metrics.bindTo(registry);
+            return producer;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (metrics != null) {
+                metrics.close();
+                metrics = null;
+            }
+        }
     }
 
     /** Consumer settings the worker's guarantees depend on override whatever the configuration says. */
@@ -118,6 +151,10 @@ public final class ResolverWorker implements AutoCloseable {
             details.put("failure", loop.failure().toString());
         }
         List<String> problems = new java.util.ArrayList<>(loop.vitals().problems());
+        String recovering = loop.recovering();
+        if (recovering != null) {
+            problems.add("making the transactional producer anew after: " + recovering);
+        }
         if (loop.sinceLastPoll().compareTo(Duration.ofSeconds(60)) >= 0) {
             problems.add("no poll for " + loop.sinceLastPoll().toSeconds() + " s: the loop is stuck");
         }
@@ -156,7 +193,13 @@ public final class ResolverWorker implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        clientMetrics.forEach(KafkaClientMetrics::close);
+        for (AutoCloseable metrics : clientMetrics) {
+            try {
+                metrics.close();
+            } catch (Exception e) {
+                LOG.debug("closing client metrics failed: {}", e.toString());
+            }
+        }
         if (ops != null) {
             ops.close();
         }

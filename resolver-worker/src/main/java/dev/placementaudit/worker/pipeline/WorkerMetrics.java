@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The worker's meters, counted only after a transaction commits so that a metric never claims work a crash
  * undid. Prometheus names: {@code pa_worker_decisions_total{domain}}, {@code pa_worker_resident_bytes_total{domain}},
  * {@code pa_worker_loads_total{outcome}}, {@code pa_worker_dlq_total{reason}}, {@code pa_worker_transactions_total{outcome}},
- * {@code pa_worker_batch_seconds}, {@code pa_worker_consumer_lag}.
+ * {@code pa_worker_batch_seconds}, {@code pa_worker_consumer_lag}, {@code pa_worker_producer_recreated_total} (the
+ * transactional producer made anew after an outage left it unusable).
  */
 public final class WorkerMetrics {
     private final MeterRegistry registry;
@@ -28,6 +29,7 @@ public final class WorkerMetrics {
     private final Counter loadsDeadLettered;
     private final Counter committed;
     private final Counter aborted;
+    private final Counter producerRecreated;
     private final Timer batch;
     private final AtomicLong lag = new AtomicLong();
 
@@ -43,6 +45,9 @@ public final class WorkerMetrics {
         loadsDeadLettered = Counter.builder("pa.worker.loads").tag("outcome", "dead_lettered").register(registry);
         committed = Counter.builder("pa.worker.transactions").tag("outcome", "committed").register(registry);
         aborted = Counter.builder("pa.worker.transactions").tag("outcome", "aborted").register(registry);
+        producerRecreated = Counter.builder("pa.worker.producer.recreated")
+                .description("transactional producers made anew after a broker outage or an aborted epoch left the last one unusable")
+                .register(registry);
         batch = Timer.builder("pa.worker.batch").description("one poll's records, resolved and committed").register(registry);
         Gauge.builder("pa.worker.consumer.lag", lag, AtomicLong::get).description("records behind the input's end, summed over assigned partitions")
                 .register(registry);
@@ -73,6 +78,14 @@ public final class WorkerMetrics {
 
     public void aborted() {
         aborted.increment();
+    }
+
+    public void producerRecreated() {
+        producerRecreated.increment();
+    }
+
+    public double producersRecreated() {
+        return producerRecreated.count();
     }
 
     public Timer batchTimer() {

@@ -70,7 +70,7 @@ class ResolverLoopLookAheadTest {
     }
 
     private ResolverLoop loop(WorkerConfig config) {
-        return new ResolverLoop(config, consumer, producer, new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
+        return new ResolverLoop(config, consumer, () -> producer, new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
     }
 
     @Test
