@@ -103,8 +103,9 @@ public final class AuditStore implements AutoCloseable {
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         KafkaProducer<byte[], byte[]> deadLetters = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
         AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic());
-        ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic());
+        ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic(), config.groupId());
         IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic()), config.deadLetterTopic(),
+                config.groupId(),
                 config.pollTimeout(), writer, publisher, chainLog, metrics, Clock.systemUTC(), new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
         Thread thread = new Thread(loop, "audit-store-ingest");
         thread.start();
@@ -114,7 +115,30 @@ public final class AuditStore implements AutoCloseable {
         self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, chainLog, ops, queries);
         LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
                 AuditDatabase.redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());
+        warnOfOtherProjections(config);
         return self[0];
+    }
+
+    /**
+     * Reads the chain topic once, off the start's path, and warns when another projection (another store group) publishes
+     * its heads there too: each projection's {@code verify} reads only its own, but one topic per projection keeps them
+     * apart for whoever reads the topic by hand.
+     */
+    private static void warnOfOtherProjections(StoreConfig config) {
+        Thread check = new Thread(() -> {
+            try {
+                java.util.Set<String> others = ChainLog.read(config.kafka(), config.chainTopic(), config.groupId(), config.connectTimeout())
+                        .otherProjections();
+                if (!others.isEmpty()) {
+                    LOG.warn("the chain topic {} also holds the heads of other projections {}: this store (projection {}) publishes and verifies "
+                            + "only its own, but give each projection a store.chain.topic of its own", config.chainTopic(), others, config.groupId());
+                }
+            } catch (RuntimeException e) {
+                LOG.debug("could not read the chain topic {} to look for other projections: {}", config.chainTopic(), e.toString());
+            }
+        }, "audit-store-chain-topic-check");
+        check.setDaemon(true);
+        check.start();
     }
 
     /**

@@ -46,7 +46,7 @@ class ChainTamperTest {
         try (AuditStore store = h.start()) {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM chain_entries") == loads.size());
         } // closing flushes the last heads to the chain topic
-        await().atMost(Duration.ofSeconds(30)).until(() -> ChainLog.read(broker.clientConfig(), h.chain, Duration.ofSeconds(10)).heads().values().stream()
+        await().atMost(Duration.ofSeconds(30)).until(() -> ChainLog.read(broker.clientConfig(), h.chain, h.group, Duration.ofSeconds(10)).heads().values().stream()
                 .mapToLong(heads -> heads.get(heads.size() - 1).seq()).sum() == loads.size());
         String[] settings = CliRun.settings(h);
 
@@ -86,7 +86,7 @@ class ChainTamperTest {
         }
         assertThat(breaksOf(databaseOnly, "d-rewrite")).as("rows and hashes rewritten together hold up in the database alone").isEmpty();
 
-        ChainLog.Published published = ChainLog.read(broker.clientConfig(), h.chain, Duration.ofSeconds(10));
+        ChainLog.Published published = ChainLog.read(broker.clientConfig(), h.chain, h.group, Duration.ofSeconds(10));
         ChainVerifier.Report report;
         try (Connection c = db.dataSource().getConnection()) {
             report = ChainVerifier.verify(c, Optional.empty(), Optional.of(published));

@@ -97,7 +97,7 @@ class MultiInstanceStoreTest {
                     .as("each load compared with one predecessor").isEqualTo((long) DEPLOYMENTS * (RELEASES - 1));
             try (Connection c = db.dataSource().getConnection()) {
                 ChainVerifier.Report report = ChainVerifier.verify(c, Optional.empty(),
-                        Optional.of(ChainLog.read(broker.clientConfig(), h.chain, Duration.ofSeconds(10))));
+                        Optional.of(ChainLog.read(broker.clientConfig(), h.chain, h.group, Duration.ofSeconds(10))));
                 assertThat(report.breaks()).isEmpty();
                 assertThat(report.entries()).isEqualTo(loads.size());
             }

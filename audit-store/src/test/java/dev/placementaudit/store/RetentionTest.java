@@ -89,7 +89,7 @@ class RetentionTest {
                     + "deployment_id = 'phone-1' AND seq = 3) WHERE deployment_id = 'phone-1'");
             c.createStatement().executeUpdate("DELETE FROM chain_entries WHERE deployment_id = 'phone-1' AND seq = 3");
             ChainVerifier.Report report = ChainVerifier.verify(c, Optional.empty(),
-                    Optional.of(ChainLog.read(broker.clientConfig(), h.chain, Duration.ofSeconds(10))));
+                    Optional.of(ChainLog.read(broker.clientConfig(), h.chain, h.group, Duration.ofSeconds(10))));
             assertThat(report.breaks()).extracting(ChainVerifier.Break::deploymentId, ChainVerifier.Break::what)
                     .anySatisfy(b -> assertThat(b.toList()).containsExactly("phone-2",
                             "the log says entries up to 2 were pruned, but the store has no anchor: it was deleted"))

@@ -73,7 +73,7 @@ class StoreCrashTest {
         // for commits H2 then lost included: re-ingested, the same loads chain to the same hashes.
         try (java.sql.Connection c = db.dataSource().getConnection()) {
             var report = dev.placementaudit.store.chain.ChainVerifier.verify(c, java.util.Optional.empty(), java.util.Optional.of(
-                    dev.placementaudit.store.chain.ChainLog.read(broker.clientConfig(), h.chain, Duration.ofSeconds(10))));
+                    dev.placementaudit.store.chain.ChainLog.read(broker.clientConfig(), h.chain, h.group, Duration.ofSeconds(10))));
             assertThat(report.breaks()).isEmpty();
             assertThat(report.entries()).isEqualTo(LOADS);
             assertThat(report.chains()).hasSize(40).allMatch(chain -> chain.publishedHeadChecked());

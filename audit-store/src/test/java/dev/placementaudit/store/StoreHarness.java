@@ -43,6 +43,7 @@ final class StoreHarness {
     static final Instant T0 = Instant.parse("2026-11-01T00:00:00Z");
 
     final KafkaBroker broker;
+    private final java.util.concurrent.atomic.AtomicLong nextSourceOffset = new java.util.concurrent.atomic.AtomicLong();
     final TestDatabase db;
     final String decisions;
     final String resolved;
@@ -108,7 +109,8 @@ final class StoreHarness {
     }
 
     ResolvedLoad resolve(ModelLoaded load) {
-        return resolution.resolve(validator.validate(load), new Provenance("model-loads", 0, 0), Instant.now());
+        // Each load at the next offset of model-loads, as the worker sees them: a deployment's decisions carry the order of its loads.
+        return resolution.resolve(validator.validate(load), new Provenance("model-loads", 0, nextSourceOffset.getAndIncrement()), Instant.now());
     }
 
     /** Publishes the decisions and summary of each load, the way the worker does (key = deployment). */
@@ -172,8 +174,9 @@ final class StoreHarness {
                 "SELECT COUNT(*) FROM (SELECT DISTINCT deployment_id, model_id, release_name FROM loads WHERE complete = TRUE) x"));
         org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads r WHERE NOT EXISTS (SELECT 1 FROM loads l "
                 + "WHERE l.load_id = r.load_id AND l.complete = TRUE) OR EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND "
-                + "x.deployment_id = r.deployment_id AND x.model_id = r.model_id AND x.release_name = r.release_name AND x.occurred_at > "
-                + "r.occurred_at)")).as("heads that are not the latest complete load of their release").isZero();
+                + "x.deployment_id = r.deployment_id AND x.model_id = r.model_id AND x.release_name = r.release_name AND (x.summary_partition, "
+                + "x.summary_offset) > (r.summary_partition, r.summary_offset))")).as("heads that are not the latest complete load of their release")
+                .isZero();
         org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads r JOIN loads l ON l.load_id = r.load_id WHERE "
                 + "COALESCE(r.previous_plan_digest, '-') <> COALESCE(l.previous_plan_digest, '-') OR r.regressions <> (SELECT COUNT(*) FROM "
                 + "plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest AND f.kind IN ("

@@ -53,7 +53,7 @@ class StoreMetricsTest {
     }
 
     private static BatchOutcome.CompletedLoad completed(String deployment, Instant at, long offHeap) {
-        return new BatchOutcome.CompletedLoad(new LoadRef("l-" + deployment + at.getEpochSecond(), deployment, "m", "r1", at, "v", null), 0,
+        return new BatchOutcome.CompletedLoad(new LoadRef("l-" + deployment + at.getEpochSecond(), deployment, "m", "r1", at, "v", null, new LoadRef.Position(0, at.getEpochSecond())), 0,
                 offHeap, 0);
     }
 

@@ -45,6 +45,11 @@ final class Launcher {
         return new Launcher(home, Map.copyOf(merged), workDir);
     }
 
+    /** The value this launcher's environment gives a variable; null when it sets none. */
+    String env(String name) {
+        return env.get(name);
+    }
+
     /** A clean environment: a PATH to find java and the shell's tools, and what the test adds. Nothing inherited. */
     ProcessBuilder builder(List<String> command) {
         ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile());

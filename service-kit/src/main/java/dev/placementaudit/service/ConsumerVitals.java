@@ -39,12 +39,21 @@ public final class ConsumerVitals {
         this.lastProgress = now;
     }
 
-    /** After each poll, on the loop's thread. */
+    /**
+     * After each poll, on the loop's thread. The lag is what can be consumed now: each assigned partition's position
+     * after the poll against the end it can read to (the last stable offset under read_committed, so the marker that
+     * ends a transaction is not a record behind), summed. Not the client's {@code records-lag-max}: that is the largest
+     * lag seen over its sample window, and kept a caught-up service "behind" for a minute after it caught up.
+     */
     public void sample(Consumer<?, ?> consumer) {
-        sample(consumer.assignment(), consumer.metrics());
+        double behind = 0;
+        for (org.apache.kafka.common.TopicPartition partition : consumer.assignment()) {
+            behind += consumer.currentLag(partition).orElse(0);
+        }
+        sample(consumer.assignment(), consumer.metrics(), behind);
     }
 
-    void sample(java.util.Set<?> assignment, Map<MetricName, ? extends Metric> metrics) {
+    void sample(java.util.Set<?> assignment, Map<MetricName, ? extends Metric> metrics, double behind) {
         Instant now = clock.instant();
         if (assignment.isEmpty()) {
             if (unassignedSince == null) {
@@ -60,7 +69,7 @@ public final class ConsumerVitals {
             disconnectedSince = now;
         }
         heartbeatAgeSeconds = value(metrics, "consumer-coordinator-metrics", "last-heartbeat-seconds-ago");
-        lag = value(metrics, "consumer-fetch-manager-metrics", "records-lag-max");
+        lag = behind;
         if (!(lag > 0)) {
             // Nothing is waiting: idle is not stalled.
             lastProgress = now;
@@ -91,6 +100,11 @@ public final class ConsumerVitals {
             problems.add(String.format(Locale.ROOT, "%.0f records behind and nothing committed for %d s", lag, Duration.between(lastProgress, now).toSeconds()));
         }
         return problems;
+    }
+
+    /** Records behind, summed over the assigned partitions, as of the last sample. */
+    public double lag() {
+        return lag;
     }
 
     public Duration bound() {

@@ -23,6 +23,8 @@ public final class DeadLetter {
     public static final String SOURCE_TIMESTAMP = "pa.dlq.source.timestamp";
     public static final String SERVICE_VERSION = "pa.dlq.service.version";
     public static final String FAILED_AT = "pa.dlq.failed.at";
+    /** The projection (the audit store's group) that set the record aside; only on the store's dead letters. */
+    public static final String PROJECTION = "pa.dlq.projection";
     /** Set when the original key was longer than {@link #MAX_KEY_BYTES}: its length in bytes. */
     public static final String KEY_LENGTH = "pa.dlq.key.length";
     /**

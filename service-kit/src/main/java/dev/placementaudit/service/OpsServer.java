@@ -24,14 +24,19 @@ import java.util.function.Supplier;
  * {@code GET /metrics} in Prometheus text format. A service with an API of its own adds its routes.
  *
  * <p>Safe by default: it listens where {@link HttpSettings} says (loopback unless configured), over TLS when a
- * keystore is configured, sends {@code X-Content-Type-Options: nosniff}, {@code Referrer-Policy: no-referrer} and
- * {@code X-Frame-Options: DENY} on every response, answers no cross-origin request unless origins are configured,
- * and answers an unknown path (404) or method (405) in JSON like every other error.
+ * keystore is configured, sends {@code X-Content-Type-Options: nosniff}, {@code Referrer-Policy: no-referrer},
+ * {@code X-Frame-Options: DENY} and {@code Cache-Control: no-store} on every response (Jetty's own answers to a request
+ * it cannot parse included: a 400 for an ambiguous path, a 431 for oversized headers), answers no cross-origin request
+ * unless origins are configured, and answers an unknown path (404) or method (405) in JSON like every other error.
  */
 public final class OpsServer implements AutoCloseable {
     private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
     /** A request attribute a route sets when it answered an error itself, so the JSON 404 for unknown paths leaves it be. */
     public static final String ANSWERED = "pa.answered";
+
+    /** The headers every response carries, the server's own error pages included. */
+    private static final Map<String, String> SECURITY_HEADERS = Map.of("X-Content-Type-Options", "nosniff", "Referrer-Policy", "no-referrer",
+            "X-Frame-Options", "DENY", "Cache-Control", "no-store");
 
     private final Javalin app;
     private final HttpSettings settings;
@@ -54,12 +59,10 @@ public final class OpsServer implements AutoCloseable {
             if (!settings.corsOrigins().isEmpty()) {
                 config.bundledPlugins.enableCors(cors -> cors.addRule(rule -> settings.corsOrigins().forEach(rule::allowHost)));
             }
-            config.routes.before(ctx -> {
-                ctx.header("X-Content-Type-Options", "nosniff");
-                ctx.header("Referrer-Policy", "no-referrer");
-                ctx.header("X-Frame-Options", "DENY");
-                ctx.header("Cache-Control", "no-store");
-            });
+            // A request Jetty refuses before any route runs (a path it will not resolve, headers over its limit) is answered
+            // by the server's error handler, which the routes' before-handler never sees.
+            config.jetty.modifyServer(server -> server.setErrorHandler(new HardenedErrors()));
+            config.routes.before(ctx -> SECURITY_HEADERS.forEach(ctx::header));
             config.routes.error(404, ctx -> {
                 if (ctx.attribute(ANSWERED) == null) {
                     ctx.json(Map.of("error", "no such path: " + ctx.method() + " " + ctx.path()));
@@ -100,6 +103,22 @@ public final class OpsServer implements AutoCloseable {
         connector.setHost(settings.host());
         connector.setPort(Math.max(0, settings.port()));
         return connector;
+    }
+
+    /** Jetty's error pages, with the headers every other response has, and no stack trace. */
+    private static final class HardenedErrors extends org.eclipse.jetty.server.handler.ErrorHandler {
+        HardenedErrors() {
+            setShowStacks(false);
+            setShowCauses(false);
+            setCacheControl(SECURITY_HEADERS.get("Cache-Control"));
+        }
+
+        @Override
+        public boolean handle(org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response,
+                              org.eclipse.jetty.util.Callback callback) throws Exception {
+            SECURITY_HEADERS.forEach((name, value) -> response.getHeaders().put(name, value));
+            return super.handle(request, response, callback);
+        }
     }
 
     /** The bound port; useful when started on port 0. */

@@ -43,10 +43,9 @@ class ConsumerVitalsTest {
         }
     }
 
-    private static Map<MetricName, Metric> metrics(double connections, double lag) {
+    private static Map<MetricName, Metric> metrics(double connections) {
         Map<MetricName, Metric> metrics = new HashMap<>();
         put(metrics, "consumer-metrics", "connection-count", connections);
-        put(metrics, "consumer-fetch-manager-metrics", "records-lag-max", lag);
         put(metrics, "consumer-coordinator-metrics", "last-heartbeat-seconds-ago", 1);
         return metrics;
     }
@@ -71,10 +70,10 @@ class ConsumerVitalsTest {
         Ticking clock = new Ticking();
         ConsumerVitals vitals = new ConsumerVitals(Duration.ofSeconds(10), clock);
 
-        vitals.sample(ASSIGNED, metrics(1, 500));
+        vitals.sample(ASSIGNED, metrics(1), 500);
         clock.advance(Duration.ofSeconds(30));
         vitals.progressed();
-        vitals.sample(ASSIGNED, metrics(1, 500));
+        vitals.sample(ASSIGNED, metrics(1), 500);
 
         assertThat(vitals.problems()).isEmpty();
     }
@@ -83,12 +82,12 @@ class ConsumerVitalsTest {
     void lagWithNothingCommittedPastTheBoundIsAStall() {
         Ticking clock = new Ticking();
         ConsumerVitals vitals = new ConsumerVitals(Duration.ofSeconds(10), clock);
-        vitals.sample(ASSIGNED, metrics(1, 500));
+        vitals.sample(ASSIGNED, metrics(1), 500);
 
         clock.advance(Duration.ofSeconds(5));
         assertThat(vitals.problems()).as("not yet past the bound").isEmpty();
         clock.advance(Duration.ofSeconds(10));
-        vitals.sample(ASSIGNED, metrics(1, 500));
+        vitals.sample(ASSIGNED, metrics(1), 500);
 
         assertThat(vitals.problems()).containsExactly("500 records behind and nothing committed for 15 s");
     }
@@ -98,9 +97,9 @@ class ConsumerVitalsTest {
         Ticking clock = new Ticking();
         ConsumerVitals vitals = new ConsumerVitals(Duration.ofSeconds(10), clock);
 
-        vitals.sample(ASSIGNED, metrics(1, 0));
+        vitals.sample(ASSIGNED, metrics(1), 0);
         clock.advance(Duration.ofMinutes(10));
-        vitals.sample(ASSIGNED, metrics(1, 0));
+        vitals.sample(ASSIGNED, metrics(1), 0);
 
         assertThat(vitals.problems()).isEmpty();
     }
@@ -109,16 +108,16 @@ class ConsumerVitalsTest {
     void noConnectionAndNoPartitionPastTheBoundAreBothNamed() {
         Ticking clock = new Ticking();
         ConsumerVitals vitals = new ConsumerVitals(Duration.ofSeconds(10), clock);
-        vitals.sample(ASSIGNED, metrics(1, 0));
+        vitals.sample(ASSIGNED, metrics(1), 0);
 
-        vitals.sample(Set.of(), metrics(0, Double.NaN));
+        vitals.sample(Set.of(), metrics(0), Double.NaN);
         clock.advance(Duration.ofSeconds(11));
-        vitals.sample(Set.of(), metrics(0, Double.NaN));
+        vitals.sample(Set.of(), metrics(0), Double.NaN);
 
         assertThat(vitals.problems()).containsExactly("no connection to any Kafka broker for 11 s: the cluster is unreachable",
                 "no partitions assigned for 11 s");
 
-        vitals.sample(ASSIGNED, metrics(1, 0));
+        vitals.sample(ASSIGNED, metrics(1), 0);
         assertThat(vitals.problems()).as("back").isEmpty();
     }
 }

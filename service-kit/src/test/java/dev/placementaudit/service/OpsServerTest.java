@@ -165,6 +165,36 @@ class OpsServerTest {
         }
     }
 
+    /**
+     * Requests Jetty refuses before any route runs, sent as raw bytes (an HTTP client would tidy them): the answers
+     * carry the same security headers as every other response, and no stack trace.
+     */
+    @Test
+    void theServersOwnErrorsCarryTheSecurityHeadersToo() throws Exception {
+        try (OpsServer server = OpsServer.start(HttpSettings.loopback(0), registry, () -> new Health(true, Map.of()), config -> { })) {
+            String traversal = raw(server, "GET /../../etc/passwd HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+            String hugeHeader = raw(server, "GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "a".repeat(64 * 1024)
+                    + "\r\nConnection: close\r\n\r\n");
+
+            assertThat(traversal).startsWith("HTTP/1.1 400");
+            assertThat(hugeHeader).startsWith("HTTP/1.1 431");
+            for (String response : List.of(traversal, hugeHeader)) {
+                assertThat(response.toLowerCase(java.util.Locale.ROOT)).contains("x-content-type-options: nosniff", "referrer-policy: no-referrer",
+                        "x-frame-options: deny", "cache-control: no-store").doesNotContain("at org.eclipse");
+            }
+        }
+    }
+
+    /** Sends the bytes and returns everything the server answered before closing. */
+    private static String raw(OpsServer server, String request) throws Exception {
+        try (Socket socket = new Socket("127.0.0.1", server.port())) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            socket.getOutputStream().flush();
+            return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+        }
+    }
+
     @Test
     void aMissingKeystoreIsAConfigurationErrorNamingIt() {
         assertThatThrownBy(() -> HttpSettings.from(Settings.of(Map.of("svc.http.tls.keystore", dir.resolve("nope.p12").toString())), "svc", 0))

@@ -6,6 +6,7 @@ import dev.placementaudit.events.AlertKind;
 import dev.placementaudit.events.AlertTensor;
 import dev.placementaudit.events.PlacementAlert;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.store.db.InList;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -19,6 +20,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,15 +30,23 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Drains the alert outbox to the {@code placement-alerts} topic: publishes every unsuppressed, unpublished alert,
- * waits for the broker's acknowledgement, then marks it published. A crash between the two republishes it with
- * the same alertId (at least once; consumers dedupe on the id), never loses it.
+ * Drains the alert outbox to the {@code placement-alerts} topic: claims a page of unsuppressed, unpublished alerts,
+ * publishes them, waits for the broker's acknowledgement, then marks them published. A crash between the two
+ * republishes them with the same alertId once the claim has lapsed (at least once; consumers dedupe on the id), never
+ * loses them.
+ *
+ * <p>Several store instances share one outbox. Each call first takes a lease ({@link #LEASE}) on the alerts it will
+ * publish, with one conditional {@code UPDATE}: under read committed, of two instances racing for the same rows the
+ * second waits for the first's row locks and then finds them claimed, so without a crash each alert is published by
+ * one instance, once. A lease that lapses (its instance died mid-publication) lets another instance take the alerts.
  */
 public final class AlertPublisher implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AlertPublisher.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Alerts read and published per call: a call that publishes this many may have left more. */
     public static final int PAGE = 500;
+    /** How long a claim keeps other instances off the alerts it covers: well past a publication's 30 s bound. */
+    static final Duration LEASE = Duration.ofSeconds(90);
 
     private final DataSource database;
     private final String topic;
@@ -58,15 +68,7 @@ public final class AlertPublisher implements AutoCloseable {
 
     /** @return how many alerts were published */
     public int publishPending() throws SQLException {
-        List<PlacementAlert> pending = new ArrayList<>();
-        try (Connection c = database.getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT * FROM alerts WHERE published_at IS NULL AND suppressed_by IS NULL "
-                     + "ORDER BY detected_at FETCH FIRST " + PAGE + " ROWS ONLY");
-             ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                pending.add(alert(rs));
-            }
-        }
+        List<PlacementAlert> pending = claim();
         if (pending.isEmpty()) {
             return 0;
         }
@@ -80,21 +82,67 @@ public final class AlertPublisher implements AutoCloseable {
             }
         } catch (Exception e) {
             LOG.warn("publishing {} alerts failed; they stay in the outbox: {}", pending.size(), e.toString());
+            update("UPDATE alerts SET claimed_by = NULL, claimed_until = NULL WHERE alert_id IN (%s) AND published_at IS NULL", null, pending);
             return 0;
         }
-        // One statement, one commit: not one per alert.
-        try (Connection c = database.getConnection();
-             PreparedStatement s = c.prepareStatement("UPDATE alerts SET published_at = ? WHERE alert_id IN ("
-                     + String.join(", ", java.util.Collections.nCopies(pending.size(), "?")) + ")")) {
-            s.setTimestamp(1, Timestamp.from(Instant.now()));
-            for (int i = 0; i < pending.size(); i++) {
-                s.setString(i + 2, pending.get(i).getAlertId());
-            }
-            s.executeUpdate();
-        }
+        update("UPDATE alerts SET published_at = ? WHERE alert_id IN (%s)", Timestamp.from(Instant.now()), pending);
         pending.forEach(a -> LOG.info("alert {} {} on {} {} -> {}: {} ({})", a.getAlertId(), a.getKind(), a.getDeploymentId(),
                 a.getFromRelease(), a.getToRelease(), a.getDeltaBytes(), a.getRule()));
         return pending.size();
+    }
+
+    /**
+     * Up to a page of the oldest unpublished alerts no live claim covers, claimed for this call: read, leased by one
+     * conditional update, and read back as this claim's (a row another instance claimed in between is not).
+     */
+    private List<PlacementAlert> claim() throws SQLException {
+        Instant now = Instant.now();
+        List<String> candidates = new ArrayList<>();
+        try (Connection c = database.getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT alert_id FROM alerts WHERE published_at IS NULL AND suppressed_by IS NULL "
+                     + "AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY detected_at, alert_id FETCH FIRST " + PAGE + " ROWS ONLY")) {
+            s.setTimestamp(1, Timestamp.from(now));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    candidates.add(rs.getString(1));
+                }
+            }
+        }
+        if (candidates.isEmpty()) {
+            return List.of();
+        }
+        String claim = java.util.UUID.randomUUID().toString();
+        List<PlacementAlert> claimed = new ArrayList<>();
+        try (Connection c = database.getConnection()) {
+            try (PreparedStatement s = InList.prepare(c, "UPDATE alerts SET claimed_by = ?, claimed_until = ? WHERE alert_id IN (%s) "
+                    + "AND published_at IS NULL AND (claimed_until IS NULL OR claimed_until < ?)", candidates, 3)) {
+                s.setString(1, claim);
+                s.setTimestamp(2, Timestamp.from(now.plus(LEASE)));
+                s.setTimestamp(candidates.size() + 3, Timestamp.from(now));
+                s.executeUpdate();
+            }
+            try (PreparedStatement s = InList.prepare(c, "SELECT * FROM alerts WHERE alert_id IN (%s) AND claimed_by = ? ORDER BY detected_at, "
+                    + "alert_id", candidates)) {
+                s.setString(candidates.size() + 1, claim);
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        claimed.add(alert(rs));
+                    }
+                }
+            }
+        }
+        return claimed;
+    }
+
+    /** One statement, one commit, not one per alert: {@code sql} has the alerts' ids as its IN list, after {@code value} if any. */
+    private void update(String sql, Object value, List<PlacementAlert> alerts) throws SQLException {
+        List<String> ids = alerts.stream().map(PlacementAlert::getAlertId).toList();
+        try (Connection c = database.getConnection(); PreparedStatement s = InList.prepare(c, sql, ids, value == null ? 1 : 2)) {
+            if (value != null) {
+                s.setObject(1, value);
+            }
+            s.executeUpdate();
+        }
     }
 
     private static PlacementAlert alert(ResultSet rs) throws SQLException {

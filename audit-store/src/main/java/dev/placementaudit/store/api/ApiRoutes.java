@@ -46,11 +46,17 @@ public final class ApiRoutes {
      */
     static final String DASHBOARD_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
             + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-    /** The cookie the dashboard's sign-in sets: HttpOnly, so no script reads it; SameSite=Strict, so no other site sends it. */
+    /** Javalin's limit on a request body (its default): a sign-in is a few dozen bytes. */
+    static final long MAX_BODY_BYTES = 1_000_000;
+    /**
+     * The cookie the dashboard's sign-in sets, naming a server-side session ({@link Sessions}): HttpOnly, so no script reads
+     * it; SameSite=Strict, so no other site sends it.
+     */
     static final String SESSION_COOKIE = "pa_session";
 
     public static void install(JavalinConfig config, AuditQueries queries, dev.placementaudit.store.replay.WhatIf whatIf, HttpSettings http) {
         Optional<TokenCheck> check = http.token().map(TokenCheck::new);
+        Sessions sessions = new Sessions(java.time.Clock.systemUTC());
         config.routes.before(ctx -> {
             if (ctx.queryParam("token") != null) {
                 throw new ApiException(400, "a token in a URL ends up in logs, history and Referer headers, so it is refused: send "
@@ -59,8 +65,9 @@ public final class ApiRoutes {
         });
         check.ifPresent(tokens -> config.routes.before("/api/*", ctx -> {
             String header = ctx.header("Authorization");
-            boolean allowed = header != null ? header.startsWith("Bearer ") && tokens.matches(header.substring("Bearer ".length()))
-                    : tokens.matchesSession(ctx.cookie(SESSION_COOKIE));
+            // The scheme is case-insensitive (RFC 9110): "bearer" is as good as "Bearer".
+            boolean allowed = header != null ? header.regionMatches(true, 0, "Bearer ", 0, 7) && tokens.matches(header.substring(7).strip())
+                    : sessions.valid(ctx.cookie(SESSION_COOKIE));
             if (!allowed) {
                 ctx.header("WWW-Authenticate", "Bearer");
                 throw new ApiException(401, "missing or wrong token: send 'Authorization: Bearer <token>'");
@@ -74,17 +81,23 @@ public final class ApiRoutes {
             String given;
             try {
                 given = ctx.bodyAsClass(SignIn.class).token();
+            } catch (io.javalin.http.HttpResponseException e) {
+                if (e.getStatus() == 413) {
+                    throw new ApiException(413, "the body is over " + MAX_BODY_BYTES + " bytes; a sign-in is {\"token\": \"...\"}");
+                }
+                throw e;
             } catch (Exception e) { // Jackson's own (checked) exceptions come through Kotlin undeclared
                 throw new ApiException(400, "expected a JSON body {\"token\": \"...\"}");
             }
             if (!check.get().matches(given)) {
                 throw new ApiException(401, "wrong token");
             }
-            ctx.header("Set-Cookie", SESSION_COOKIE + "=" + check.get().session() + "; Path=/; HttpOnly; SameSite=Strict"
-                    + (http.tls().isPresent() ? "; Secure" : ""));
+            ctx.header("Set-Cookie", SESSION_COOKIE + "=" + sessions.open() + "; Path=/; Max-Age=" + Sessions.TTL.toSeconds()
+                    + "; HttpOnly; SameSite=Strict" + (http.tls().isPresent() ? "; Secure" : ""));
             ctx.status(204);
         });
         config.routes.delete("/session", ctx -> {
+            sessions.revoke(ctx.cookie(SESSION_COOKIE));
             ctx.header("Set-Cookie", SESSION_COOKIE + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict");
             ctx.status(204);
         });
@@ -130,24 +143,13 @@ public final class ApiRoutes {
      */
     static final class TokenCheck {
         private final byte[] expected;
-        /** The cookie's value: derived from the token, so the token itself is never stored in a browser. */
-        private final String session;
 
         TokenCheck(String token) {
             this.expected = sha256(token);
-            this.session = java.util.HexFormat.of().formatHex(sha256("placement-audit session\u0000" + token));
         }
 
         boolean matches(String given) {
             return given != null && MessageDigest.isEqual(expected, sha256(given));
-        }
-
-        boolean matchesSession(String cookie) {
-            return cookie != null && MessageDigest.isEqual(sha256(session), sha256(cookie));
-        }
-
-        String session() {
-            return session;
         }
 
         private static byte[] sha256(String text) {

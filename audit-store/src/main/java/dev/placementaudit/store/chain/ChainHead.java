@@ -8,27 +8,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 /**
- * The last entry of a deployment's chain: what the store publishes to the compacted chain topic (key: the deployment)
- * after each commit, so that a database rewritten together with its hashes still disagrees with the log.
+ * The last entry of a deployment's chain: what the store publishes to the compacted chain topic ({@link ChainLog}, with
+ * the projection it belongs to) after each commit, so that a database rewritten together with its hashes still
+ * disagrees with the log.
  */
+@com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true)
 public record ChainHead(String deploymentId, long seq, String loadId, String entryHash) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public ChainHead {
         Objects.requireNonNull(deploymentId, "deploymentId");
         Objects.requireNonNull(entryHash, "entryHash");
-    }
-
-    public byte[] key() {
-        return deploymentId.getBytes(StandardCharsets.UTF_8);
-    }
-
-    public byte[] toJson() {
-        try {
-            return JSON.writeValueAsBytes(this);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     public static ChainHead fromJson(byte[] json) {

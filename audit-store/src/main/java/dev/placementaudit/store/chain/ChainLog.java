@@ -21,37 +21,66 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The chain heads on Kafka: a compacted topic, keyed by deployment, holding each deployment's latest head. The store
+ * The chain heads on Kafka: a compacted topic holding each deployment's latest head, per projection. The store
  * publishes after each commit, from a thread of its own (a topic that is slow to answer never holds up ingestion);
  * {@code store verify} reads the topic back and compares.
+ *
+ * <p>Several projections may share the topic (a second store on another database, a staging copy): each head names
+ * its projection, the group its store ingests as, and is keyed by projection and deployment, so that none supersedes
+ * another's under compaction and {@code verify} reads only its own. Heads published before projections were named (no
+ * {@code projection}, keyed by the deployment alone) count as the reader's own until it has published a head of its own
+ * for that deployment, which covers them.
  */
 public final class ChainLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChainLog.class);
 
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
     private final Producer<byte[], byte[]> producer;
     private final String topic;
+    private final String projection;
     private final ExecutorService sender = Executors.newSingleThreadExecutor(r -> {
         Thread thread = new Thread(r, "audit-store-chain-heads");
         thread.setDaemon(true);
         return thread;
     });
 
-    public ChainLog(Producer<byte[], byte[]> producer, String topic) {
+    public ChainLog(Producer<byte[], byte[]> producer, String topic, String projection) {
         this.producer = producer;
         this.topic = topic;
+        this.projection = projection;
     }
 
     public String topic() {
         return topic;
     }
 
-    /** The key of a deployment's anchor (where its pruned chain now starts) on the chain topic; heads are keyed by the deployment. */
-    public static byte[] anchorKey(String deploymentId) {
-        return ("anchor/" + deploymentId).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    /** The key of a projection's head of a deployment on the chain topic. */
+    static byte[] headKey(String projection, String deploymentId) {
+        return ("head/" + projection + "/" + deploymentId).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    /** What the chain topic holds: every head still there, by deployment in entry order, and each deployment's latest anchor. */
-    public record Published(Map<String, List<ChainHead>> heads, Map<String, ChainHead> anchors) {
+    /** The key of a projection's anchor of a deployment (where its pruned chain now starts) on the chain topic. */
+    static byte[] anchorKey(String projection, String deploymentId) {
+        return ("anchor/" + projection + "/" + deploymentId).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** A head or anchor as published: its fields and the projection it belongs to. */
+    static byte[] toJson(String projection, ChainHead head) {
+        com.fasterxml.jackson.databind.node.ObjectNode json = JSON.createObjectNode();
+        json.put("projection", projection);
+        json.put("deploymentId", head.deploymentId());
+        json.put("seq", head.seq());
+        json.put("loadId", head.loadId());
+        json.put("entryHash", head.entryHash());
+        return json.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /**
+     * What the chain topic holds for one projection: every head still there, by deployment in entry order, each
+     * deployment's latest anchor, and the other projections whose heads are on the topic too (none of which is read).
+     */
+    public record Published(Map<String, List<ChainHead>> heads, Map<String, ChainHead> anchors, java.util.Set<String> otherProjections) {
     }
 
     /** Sends the heads in order, one per deployment; a failure is logged, and the next commit's heads supersede them. */
@@ -62,7 +91,7 @@ public final class ChainLog implements AutoCloseable {
         List<ChainHead> copy = List.copyOf(heads);
         sender.execute(() -> {
             for (ChainHead head : copy) {
-                producer.send(new ProducerRecord<>(topic, head.key(), head.toJson()), (metadata, error) -> {
+                producer.send(new ProducerRecord<>(topic, headKey(projection, head.deploymentId()), toJson(projection, head)), (metadata, error) -> {
                     if (error != null) {
                         LOG.warn("cannot publish the chain head of {} (entry {}) to {}: {}", head.deploymentId(), head.seq(), topic, error.toString());
                     }
@@ -72,9 +101,11 @@ public final class ChainLog implements AutoCloseable {
     }
 
     /** Publishes each anchor and waits for the broker to acknowledge it: a prune is not done until its anchors are on the log. */
-    public static void publishAnchors(Producer<byte[], byte[]> producer, String topic, List<ChainHead> anchors, Duration bound) throws Exception {
+    public static void publishAnchors(Producer<byte[], byte[]> producer, String topic, String projection, List<ChainHead> anchors, Duration bound)
+            throws Exception {
         for (ChainHead anchor : anchors) {
-            producer.send(new ProducerRecord<>(topic, anchorKey(anchor.deploymentId()), anchor.toJson())).get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            producer.send(new ProducerRecord<>(topic, anchorKey(projection, anchor.deploymentId()), toJson(projection, anchor)))
+                    .get(bound.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
@@ -98,19 +129,20 @@ public final class ChainLog implements AutoCloseable {
     }
 
     /**
-     * Every head still on the topic, by deployment in order of entry: the topic read from its start to its end as of
-     * now. Compaction keeps at least the latest per deployment; until it runs, earlier ones are there too, and each is
-     * checked.
+     * Every head of this projection still on the topic, by deployment in order of entry: the topic read from its start to
+     * its end as of now. Compaction keeps at least the latest per projection and deployment; until it runs, earlier ones
+     * are there too, and each is checked.
      */
-    public static Published read(Map<String, Object> kafka, String topic, Duration bound) {
+    public static Published read(Map<String, Object> kafka, String topic, String projection, Duration bound) {
         Map<String, Object> config = new HashMap<>(kafka);
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         config.remove(ConsumerConfig.GROUP_ID_CONFIG);
         config.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "audit-store-verify");
         config.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(1_000, bound.toMillis()));
-        Map<String, java.util.TreeMap<Long, ChainHead>> heads = new HashMap<>();
-        Map<String, ChainHead> anchors = new HashMap<>();
+        Heads own = new Heads();
+        Heads unnamed = new Heads();
+        java.util.Set<String> others = new java.util.TreeSet<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<PartitionInfo> partitions = consumer.partitionsFor(topic, bound);
             if (partitions == null || partitions.isEmpty()) {
@@ -129,17 +161,47 @@ public final class ChainLog implements AutoCloseable {
                     if (record.value() == null) {
                         continue;
                     }
-                    ChainHead head = ChainHead.fromJson(record.value());
-                    if (record.key() != null && new String(record.key(), java.nio.charset.StandardCharsets.UTF_8).startsWith("anchor/")) {
-                        anchors.merge(head.deploymentId(), head, (a, b) -> b.seq() >= a.seq() ? b : a);
+                    String owner = projectionOf(record.value());
+                    boolean anchor = record.key() != null && new String(record.key(), java.nio.charset.StandardCharsets.UTF_8).startsWith("anchor/");
+                    if (owner == null) {
+                        unnamed.add(ChainHead.fromJson(record.value()), anchor);
+                    } else if (owner.equals(projection)) {
+                        own.add(ChainHead.fromJson(record.value()), anchor);
                     } else {
-                        heads.computeIfAbsent(head.deploymentId(), d -> new java.util.TreeMap<>()).put(head.seq(), head);
+                        others.add(owner);
                     }
                 }
             }
         }
+        // Heads from before projections were named stand for a deployment until this projection's own heads cover it.
+        unnamed.heads.forEach(own.heads::putIfAbsent);
+        unnamed.anchors.forEach(own.anchors::putIfAbsent);
         Map<String, List<ChainHead>> ordered = new HashMap<>();
-        heads.forEach((deployment, bySeq) -> ordered.put(deployment, List.copyOf(bySeq.values())));
-        return new Published(ordered, anchors);
+        own.heads.forEach((deployment, bySeq) -> ordered.put(deployment, List.copyOf(bySeq.values())));
+        return new Published(ordered, own.anchors, others);
+    }
+
+    /** The projection a published head names; null for one published before projections were named. */
+    private static String projectionOf(byte[] value) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode projection = JSON.readTree(value).get("projection");
+            return projection == null || projection.isNull() ? null : projection.asText();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("not a chain head: " + new String(value, java.nio.charset.StandardCharsets.UTF_8), e);
+        }
+    }
+
+    /** Heads by deployment in entry order, and each deployment's latest anchor. */
+    private static final class Heads {
+        final Map<String, java.util.TreeMap<Long, ChainHead>> heads = new HashMap<>();
+        final Map<String, ChainHead> anchors = new HashMap<>();
+
+        void add(ChainHead head, boolean anchor) {
+            if (anchor) {
+                anchors.merge(head.deploymentId(), head, (a, b) -> b.seq() >= a.seq() ? b : a);
+            } else {
+                heads.computeIfAbsent(head.deploymentId(), d -> new java.util.TreeMap<>()).put(head.seq(), head);
+            }
+        }
     }
 }

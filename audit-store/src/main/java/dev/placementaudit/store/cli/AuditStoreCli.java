@@ -386,7 +386,7 @@ public final class AuditStoreCli {
             java.util.Optional<ChainLog.Published> heads = java.util.Optional.empty();
             if (!noLog) {
                 common.reachChainTopic("verify checks the chains against the heads published to Kafka", ", or pass --no-log to check the database alone");
-                heads = java.util.Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.connectTimeout()));
+                heads = java.util.Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.groupId(), c.connectTimeout()));
             }
             ChainVerifier.Report report;
             try (AuditDatabase db = common.open(); Connection connection = db.dataSource().getConnection()) {
@@ -403,6 +403,9 @@ public final class AuditStoreCli {
                 report.chains().stream().filter(chain -> !broken.contains(chain.deploymentId())).forEach(chain -> out.printf(Locale.ROOT,
                         "ok      %s  %d entries, head %s%s%n", chain.deploymentId(), chain.entries(), chain.head().substring(0, 12),
                         chain.publishedHeadChecked() ? ", as published" : ""));
+                heads.map(ChainLog.Published::otherProjections).filter(others -> !others.isEmpty()).ifPresent(others -> out.printf(Locale.ROOT,
+                        "note: %s also holds the heads of other projections %s; only this projection's (%s) were read%n", c.chainTopic(),
+                        others, c.groupId()));
                 out.printf(Locale.ROOT, "%d deployments, %d chained loads%s: %s%n", report.chains().size(), report.entries(),
                         report.checkedAgainstLog() ? ", checked against " + c.chainTopic() : ", database only (--no-log)",
                         report.intact() ? "every chain holds" : report.breaks().size() + " broken links in " + broken.size() + " deployments");
@@ -467,7 +470,7 @@ public final class AuditStoreCli {
                     producer.put("enable.idempotence", "true");
                     try (var kafka = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(producer,
                             new org.apache.kafka.common.serialization.ByteArraySerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
-                        ChainLog.publishAnchors(kafka, c.chainTopic(), anchors, c.connectTimeout());
+                        ChainLog.publishAnchors(kafka, c.chainTopic(), c.groupId(), anchors, c.connectTimeout());
                     } catch (Exception e) {
                         throw new CommandFailure("the loads were dropped, but the chains' anchors could not be published to " + c.chainTopic()
                                 + " (" + e.getMessage() + "): run the same prune again to publish them", e);
@@ -583,9 +586,14 @@ public final class AuditStoreCli {
     /** The kinds of growth a budget can cover. */
     enum BudgetKind { OFFHEAP_GROWTH, HEAP_GROWTH, LOST_MAPPING }
 
-    /** true, false, or how many of its records were dead-lettered: a load missing one of them never completes. */
+    /**
+     * true or false, and how many of its records were dead-lettered: a load missing one of them never completes, and a
+     * complete one may still have had a record set aside (a decision sent twice, one the database refused), which an
+     * auditor must see as the API shows it.
+     */
     static String completeness(AuditQueries.LoadSummary load) {
-        return load.complete() ? "true" : load.deadLetteredRecords() > 0 ? "dlq:" + load.deadLetteredRecords() : "false";
+        String dead = load.deadLetteredRecords() > 0 ? "dlq:" + load.deadLetteredRecords() : null;
+        return load.complete() ? dead == null ? "true" : "true," + dead : dead == null ? "false" : dead;
     }
 
     static void requirePositive(CommandLine.Model.CommandSpec spec, String option, long value) {

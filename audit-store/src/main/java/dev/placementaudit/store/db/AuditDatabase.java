@@ -49,6 +49,7 @@ public final class AuditDatabase implements AutoCloseable {
 
     public static AuditDatabase open(String jdbcUrl, String user, String configuredPassword, String schema, int poolSize, Duration connectTimeout) {
         Dialect dialect = Dialect.of(jdbcUrl);
+        H2Files.prepareDirectory(jdbcUrl);
         String password = H2Credentials.resolve(jdbcUrl, user, configuredPassword, true);
         probe(jdbcUrl, user, password, null, connectTimeout, false);
         if (schema != null) {
@@ -65,6 +66,7 @@ public final class AuditDatabase implements AutoCloseable {
             pool.close();
             throw e;
         }
+        H2Files.restrictFiles(jdbcUrl);
         return new AuditDatabase(pool, dialect);
     }
 
@@ -78,7 +80,9 @@ public final class AuditDatabase implements AutoCloseable {
         String password = H2Credentials.resolve(jdbcUrl, user, configuredPassword, false);
         String url = dialect == Dialect.H2 && !jdbcUrl.toUpperCase(Locale.ROOT).contains("IFEXISTS=") ? jdbcUrl + ";" + IF_EXISTS : jdbcUrl;
         probe(url, user, password, schema, connectTimeout, true);
-        return new AuditDatabase(pool(url, user, password, schema, poolSize, connectTimeout, dialect), dialect);
+        AuditDatabase database = new AuditDatabase(pool(url, user, password, schema, poolSize, connectTimeout, dialect), dialect);
+        H2Files.restrictFiles(jdbcUrl);
+        return database;
     }
 
     private static HikariDataSource pool(String jdbcUrl, String user, String password, String schema, int poolSize, Duration connectTimeout,

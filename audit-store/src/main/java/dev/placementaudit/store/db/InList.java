@@ -21,10 +21,18 @@ public final class InList {
 
     /** @param sql the statement with {@code %s} where the placeholders go, e.g. {@code DELETE FROM loads WHERE load_id IN (%s)} */
     public static PreparedStatement prepare(Connection c, String sql, List<String> ids) throws SQLException {
+        return prepare(c, sql, ids, 1);
+    }
+
+    /**
+     * The same, for a statement with parameters of its own before the list: the ids are bound from {@code firstIndex};
+     * the caller binds the rest.
+     */
+    public static PreparedStatement prepare(Connection c, String sql, List<String> ids, int firstIndex) throws SQLException {
         PreparedStatement s = c.prepareStatement(String.format(sql, String.join(", ", Collections.nCopies(ids.size(), "?"))));
         try {
             for (int i = 0; i < ids.size(); i++) {
-                s.setString(i + 1, ids.get(i));
+                s.setString(i + firstIndex, ids.get(i));
             }
         } catch (SQLException e) {
             s.close();

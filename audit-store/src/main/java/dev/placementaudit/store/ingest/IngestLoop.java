@@ -48,6 +48,8 @@ public final class IngestLoop implements Runnable {
     private final ProjectionWriter writer;
     private final AlertPublisher alerts;
     private final ChainLog chainLog;
+    /** The projection (store group) this loop writes, named on each of its dead letters. */
+    private final byte[] projection;
     private final StoreMetrics metrics;
     private final Clock clock;
     private final ConsumerVitals vitals;
@@ -68,12 +70,13 @@ public final class IngestLoop implements Runnable {
     private final java.util.concurrent.atomic.AtomicBoolean alertsQueued = new java.util.concurrent.atomic.AtomicBoolean();
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
-                      Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, StoreMetrics metrics, Clock clock,
+                      String projection, Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, StoreMetrics metrics, Clock clock,
                       ConsumerVitals vitals) {
         this.consumer = consumer;
         this.deadLetters = deadLetters;
         this.topics = List.copyOf(topics);
         this.deadLetterTopic = deadLetterTopic;
+        this.projection = projection.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         this.pollTimeout = pollTimeout;
         this.writer = writer;
         this.alerts = alerts;
@@ -282,8 +285,11 @@ public final class IngestLoop implements Runnable {
         for (Decoded item : batch) {
             if (item instanceof Decoded.Reject reject) {
                 try {
-                    deadLetters.send(DeadLetter.of(deadLetterTopic, reject.record(), reject.reason(), reject.detail(), null, reject.error(),
-                            "audit-store", clock.instant())).get(30, TimeUnit.SECONDS);
+                    org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]> letter = DeadLetter.of(deadLetterTopic, reject.record(),
+                            reject.reason(), reject.detail(), null, reject.error(), "audit-store", clock.instant());
+                    // Several projections may share the dead-letter topic: each letter says whose it is.
+                    letter.headers().add(DeadLetter.PROJECTION, projection);
+                    deadLetters.send(letter).get(30, TimeUnit.SECONDS);
                 } catch (Exception e) {
                     throw new IllegalStateException("cannot dead-letter " + reject.record().topic() + "-" + reject.record().partition()
                             + "@" + reject.record().offset() + " to " + deadLetterTopic, e);

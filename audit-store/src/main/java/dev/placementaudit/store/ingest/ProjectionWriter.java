@@ -15,7 +15,6 @@ import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
-import dev.placementaudit.store.regression.TensorPlacement;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -66,6 +65,8 @@ public final class ProjectionWriter {
     private final String upsertDeadLetter;
     private final String insertDeploymentLock;
     private final StoredPlans plans;
+    private final LoadCompletion completion;
+    private final String recordDecidedThrough;
     /** Each recent plan's tensors, as {@link PlanDigest#values}: what a decision that names the plan must carry. */
     private final Map<String, List<Object[]>> planValues = java.util.Collections.synchronizedMap(
             dev.placementaudit.store.regression.PlanCache.lru(64));
@@ -89,6 +90,9 @@ public final class ProjectionWriter {
         this.upsertDeadLetter = dialect.upsert("dead_letters", DEAD_LETTER_COLUMNS, DEAD_LETTER_TYPES,
                 List.of("source_topic", "source_partition", "source_offset"));
         this.plans = new StoredPlans(dialect);
+        this.completion = new LoadCompletion(plans, detector);
+        this.recordDecidedThrough = "UPDATE deployment_locks SET decided_through = CASE WHEN decided_through IS NULL OR decided_through < ? "
+                + "THEN ? ELSE decided_through END WHERE deployment_id = ?";
         this.insertDeploymentLock = dialect.insertIgnoringDuplicates("deployment_locks", List.of("deployment_id"), List.of("VARCHAR(200)"),
                 "deployment_id");
     }
@@ -220,6 +224,7 @@ public final class ProjectionWriter {
                 Set<String> touched = new LinkedHashSet<>();
                 Set<String> deployments = new java.util.TreeSet<>();
                 Map<String, List<Decoded.Decision>> decisionsByLoad = new LinkedHashMap<>();
+                Map<String, Long> decidedThrough = new HashMap<>();
                 Map<String, Decoded.Summary> summaries = new LinkedHashMap<>();
                 // A load's decisions come one after another (one partition, published together): the group is looked
                 // up again only when the load changes.
@@ -239,6 +244,7 @@ public final class ProjectionWriter {
                             deployments.add(decision.event().getDeploymentId());
                         }
                         group.add(decision);
+                        decidedThrough.merge(decision.event().getDeploymentId(), decision.event().getSourceOffset(), Math::max);
                         decisionRecords++;
                     } else if (item instanceof Decoded.Summary summary) {
                         touched.add(summary.event().getLoadId().toString());
@@ -291,11 +297,13 @@ public final class ProjectionWriter {
                 storeOffsets(c, batch);
                 phases.end("rows");
                 lockDeployments(c, deployments);
+                recordDecidedThrough(c, decidedThrough);
                 phases.end("lock");
-                List<StoredLoad.Completion> completions = complete(c, touched, summaries, stagedLoads, now);
-                List<LoadRef> completed = completions.stream().map(StoredLoad.Completion::load).toList();
+                LoadCompletion.Result completed = completion.complete(c, touched, deployments, summaries, now);
+                List<StoredLoad.Completion> completions = completed.completions();
+                dropStragglers(c, stagedLoads, completions);
                 phases.end("complete");
-                List<ChainHead> heads = HashChain.append(c, completed.stream().map(LoadRef::loadId).toList());
+                List<ChainHead> heads = HashChain.append(c, completions.stream().map(done -> done.load().loadId()).toList());
                 phases.end("chain");
                 List<Detection> detections = new ArrayList<>();
                 for (StoredLoad.Completion done : completions) {
@@ -303,21 +311,9 @@ public final class ProjectionWriter {
                         detections.add(detector.compare(c, done.previous(), done.load(), done.placements()));
                     }
                 }
-                // A load that completes late may now be the predecessor a later release should have been compared with.
-                Set<String> completedIds = new HashSet<>(completed.stream().map(LoadRef::loadId).toList());
-                Map<String, LoadRef> successors = detector.successors(c, completed);
-                Set<String> comparedAgain = new HashSet<>();
-                for (LoadRef load : completed) {
-                    LoadRef later = successors.get(load.loadId());
-                    if (later != null && !completedIds.contains(later.loadId()) && comparedAgain.add(later.loadId())) {
-                        detector.detect(c, later, detector.plans().placements(c, later)).ifPresent(detections::add);
-                    }
-                }
                 detector.storeFindings(c, detections);
                 List<AlertOutbox.StoredAlert> alerts = outbox.record(c, detections, now);
-                List<LoadRef> compared = new ArrayList<>(completed);
-                detections.stream().map(Detection::load).filter(l -> !completedIds.contains(l.loadId())).forEach(compared::add);
-                releaseHeads(c, compared);
+                releaseHeads(c, completions.stream().map(StoredLoad.Completion::load).toList());
                 phases.end("detect");
                 if (commit) {
                     beforeCommit.run();
@@ -442,6 +438,26 @@ public final class ProjectionWriter {
         }
     }
 
+    /**
+     * Keeps, per deployment, the highest {@code model-loads} offset of any decision seen: a deployment's decisions come in
+     * the order of its loads, so a load before that offset has had every decision it will get, and one that is still not
+     * complete never will be ({@link LoadCompletion}). Runs under the deployment locks, on rows this transaction holds.
+     */
+    private void recordDecidedThrough(Connection c, Map<String, Long> decidedThrough) throws SQLException {
+        if (decidedThrough.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement update = c.prepareStatement(recordDecidedThrough)) {
+            for (Map.Entry<String, Long> deployment : new java.util.TreeMap<>(decidedThrough).entrySet()) {
+                update.setLong(1, deployment.getValue());
+                update.setLong(2, deployment.getValue());
+                update.setString(3, deployment.getKey());
+                update.addBatch();
+            }
+            update.executeBatch();
+        }
+    }
+
     /** For tests: runs just before each batch commits. */
     void beforeCommit(Runnable hook) {
         this.beforeCommit = hook;
@@ -522,164 +538,19 @@ public final class ProjectionWriter {
     }
 
     /**
-     * Completes every touched load whose summary is stored or here and whose plan is stored, or whose decisions are all
-     * staged (their plan is built from them now), and writes each load's row once: a summary that arrives is inserted
-     * as it stands then (complete, with its predecessor, in the common case); a load stored earlier is updated once when
-     * it completes. Staged decisions of a completed load are deleted: its plan holds them. Returns the completions, in
-     * the order the batch touched the loads, each with its predecessor (the latest load complete before this batch, or
-     * completed in it, of the same deployment and model and another release, that occurred earlier).
-     *
-     * @param stagedLoads loads whose decisions this batch staged: those already complete lose them again (another
-     *                    instance completed the load while this one staged them)
-     */
-    private List<StoredLoad.Completion> complete(Connection c, Set<String> loadIds, Map<String, Decoded.Summary> summaries,
-                                                 Set<String> stagedLoads, Instant now) throws SQLException {
-        // The touched loads not complete: as stored, or as their summary here says when they have no row yet. The
-        // deployment locks are held: no other transaction writes these loads' rows until this one commits.
-        Map<String, Candidate> candidates = new LinkedHashMap<>();
-        Set<String> stored = new HashSet<>();
-        for (List<String> chunk : InList.chunks(loadIds)) {
-            try (PreparedStatement select = InList.prepare(c, "SELECT load_id, deployment_id, model_id, release_name, occurred_at, "
-                    + "resolver_version, plan_digest, tensor_count, complete, heap_bytes, offheap_bytes, mapped_bytes FROM loads "
-                    + "WHERE load_id IN (%s)", chunk); ResultSet rs = select.executeQuery()) {
-                while (rs.next()) {
-                    stored.add(rs.getString("load_id"));
-                    if (!rs.getBoolean("complete")) {
-                        candidates.put(rs.getString("load_id"), new Candidate(RegressionDetector.ref(rs), rs.getInt("tensor_count"),
-                                rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"), rs.getLong("mapped_bytes"), null));
-                    }
-                }
-            }
-        }
-        List<Decoded.Summary> fresh = summaries.values().stream().filter(sm -> !stored.contains(sm.event().getLoadId().toString())).toList();
-        for (Decoded.Summary summary : fresh) {
-            LoadResolved l = summary.event();
-            candidates.put(l.getLoadId().toString(), new Candidate(new LoadRef(l.getLoadId().toString(), l.getDeploymentId(), l.getModelId(),
-                    l.getRelease(), l.getLoadOccurredAt(), l.getResolverVersion(), StoredPlans.carried(l.getPlanDigest())), l.getTensorCount(),
-                    l.getHeapBytes(), l.getOffHeapBytes(), l.getMappedBytes(), summary));
-        }
-        // What each needs: its staged decisions, its dead letters, whether the plan it names is stored.
-        Map<String, Long> staged = new HashMap<>();
-        Map<String, Long> dead = new HashMap<>();
-        for (List<String> chunk : InList.chunks(candidates.keySet())) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, resolver_version, COUNT(*) FROM decisions WHERE load_id IN (%s) "
-                    + "GROUP BY load_id, resolver_version", chunk); ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    if (rs.getString(2).equals(candidates.get(rs.getString(1)).load().resolverVersion())) {
-                        staged.put(rs.getString(1), rs.getLong(3));
-                    }
-                }
-            }
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, COUNT(*) FROM dead_letters WHERE load_id IN (%s) GROUP BY load_id",
-                    chunk); ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    dead.put(rs.getString(1), rs.getLong(2));
-                }
-            }
-        }
-        Set<String> named = new LinkedHashSet<>();
-        candidates.values().stream().map(candidate -> candidate.load().planDigest()).filter(java.util.Objects::nonNull).forEach(named::add);
-        Set<String> storedPlans = StoredPlans.stored(c, named);
-        // Which complete, and with which plan.
-        List<String> emptied = new ArrayList<>();
-        List<LoadRef> done = new ArrayList<>();
-        for (Candidate candidate : candidates.values()) {
-            LoadRef load = candidate.load();
-            long waiting = staged.getOrDefault(load.loadId(), 0L);
-            String plan;
-            if (waiting == candidate.tensorCount()) {
-                // Every decision staged: they make the plan (one already stored, or a new one), as they say.
-                StoredPlans.Built built = plans.fromStaged(c, load.loadId(), load.resolverVersion());
-                plan = built.digest();
-                if (load.planDigest() != null && !load.planDigest().equals(plan)) {
-                    LOG.warn("load {} names plan {} but its decisions make plan {}: stored with the plan its decisions make",
-                            load.loadId(), load.planDigest(), plan);
-                }
-                emptied.add(load.loadId());
-            } else if (load.planDigest() != null && storedPlans.contains(load.planDigest()) && waiting == 0
-                    && dead.getOrDefault(load.loadId(), 0L) == 0) {
-                // Every decision matched the stored plan the load names (none waits, none was set aside).
-                plan = load.planDigest();
-            } else {
-                continue;
-            }
-            done.add(new LoadRef(load.loadId(), load.deploymentId(), load.modelId(), load.release(), load.occurredAt(), load.resolverVersion(),
-                    plan));
-        }
-        Map<String, LoadRef> previous = predecessors(c, done);
-        Map<String, StoredLoad.Completion> completions = new LinkedHashMap<>();
-        for (LoadRef load : done) {
-            Candidate candidate = candidates.get(load.loadId());
-            completions.put(load.loadId(), new StoredLoad.Completion(load, previous.get(load.loadId()),
-                    detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes()));
-        }
-        // Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now.
-        if (!fresh.isEmpty()) {
-            try (PreparedStatement insert = c.prepareStatement(StoredLoad.INSERT)) {
-                for (Decoded.Summary summary : fresh) {
-                    bind(insert, StoredLoad.values(summary.event(), summary.record().partition(), summary.record().offset(),
-                            completions.get(summary.event().getLoadId().toString())));
-                    insert.addBatch();
-                }
-                insert.executeBatch();
-            }
-        }
-        List<StoredLoad.Completion> updates = completions.values().stream()
-                .filter(completion -> candidates.get(completion.load().loadId()).summary() == null).toList();
-        if (!updates.isEmpty()) {
-            try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, plan_digest = ?, "
-                    + "previous_load_id = ?, previous_release = ?, previous_plan_digest = ? WHERE load_id = ?")) {
-                for (StoredLoad.Completion completion : updates) {
-                    LoadRef before = completion.previous();
-                    bind(update, new Object[]{Timestamp.from(now), completion.load().planDigest(),
-                            before == null ? null : before.loadId(), before == null ? null : before.release(),
-                            before == null ? null : before.planDigest(), completion.load().loadId()});
-                    update.addBatch();
-                }
-                update.executeBatch();
-            }
-        }
-        Set<String> stragglers = new LinkedHashSet<>(stagedLoads);
-        stragglers.removeAll(completions.keySet());
-        for (List<String> chunk : InList.chunks(emptied)) {
-            try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk)) {
-                delete.executeUpdate();
-            }
-        }
-        for (List<String> chunk : InList.chunks(stragglers)) {
-            dropStragglers(c, chunk);
-        }
-        return List.copyOf(completions.values());
-    }
-
-    /**
-     * Each completing load's predecessor: the later of the latest load complete before this batch (one query) and the
-     * latest one completing in it, of its deployment and model and another release, that occurred before it; the load
-     * id breaks a tie, as {@link RegressionDetector#previous} does.
-     */
-    private Map<String, LoadRef> predecessors(Connection c, List<LoadRef> completing) throws SQLException {
-        Map<String, LoadRef> previous = detector.previous(c, completing);
-        Map<List<String>, List<LoadRef>> byModel = new HashMap<>();
-        completing.forEach(load -> byModel.computeIfAbsent(List.of(load.deploymentId(), load.modelId()), k -> new ArrayList<>()).add(load));
-        for (LoadRef load : completing) {
-            for (LoadRef other : byModel.get(List.of(load.deploymentId(), load.modelId()))) {
-                if (!other.release().equals(load.release()) && LATEST.compare(other, load) < 0) {
-                    previous.merge(load.loadId(), other, (a, b) -> LATEST.compare(a, b) >= 0 ? a : b);
-                }
-            }
-        }
-        return previous;
-    }
-
-    /** Loads in the order they occurred, the load id breaking a tie. */
-    private static final java.util.Comparator<LoadRef> LATEST = java.util.Comparator.comparing(LoadRef::occurredAt).thenComparing(LoadRef::loadId);
-
-    /**
      * Decisions this batch staged for loads that are complete already (another instance completed the load by its plan
      * while this one could not see the plan yet): each that carries exactly its plan's tensor goes; one that contradicts
      * the plan stays in {@code decisions}, visible and logged, never silently dropped. Loads chained before plans keep
      * their rows (their chain entries cover them).
      */
+    private void dropStragglers(Connection c, Set<String> stagedLoads, List<StoredLoad.Completion> completions) throws SQLException {
+        Set<String> stragglers = new LinkedHashSet<>(stagedLoads);
+        completions.forEach(done -> stragglers.remove(done.load().loadId()));
+        for (List<String> chunk : InList.chunks(stragglers)) {
+            dropStragglers(c, chunk);
+        }
+    }
+
     private void dropStragglers(Connection c, List<String> loadIds) throws SQLException {
         List<String[]> complete = new ArrayList<>();
         try (PreparedStatement s = InList.prepare(c, "SELECT l.load_id, l.plan_digest FROM loads l WHERE l.load_id IN (%s) AND l.complete = TRUE "
@@ -721,37 +592,39 @@ public final class ProjectionWriter {
 
     /** The columns of a release head: each as the load has it, then the regressions of the load's pair of plans. */
     public static final String RELEASE_HEAD_COLUMNS = "deployment_id, model_id, release_name, load_id, occurred_at, platform_name, "
-            + "profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, previous_plan_digest, regressions";
+            + "profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, previous_plan_digest, summary_partition, summary_offset, "
+            + "regressions";
 
     /**
      * {@link #RELEASE_HEAD_COLUMNS} as a query over {@code loads l} selects them (named as the columns): the load's own
      * values, and how many regressions its comparison found, counted once here rather than by every fleet view.
      */
     public static final String RELEASE_HEAD_VALUES = "l.deployment_id, l.model_id, l.release_name, l.load_id, l.occurred_at, l.platform_name, "
-            + "l.profile_name, l.heap_bytes, l.offheap_bytes, l.mapped_bytes, l.plan_digest, l.previous_plan_digest, (SELECT COUNT(*) FROM "
-            + "plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest AND f.kind IN (" + REGRESSION_KINDS
-            + ")) AS regressions";
+            + "l.profile_name, l.heap_bytes, l.offheap_bytes, l.mapped_bytes, l.plan_digest, l.previous_plan_digest, l.summary_partition, "
+            + "l.summary_offset, (SELECT COUNT(*) FROM plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest "
+            + "AND f.kind IN (" + REGRESSION_KINDS + ")) AS regressions";
 
     /**
-     * Standard MERGE (PostgreSQL 15, H2): a release's head moves to a load that occurred later (the load id breaks a
-     * tie), and is refreshed when it is that load (compared again with a predecessor that arrived late).
+     * Standard MERGE (PostgreSQL 15, H2): a release's head moves to a load later in the log (a head kept from before V13
+     * has no position and is older than any).
      */
     private static final String MERGE_RELEASE_HEAD = "MERGE INTO release_heads AS t USING (SELECT " + RELEASE_HEAD_VALUES
             + " FROM loads l WHERE l.load_id IN (%s) AND l.complete = TRUE) AS s ON t.deployment_id = s.deployment_id AND t.model_id = s.model_id AND "
-            + "t.release_name = s.release_name WHEN MATCHED AND (s.occurred_at > t.occurred_at OR (s.occurred_at = t.occurred_at AND s.load_id "
-            + ">= t.load_id)) THEN UPDATE SET load_id = s.load_id, occurred_at = s.occurred_at, platform_name = s.platform_name, profile_name = "
-            + "s.profile_name, heap_bytes = s.heap_bytes, offheap_bytes = s.offheap_bytes, mapped_bytes = s.mapped_bytes, plan_digest = "
-            + "s.plan_digest, previous_plan_digest = s.previous_plan_digest, regressions = s.regressions WHEN NOT MATCHED THEN INSERT (" + RELEASE_HEAD_COLUMNS + ") VALUES ("
-            + RELEASE_HEAD_COLUMNS.replaceAll("(\\w+)", "s.$1") + ")";
+            + "t.release_name = s.release_name WHEN MATCHED AND (t.summary_offset IS NULL OR (s.summary_partition, s.summary_offset) >= "
+            + "(t.summary_partition, t.summary_offset)) THEN UPDATE SET load_id = s.load_id, occurred_at = s.occurred_at, platform_name = "
+            + "s.platform_name, profile_name = s.profile_name, heap_bytes = s.heap_bytes, offheap_bytes = s.offheap_bytes, mapped_bytes = "
+            + "s.mapped_bytes, plan_digest = s.plan_digest, previous_plan_digest = s.previous_plan_digest, summary_partition = "
+            + "s.summary_partition, summary_offset = s.summary_offset, regressions = s.regressions WHEN NOT MATCHED THEN INSERT ("
+            + RELEASE_HEAD_COLUMNS + ") VALUES (" + RELEASE_HEAD_COLUMNS.replaceAll("(\\w+)", "s.$1") + ")";
 
     /**
-     * Each of these loads, once compared, becomes its release's head when it is the latest of its deployment, model and
-     * release: only the latest of each in the batch is merged (an earlier one could not end up the head).
+     * Each of these just-completed loads becomes its release's head: loads complete in log order, so it is the latest of
+     * its deployment, model and release; of several in the batch, only the last in the log is merged.
      */
     private static void releaseHeads(Connection c, Collection<LoadRef> loads) throws SQLException {
         Map<List<String>, LoadRef> latest = new LinkedHashMap<>();
         loads.forEach(load -> latest.merge(List.of(load.deploymentId(), load.modelId(), load.release()), load,
-                (a, b) -> LATEST.compare(a, b) >= 0 ? a : b));
+                (a, b) -> LoadRef.IN_LOG_ORDER.compare(a, b) >= 0 ? a : b));
         if (latest.isEmpty()) {
             return;
         }
@@ -761,13 +634,6 @@ public final class ProjectionWriter {
                 merge.executeUpdate();
             }
         }
-    }
-
-    /**
-     * A touched load not complete yet, as stored or (with its {@code summary}) as the summary in this batch says, with
-     * its totals per domain.
-     */
-    private record Candidate(LoadRef load, int tensorCount, long heapBytes, long offHeapBytes, long mappedBytes, Decoded.Summary summary) {
     }
 
     /** Where a batch's time went, phase by phase (pa_store_batch_phase_seconds): what a store that falls behind spends it on. */

@@ -13,11 +13,11 @@ final class StoredLoad {
             "model_sha256", "platform_name", "profile_name", "occurred_at", "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes",
             "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors", "mapped_tensors", "resolver_version", "policy_digest",
             "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest", "completed_at",
-            "previous_load_id", "previous_release", "previous_plan_digest");
+            "previous_load_id", "previous_release", "previous_plan_digest", "source_offset");
     static final List<String> TYPES = List.of("VARCHAR(36)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
             "VARCHAR(500)", "VARCHAR(64)", "VARCHAR(100)", "VARCHAR(100)", "TIMESTAMP WITH TIME ZONE", "INTEGER", "BIGINT", "BIGINT", "BIGINT",
             "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "VARCHAR(100)", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "BOOLEAN",
-            "INTEGER", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(64)");
+            "INTEGER", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(64)", "BIGINT");
     /** The row written once: with its completion and its predecessor when the load completes in the batch that brings its summary. */
     static final String INSERT = "INSERT INTO loads (" + String.join(", ", COLUMNS) + ") VALUES ("
             + String.join(", ", java.util.Collections.nCopies(COLUMNS.size(), "?")) + ")";
@@ -52,7 +52,7 @@ final class StoredLoad {
                 completion == null ? StoredPlans.carried(l.getPlanDigest()) : completion.load().planDigest(),
                 completion == null ? null : Timestamp.from(completion.completedAt()),
                 previous == null ? null : previous.loadId(), previous == null ? null : previous.release(),
-                previous == null ? null : previous.planDigest()};
+                previous == null ? null : previous.planDigest(), l.getSourceOffset()};
     }
 
     /**

@@ -336,8 +336,8 @@ public final class AuditQueries {
     }
 
     private static Optional<LoadRef> ref(Connection c, String loadId) throws SQLException {
-        try (PreparedStatement s = prepare(c, "SELECT load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest "
-                + "FROM loads WHERE load_id = ?", List.of(loadId)); ResultSet rs = s.executeQuery()) {
+        try (PreparedStatement s = prepare(c, "SELECT " + LoadRef.COLUMNS + " FROM loads WHERE load_id = ?", List.of(loadId));
+             ResultSet rs = s.executeQuery()) {
             return rs.next() ? Optional.of(RegressionDetector.ref(rs)) : Optional.empty();
         }
     }
@@ -362,7 +362,8 @@ public final class AuditQueries {
 
     private Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release) throws SQLException {
         try (PreparedStatement s = prepare(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND "
-                + "release_name = ? AND complete = TRUE ORDER BY occurred_at DESC FETCH FIRST 1 ROWS ONLY", List.of(deployment, model, release));
+                + "release_name = ? AND complete = TRUE ORDER BY summary_partition DESC, summary_offset DESC, load_id DESC FETCH FIRST 1 ROWS ONLY",
+                List.of(deployment, model, release));
              ResultSet rs = s.executeQuery()) {
             return rs.next() ? Optional.of(summary(rs)) : Optional.empty();
         }

@@ -6,7 +6,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -17,7 +16,7 @@ import java.util.Optional;
 
 /**
  * When a load completes: find the latest completed load of the previous release (same deployment and model, a
- * different release, earlier), diff them, and record the findings - inside the ingesting transaction.
+ * different release, earlier in the log), diff them, and record the findings - inside the ingesting transaction.
  */
 public final class RegressionDetector {
     private static final List<String> FINDING_COLUMNS = List.of("from_plan", "to_plan", "seq", "kind", "tensor_name", "before_domain",
@@ -39,27 +38,6 @@ public final class RegressionDetector {
         this.heap = heap;
         this.insertFinding = dialect.insertIgnoringDuplicates("plan_findings", FINDING_COLUMNS, FINDING_TYPES,
                 List.of("from_plan", "to_plan", "seq"));
-    }
-
-    /**
-     * Compares a load that completed earlier with its predecessor again (one that arrived late now precedes it): names
-     * the new predecessor on the load's row and returns the comparison, whose findings {@link #storeFindings} keeps;
-     * empty when it has none.
-     */
-    public Optional<Detection> detect(Connection c, LoadRef load, List<TensorPlacement> placements) throws SQLException {
-        Optional<LoadRef> previous = previous(c, load);
-        if (previous.isEmpty()) {
-            return Optional.empty();
-        }
-        try (PreparedStatement compared = c.prepareStatement("UPDATE loads SET previous_load_id = ?, previous_release = ?, "
-                + "previous_plan_digest = ? WHERE load_id = ?")) {
-            compared.setString(1, previous.get().loadId());
-            compared.setString(2, previous.get().release());
-            compared.setString(3, previous.get().planDigest());
-            compared.setString(4, load.loadId());
-            compared.executeUpdate();
-        }
-        return Optional.of(compare(c, previous.get(), load, placements));
     }
 
     /** A load (whose placements the caller has) against the predecessor the caller found for it; nothing is written. */
@@ -149,61 +127,52 @@ public final class RegressionDetector {
     }
 
     /**
-     * A load's predecessor: the latest load complete now of its deployment and model, of another release, that
-     * occurred before it (the load id breaks a tie, so that a rebuild picks the same one).
+     * A load's predecessor: the latest load complete now, in log order, of its deployment and model and another
+     * release, before it in the log. What the events say of their times orders nothing: a load reported late is the
+     * latest of its deployment's history when it arrives (docs/adr/0006).
      */
     public static Optional<LoadRef> previous(Connection c, LoadRef load) throws SQLException {
-        return one(c, neighbour("<", "DESC", "?", "?", "?", "?"), load);
+        return one(c, PREVIOUS.formatted("?", "?", "?", "?", "?"), load);
     }
 
     /** {@link #previous} of each of these loads, by load id (none for a load that has none): one statement on PostgreSQL. */
     public Map<String, LoadRef> previous(Connection c, Collection<LoadRef> loads) throws SQLException {
-        return neighbours(c, loads, "<", "DESC");
+        return neighbours(c, loads);
     }
 
     /**
-     * For each of these loads, the earliest load complete now of its deployment and model, of another release, that
-     * occurred after it: the load a later release should now be compared with, when this one arrived late. By load id;
-     * one statement on PostgreSQL.
+     * The latest complete load before a load in the log, of its deployment and model and another release, with the
+     * load's deployment, model, release, summary partition and offset as SQL expressions (parameters, or a lateral
+     * row's columns); read backwards along the history index.
      */
-    public Map<String, LoadRef> successors(Connection c, Collection<LoadRef> loads) throws SQLException {
-        return neighbours(c, loads, ">", "ASC");
-    }
+    private static final String PREVIOUS = "SELECT l." + LoadRef.COLUMNS.replace(", ", ", l.") + " FROM loads l WHERE l.deployment_id = %s "
+            + "AND l.model_id = %s AND l.complete = TRUE AND l.release_name <> %s AND (l.summary_partition, l.summary_offset) < (%s, %s) "
+            + "ORDER BY l.summary_partition DESC, l.summary_offset DESC, l.load_id DESC FETCH FIRST 1 ROWS ONLY";
 
-    /**
-     * The load complete now nearest a load, before ({@code <}, {@code DESC}) or after ({@code >}, {@code ASC}) it,
-     * with the load's deployment, model, release and time given as SQL expressions (parameters, or a lateral row's columns).
-     */
-    private static String neighbour(String side, String order, String deployment, String model, String release, String occurredAt) {
-        return "SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, l.occurred_at, l.resolver_version, l.plan_digest FROM loads l "
-                + "WHERE l.deployment_id = " + deployment + " AND l.model_id = " + model + " AND l.complete = TRUE AND l.release_name <> "
-                + release + " AND l.occurred_at " + side + " " + occurredAt + " ORDER BY l.occurred_at " + order + ", l.load_id " + order
-                + " FETCH FIRST 1 ROWS ONLY";
-    }
-
-    private Map<String, LoadRef> neighbours(Connection c, Collection<LoadRef> loads, String side, String order) throws SQLException {
+    private Map<String, LoadRef> neighbours(Connection c, Collection<LoadRef> loads) throws SQLException {
         Map<String, LoadRef> found = new HashMap<>();
         if (loads.isEmpty()) {
             return found;
         }
         if (dialect != Dialect.POSTGRESQL) {
-            String sql = neighbour(side, order, "?", "?", "?", "?");
+            String sql = PREVIOUS.formatted("?", "?", "?", "?", "?");
             for (LoadRef load : loads) {
                 one(c, sql, load).ifPresent(n -> found.put(load.loadId(), n));
             }
             return found;
         }
         // Every load's neighbour in one round trip: the loads as arrays, each looked up by the history index.
-        String sql = "SELECT v.for_load, n.* FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[]) AS v(for_load, "
-                + "deployment_id, model_id, release_name, occurred_at) CROSS JOIN LATERAL ("
-                + neighbour(side, order, "v.deployment_id", "v.model_id", "v.release_name", "v.occurred_at") + ") n";
+        String sql = "SELECT v.for_load, n.* FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::bigint[]) AS v(for_load, "
+                + "deployment_id, model_id, release_name, summary_partition, summary_offset) CROSS JOIN LATERAL ("
+                + PREVIOUS.formatted("v.deployment_id", "v.model_id", "v.release_name", "v.summary_partition", "v.summary_offset") + ") n";
         List<LoadRef> all = List.copyOf(loads);
         try (PreparedStatement s = c.prepareStatement(sql)) {
             s.setArray(1, c.createArrayOf("text", all.stream().map(LoadRef::loadId).toArray()));
             s.setArray(2, c.createArrayOf("text", all.stream().map(LoadRef::deploymentId).toArray()));
             s.setArray(3, c.createArrayOf("text", all.stream().map(LoadRef::modelId).toArray()));
             s.setArray(4, c.createArrayOf("text", all.stream().map(LoadRef::release).toArray()));
-            s.setArray(5, c.createArrayOf("timestamptz", all.stream().map(l -> Timestamp.from(l.occurredAt())).toArray()));
+            s.setArray(5, c.createArrayOf("int4", all.stream().map(l -> l.position().partition()).toArray()));
+            s.setArray(6, c.createArrayOf("int8", all.stream().map(l -> l.position().offset()).toArray()));
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     found.put(rs.getString("for_load"), ref(rs));
@@ -234,16 +203,19 @@ public final class RegressionDetector {
             s.setString(1, load.deploymentId());
             s.setString(2, load.modelId());
             s.setString(3, load.release());
-            s.setTimestamp(4, Timestamp.from(load.occurredAt()));
+            s.setInt(4, load.position().partition());
+            s.setLong(5, load.position().offset());
             try (ResultSet rs = s.executeQuery()) {
                 return rs.next() ? Optional.of(ref(rs)) : Optional.empty();
             }
         }
     }
 
+    /** A load as a row read with {@link LoadRef#COLUMNS} has it. */
     public static LoadRef ref(ResultSet rs) throws SQLException {
         return new LoadRef(rs.getString("load_id"), rs.getString("deployment_id"), rs.getString("model_id"), rs.getString("release_name"),
-                rs.getTimestamp("occurred_at").toInstant(), rs.getString("resolver_version"), rs.getString("plan_digest"));
+                rs.getTimestamp("occurred_at").toInstant(), rs.getString("resolver_version"), rs.getString("plan_digest"),
+                new LoadRef.Position(rs.getInt("summary_partition"), rs.getLong("summary_offset")));
     }
 
     private static String truncate(String reason) {

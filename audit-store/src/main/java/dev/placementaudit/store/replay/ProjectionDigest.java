@@ -26,11 +26,14 @@ public final class ProjectionDigest {
         TABLES.put("loads", "SELECT load_id, deployment_id, cluster, host, release_name, model_id, model_name, model_sha256, platform_name, "
                 + "profile_name, occurred_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, "
                 + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, summary_partition, "
-                + "summary_offset, plan_digest FROM %s.loads ORDER BY load_id");
+                + "summary_offset, plan_digest, previous_load_id, previous_release, previous_plan_digest, source_offset FROM %s.loads ORDER BY load_id");
         // Decisions staged for loads not complete yet (and, in a store chained before plans, those its chain covers).
         TABLES.put("decisions", "SELECT * FROM %s.decisions ORDER BY decision_id");
         TABLES.put("plans", "SELECT plan_digest, tensor_count, placement_signature FROM %s.plans ORDER BY plan_digest");
         TABLES.put("plan_tensors", "SELECT * FROM %s.plan_tensors ORDER BY plan_digest, tensor_index");
+        TABLES.put("plan_findings", "SELECT * FROM %s.plan_findings ORDER BY from_plan, to_plan, seq");
+        // What the fleet view reads: each release's latest load in the log, with its comparison.
+        TABLES.put("release_heads", "SELECT * FROM %s.release_heads ORDER BY deployment_id, model_id, release_name");
         // The hash chain: a rebuild from the log must write the very same one.
         TABLES.put("chain_entries", "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM %s.chain_entries "
                 + "ORDER BY deployment_id, seq");

@@ -69,6 +69,11 @@ public final class ProjectionRebuild {
             String liveSchema = currentSchema(live);
             String rebuildSchema = liveSchema + "_rebuild";
             Map<TopicPartition, Long> target = liveOffsets(live);
+            if (target.isEmpty()) {
+                throw new dev.placementaudit.service.cli.CommandFailure("the live projection in schema " + liveSchema + " has stored no offsets "
+                        + "for group " + config.groupId() + ": there is nothing to rebuild up to. Give the live store's store.group.id "
+                        + "(it ingests as that group), or let it ingest first");
+            }
             try (AuditDatabase rebuild = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), rebuildSchema, 2,
                     config.connectTimeout())) {
                 copyBudgets(rebuild, liveSchema, rebuildSchema);

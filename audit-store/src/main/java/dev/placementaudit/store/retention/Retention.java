@@ -177,36 +177,41 @@ public final class Retention {
             return old;
         }
         int keep = ((Rule.KeepReleases) rule).releases();
-        // Per model: its releases, newest first by their latest load; the loads of all but the first `keep` go.
-        java.util.Map<String, java.util.Map<String, Instant>> latestByModelAndRelease = new java.util.HashMap<>();
+        // Per model: its releases, newest first by their latest load in the log; the loads of all but the first `keep` go.
+        java.util.Map<String, java.util.Map<String, LoadRef.Position>> latestByModelAndRelease = new java.util.HashMap<>();
         java.util.Map<String, List<String[]>> loadsByModel = new java.util.HashMap<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT load_id, model_id, release_name, occurred_at FROM loads WHERE deployment_id = ?")) {
+        try (PreparedStatement s = c.prepareStatement("SELECT load_id, model_id, release_name, summary_partition, summary_offset FROM loads "
+                + "WHERE deployment_id = ?")) {
             s.setString(1, deployment);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     String model = rs.getString(2);
                     String release = rs.getString(3);
                     latestByModelAndRelease.computeIfAbsent(model, m -> new java.util.HashMap<>())
-                            .merge(release, rs.getTimestamp(4).toInstant(), (a, b) -> a.isAfter(b) ? a : b);
+                            .merge(release, new LoadRef.Position(rs.getInt(4), rs.getLong(5)), (a, b) -> a.compareTo(b) >= 0 ? a : b);
                     loadsByModel.computeIfAbsent(model, m -> new ArrayList<>()).add(new String[]{rs.getString(1), release});
                 }
             }
         }
         latestByModelAndRelease.forEach((model, releases) -> {
             Set<String> newest = new HashSet<>(releases.entrySet().stream()
-                    .sorted(java.util.Map.Entry.<String, Instant>comparingByValue().reversed().thenComparing(java.util.Map.Entry.comparingByKey()))
+                    .sorted(java.util.Map.Entry.<String, LoadRef.Position>comparingByValue().reversed().thenComparing(java.util.Map.Entry.comparingByKey()))
                     .limit(keep).map(java.util.Map.Entry::getKey).toList());
             loadsByModel.get(model).stream().filter(l -> !newest.contains(l[1])).forEach(l -> old.add(l[0]));
         });
         return old;
     }
 
+    /** Whether {@code x} stands after {@code l} in the log (their summaries' positions; the load id breaks a tie). */
+    private static final String LATER_IN_THE_LOG = "((x.summary_partition, x.summary_offset) > (l.summary_partition, l.summary_offset) OR "
+            + "(x.summary_partition = l.summary_partition AND x.summary_offset = l.summary_offset AND x.load_id > l.load_id))";
+
     /** The latest complete load of each of the deployment's models, and the load each was (or would be) compared with. */
     private static Set<String> kept(Connection c, String deployment) throws SQLException {
         List<LoadRef> latest = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT l.load_id, l.deployment_id, l.model_id, l.release_name, l.occurred_at, "
-                + "l.resolver_version, l.plan_digest FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE AND l.occurred_at = (SELECT MAX(x.occurred_at) "
-                + "FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id)")) {
+        try (PreparedStatement s = c.prepareStatement("SELECT l." + LoadRef.COLUMNS.replace(", ", ", l.") + " FROM loads l WHERE "
+                + "l.deployment_id = ? AND l.complete = TRUE AND NOT EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND x.deployment_id = "
+                + "l.deployment_id AND x.model_id = l.model_id AND " + LATER_IN_THE_LOG + ")")) {
             s.setString(1, deployment);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
@@ -253,8 +258,7 @@ public final class Retention {
         try (PreparedStatement s = c.prepareStatement("INSERT INTO release_heads (" + ProjectionWriter.RELEASE_HEAD_COLUMNS + ") SELECT "
                 + ProjectionWriter.RELEASE_HEAD_VALUES + " FROM loads l WHERE l.deployment_id = ? AND "
                 + "l.complete = TRUE AND NOT EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND "
-                + "x.model_id = l.model_id AND x.release_name = l.release_name AND (x.occurred_at > l.occurred_at OR (x.occurred_at = "
-                + "l.occurred_at AND x.load_id > l.load_id)))")) {
+                + "x.model_id = l.model_id AND x.release_name = l.release_name AND " + LATER_IN_THE_LOG + ")")) {
             s.setString(1, plan.deploymentId());
             s.executeUpdate();
         }

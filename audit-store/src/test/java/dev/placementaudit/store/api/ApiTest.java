@@ -136,6 +136,20 @@ class ApiTest {
             HttpResponse<String> forgedCookie = http.send(HttpRequest.newBuilder(URI.create(base + "/api/fleet?release=r1"))
                     .header("Cookie", "pa_session=s3cret").build(), HttpResponse.BodyHandlers.ofString());
             assertThat(forgedCookie.statusCode()).isEqualTo(401);
+            assertThat(cookie).contains("Max-Age=" + Sessions.TTL.toSeconds());
+            HttpResponse<String> signedOut = http.send(HttpRequest.newBuilder(URI.create(base + "/session")).header("Cookie", session).DELETE()
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(signedOut.statusCode()).isEqualTo(204);
+            HttpResponse<String> replayed = http.send(HttpRequest.newBuilder(URI.create(base + "/api/fleet?release=r1"))
+                    .header("Cookie", session).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(replayed.statusCode()).as("a cookie copied before sign-out").isEqualTo(401);
+            HttpResponse<String> lowerCase = http.send(HttpRequest.newBuilder(URI.create(base + "/api/fleet?release=r1"))
+                    .header("Authorization", "bearer s3cret").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(lowerCase.statusCode()).as("the scheme is case-insensitive").isEqualTo(200);
+            HttpResponse<String> oversized = signIn(base, "{\"token\":\"" + "x".repeat(2_000_000) + "\"}");
+            assertThat(oversized.statusCode()).isEqualTo(413);
+            assertThat(JSON.readTree(oversized.body()).get("error").asText()).contains("over");
+            assertThat(oversized.headers().firstValue("X-Content-Type-Options")).contains("nosniff");
 
             HttpResponse<String> unknown = get(base + "/api/nothing", "s3cret");
             assertThat(unknown.statusCode()).isEqualTo(404);
@@ -182,9 +196,40 @@ class ApiTest {
         assertThat(check.matches("x".repeat(100_000))).isFalse();
         assertThat(check.matches("")).isFalse();
         assertThat(check.matches(null)).isFalse();
-        assertThat(check.matchesSession(check.session())).isTrue();
-        assertThat(check.matchesSession("s3cret")).as("the cookie is not the token").isFalse();
-        assertThat(check.session()).hasSize(64).doesNotContain("s3cret");
+    }
+
+    @Test
+    void aSessionEndsWhenSignedOutOrAtItsExpiryAndIsNeverTheToken() {
+        java.util.concurrent.atomic.AtomicReference<java.time.Instant> now = new java.util.concurrent.atomic.AtomicReference<>(
+                java.time.Instant.parse("2026-12-03T08:00:00Z"));
+        Sessions sessions = new Sessions(new java.time.Clock() {
+            @Override
+            public java.time.ZoneId getZone() {
+                return java.time.ZoneOffset.UTC;
+            }
+
+            @Override
+            public java.time.Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public java.time.Instant instant() {
+                return now.get();
+            }
+        });
+        String first = sessions.open();
+        String second = sessions.open();
+
+        assertThat(first).hasSize(64).isNotEqualTo(second);
+        assertThat(sessions.valid(first)).isTrue();
+        sessions.revoke(first);
+        assertThat(sessions.valid(first)).as("signed out").isFalse();
+        assertThat(sessions.valid(second)).isTrue();
+        now.set(now.get().plus(Sessions.TTL));
+        assertThat(sessions.valid(second)).as("expired").isFalse();
+        assertThat(sessions.valid(null)).isFalse();
+        assertThat(sessions.valid("")).isFalse();
     }
 
     @Test

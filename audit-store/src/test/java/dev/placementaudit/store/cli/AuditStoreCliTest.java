@@ -161,4 +161,18 @@ class AuditStoreCliTest {
         int exit = cli.execute(all.toArray(String[]::new));
         return new Run(exit, out.toString(), err.toString());
     }
+
+    /** A complete load that had records dead-lettered says so in the where table, as the API's deadLetteredRecords does. */
+    @org.junit.jupiter.api.Test
+    void theWhereTableShowsDeadLettersOfCompleteLoadsToo() {
+        assertThat(AuditStoreCli.completeness(summary(true, 3))).isEqualTo("true,dlq:3");
+        assertThat(AuditStoreCli.completeness(summary(true, 0))).isEqualTo("true");
+        assertThat(AuditStoreCli.completeness(summary(false, 2))).isEqualTo("dlq:2");
+        assertThat(AuditStoreCli.completeness(summary(false, 0))).isEqualTo("false");
+    }
+
+    private static dev.placementaudit.store.query.AuditQueries.LoadSummary summary(boolean complete, int deadLettered) {
+        return new dev.placementaudit.store.query.AuditQueries.LoadSummary("l", "d", "c", "h", "r1", "m", "model", "jvm", "desktop",
+                java.time.Instant.EPOCH, complete, 3, 0, 0, 0, 0, 0, 0, "v", "p", deadLettered, null);
+    }
 }

@@ -30,6 +30,23 @@ class H2CredentialsTest {
     @TempDir
     Path dir;
 
+    /** Every row is in the .mv.db file: no other local account may read it, nor list the directory the store made for it. */
+    @Test
+    void theStoresFilesAndTheDirectoryItMakesAreItsOwnersAlone() throws Exception {
+        Path home = dir.resolve("not-yet").resolve("store");
+        String url = StoreConfig.h2Url(home.resolve("audit").toString());
+
+        try (AuditDatabase store = AuditDatabase.open(url, "sa", "", null, 2)) {
+            assertThat(Files.getPosixFilePermissions(home)).isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+            try (var files = Files.list(home)) {
+                List<Path> db = files.filter(f -> f.getFileName().toString().endsWith(".db")).toList();
+                assertThat(db).extracting(f -> f.getFileName().toString()).contains("audit.mv.db");
+                assertThat(db).allSatisfy(f -> assertThat(Files.getPosixFilePermissions(f)).as(f.toString())
+                        .isEqualTo(Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)));
+            }
+        }
+    }
+
     @Test
     void aNewStoreGetsAGeneratedPasswordReadableByItsOwnerOnlyAndTheCliFindsIt() throws Exception {
         String url = StoreConfig.h2Url(dir.resolve("audit").toString());

@@ -278,6 +278,15 @@ public final class ProducerCli {
         @Option(names = "--seed", defaultValue = "42", description = "random seed; the same seed gives the same fleet, load ids included (default: ${DEFAULT-VALUE})")
         long seed;
 
+        @Option(names = "--start", paramLabel = "INSTANT", defaultValue = "2026-11-01T00:00:00Z",
+                description = "when the first release's loads happen; each later release a day after the one before (default: ${DEFAULT-VALUE})")
+        String start;
+
+        @Option(names = "--late", paramLabel = "PERCENT", defaultValue = "0",
+                description = "this share of each release's loads is reported late: published after the next release's loads, dated when "
+                        + "it happened (default: ${DEFAULT-VALUE})")
+        double latePercent;
+
         @Mixin
         KafkaOptions kafka = new KafkaOptions();
 
@@ -289,9 +298,19 @@ public final class ProducerCli {
             if (deployments < 1) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--deployments must be at least 1, got " + deployments);
             }
+            if (!(latePercent >= 0 && latePercent <= 100)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--late must be a percentage from 0 to 100, got " + latePercent);
+            }
+            Instant first;
+            try {
+                first = Instant.parse(start);
+            } catch (java.time.format.DateTimeParseException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--start must be an instant such as 2026-11-01T00:00:00Z, got '"
+                        + start + "'");
+            }
             List<Drift> rules = drift.stream().map(d -> Drift.parse(d, releases)).toList();
             FleetSimulator fleet = new FleetSimulator(seed, deployments, releases, models.stream().map(ModelCatalog::byId).toList(),
-                    rules, Instant.parse("2026-11-01T00:00:00Z"));
+                    rules, first, latePercent / 100);
             Progress progress = new Progress(spec.commandLine().getErr(), "loads acknowledged", fleet.loadCount());
             Acknowledgements acks = new Acknowledgements(MAX_IN_FLIGHT);
             long tensors = 0;

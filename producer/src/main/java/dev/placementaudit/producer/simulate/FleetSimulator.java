@@ -20,14 +20,18 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Random;
 import java.util.UUID;
 
 /**
  * A fleet, release after release: every deployment loads every model once per release, on its platform under its
- * profile, with the drift each release brings. Deterministic for a seed (load ids included), so a simulated
- * fleet can be replayed and diffed exactly.
+ * profile, with the drift each release brings. Release {@code n} is dated {@code n} days after the start. Deterministic
+ * for a seed (load ids included), so a simulated fleet can be replayed and diffed exactly.
+ *
+ * <p>Devices report late (a phone that was offline, a box whose queue drained after a restart): with a late share, that
+ * share of each release's loads is held back and published after the next release's loads, still carrying the time it
+ * happened, so the log holds loads dated before loads it already holds. The store must make the same history of them
+ * however they arrive (docs/adr/0006).
  */
 public final class FleetSimulator implements Iterable<ModelLoaded> {
     /** Deployment kinds the fleet mixes: a phone app, an edge box, a server JVM, a browser build. */
@@ -43,13 +47,24 @@ public final class FleetSimulator implements Iterable<ModelLoaded> {
     private final List<ModelCatalog.Archetype> models;
     private final List<Drift> drift;
     private final Instant start;
+    private final double late;
     private final Map<String, StoredModel> stored = new HashMap<>();
 
     public FleetSimulator(long seed, int deployments, List<String> releases, List<ModelCatalog.Archetype> models,
                           List<Drift> drift, Instant start) {
+        this(seed, deployments, releases, models, drift, start, 0);
+    }
+
+    /** @param late the share of each release's loads, 0 to 1, published after the next release's loads */
+    public FleetSimulator(long seed, int deployments, List<String> releases, List<ModelCatalog.Archetype> models,
+                          List<Drift> drift, Instant start, double late) {
         if (deployments < 1 || releases.isEmpty() || models.isEmpty()) {
             throw new IllegalArgumentException("a fleet needs at least one deployment, release and model");
         }
+        if (!(late >= 0 && late <= 1)) {
+            throw new IllegalArgumentException("the late share must be between 0 and 1, got " + late);
+        }
+        this.late = late;
         this.seed = seed;
         this.deployments = deployments;
         this.releases = List.copyOf(releases);
@@ -67,29 +82,50 @@ public final class FleetSimulator implements Iterable<ModelLoaded> {
         return (long) deployments * releases.size() * models.stream().mapToLong(m -> stored.get(m.id()).tensors().size()).sum();
     }
 
-    /** In release order: the whole fleet on release 1, then on release 2, and so on. */
+    /**
+     * In release order: the whole fleet on release 1, then on release 2, and so on; each release's late loads come after
+     * the next release's loads (the last release's at the very end).
+     */
     @Override
     public Iterator<ModelLoaded> iterator() {
+        int perRelease = models.size() * deployments;
+        List<Integer> order = new ArrayList<>(loadCount());
+        List<Integer> heldBack = List.of();
+        for (int release = 0; release < releases.size(); release++) {
+            List<Integer> lateOfThis = new ArrayList<>();
+            for (int j = 0; j < perRelease; j++) {
+                int index = release * perRelease + j;
+                (isLate(index) ? lateOfThis : order).add(index);
+            }
+            order.addAll(heldBack);
+            heldBack = lateOfThis;
+        }
+        order.addAll(heldBack);
+        Iterator<Integer> indices = order.iterator();
         return new Iterator<>() {
-            private int next;
-
             @Override
             public boolean hasNext() {
-                return next < loadCount();
+                return indices.hasNext();
             }
 
             @Override
             public ModelLoaded next() {
-                if (!hasNext()) {
-                    throw new NoSuchElementException();
-                }
-                int i = next++;
-                int model = i % models.size();
-                int deployment = (i / models.size()) % deployments;
-                int release = i / (models.size() * deployments);
-                return load(release, deployment, models.get(model), i);
+                return load(indices.next());
             }
         };
+    }
+
+    /** Whether the load at this index in release order is reported late. */
+    private boolean isLate(int index) {
+        // SplittableRandom mixes its seed: consecutive seeds give unrelated draws (java.util.Random's first draws would not).
+        return late > 0 && new java.util.SplittableRandom(seed * 1_000_003L + index).nextDouble() < late;
+    }
+
+    private ModelLoaded load(int index) {
+        int model = index % models.size();
+        int deployment = (index / models.size()) % deployments;
+        int release = index / (models.size() * deployments);
+        return load(release, deployment, models.get(model), index);
     }
 
     private ModelLoaded load(int release, int deployment, ModelCatalog.Archetype archetype, int sequence) {

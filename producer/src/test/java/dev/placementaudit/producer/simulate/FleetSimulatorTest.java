@@ -44,6 +44,48 @@ class FleetSimulatorTest {
         assertThat(otherSeed.get(0).getLoadId()).isNotEqualTo(first.get(0).getLoadId());
     }
 
+    /**
+     * A late share of each release's loads comes after the next release's loads, still dated when it happened: the log
+     * then holds loads dated before loads it already holds. Same loads, same seed, same order every time.
+     */
+    @Test
+    void lateLoadsArriveAfterTheNextReleaseDatedWhenTheyHappened() {
+        List<String> releases = List.of("r1", "r2", "r3");
+        List<ModelLoaded> onTime = loads(new FleetSimulator(3, 20, releases, List.of(ModelCatalog.QWEN_2_5_0_5B_Q8_0), List.of(), START));
+        List<ModelLoaded> late = loads(new FleetSimulator(3, 20, releases, List.of(ModelCatalog.QWEN_2_5_0_5B_Q8_0), List.of(), START, 0.25));
+
+        assertThat(late).containsExactlyInAnyOrderElementsOf(onTime);
+        assertThat(loads(new FleetSimulator(3, 20, releases, List.of(ModelCatalog.QWEN_2_5_0_5B_Q8_0), List.of(), START, 0.25))).isEqualTo(late);
+        int firstR3 = indexOfFirst(late, "r3");
+        List<ModelLoaded> r1AfterR2 = late.stream().filter(l -> l.getRelease().equals("r1") && late.indexOf(l) > indexOfFirst(late, "r2")).toList();
+        assertThat(r1AfterR2).as("r1 loads reported after r2's").isNotEmpty()
+                .allSatisfy(l -> assertThat(late.indexOf(l)).as("before r3's").isLessThan(firstR3));
+        assertThat(late.get(late.size() - 1).getRelease()).as("the last release's late loads close the log").isEqualTo("r3");
+        Instant latestBefore = late.subList(0, late.indexOf(r1AfterR2.get(0))).stream().map(ModelLoaded::getOccurredAt).max(Instant::compareTo)
+                .orElseThrow();
+        assertThat(r1AfterR2.get(0).getOccurredAt()).as("dated before loads already in the log").isBefore(latestBefore);
+    }
+
+    @Test
+    void releasesAreDatedFromTheStartADayApart() {
+        Instant start = Instant.parse("2025-03-01T12:00:00Z");
+        List<ModelLoaded> loads = loads(new FleetSimulator(3, 2, List.of("r1", "r2"), List.of(ModelCatalog.QWEN_2_5_0_5B_Q8_0), List.of(), start));
+
+        assertThat(loads).filteredOn(l -> l.getRelease().equals("r1")).allSatisfy(l ->
+                assertThat(l.getOccurredAt()).isBetween(start, start.plusSeconds(3600)));
+        assertThat(loads).filteredOn(l -> l.getRelease().equals("r2")).allSatisfy(l ->
+                assertThat(l.getOccurredAt()).isBetween(start.plusSeconds(86_400), start.plusSeconds(86_400 + 3600)));
+    }
+
+    private static int indexOfFirst(List<ModelLoaded> loads, String release) {
+        for (int i = 0; i < loads.size(); i++) {
+            if (loads.get(i).getRelease().equals(release)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     @Test
     void everyDeploymentLoadsEveryModelOnEveryRelease() {
         FleetSimulator fleet = new FleetSimulator(1, 5, List.of("r1", "r2", "r3"), List.of(ModelCatalog.LLAMA_3_2_1B_Q4_K_M,

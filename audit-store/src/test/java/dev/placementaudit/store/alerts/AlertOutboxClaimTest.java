@@ -1,0 +1,99 @@
+package dev.placementaudit.store.alerts;
+
+import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import dev.placementaudit.testkit.TopicReader;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two live store instances drain one outbox at once (what was seen after a kill: the survivors each published the dead
+ * instance's leftovers): each alert is published once, by one of them.
+ */
+@ExtendWith(KafkaBrokerExtension.class)
+class AlertOutboxClaimTest {
+    private static final int ALERTS = 1_200;
+    private static final EventSerde<PlacementAlert> ALERTS_SERDE = EventSerde.of(PlacementAlert.class);
+
+    @DatabaseTest
+    void twoInstancesDrainingOneOutboxPublishEachAlertOnce(KafkaBroker broker, TestDatabase db) throws Exception {
+        String topic = KafkaBroker.uniqueTopic("alerts");
+        broker.createTopics(1, topic);
+        try (AuditDatabase database = AuditDatabase.open(db.jdbcUrl(), db.user(), db.password(), db.schema(), 4)) {
+            pending(database, ALERTS);
+            ExecutorService instances = Executors.newFixedThreadPool(2);
+            try (AlertPublisher a = new AlertPublisher(database.dataSource(), broker.clientConfig(), topic);
+                 AlertPublisher b = new AlertPublisher(database.dataSource(), broker.clientConfig(), topic)) {
+                List<Future<Integer>> drained = instances.invokeAll(List.of(drain(a, database), drain(b, database)));
+
+                assertThat(drained.get(0).get() + drained.get(1).get()).isEqualTo(ALERTS);
+                assertThat(drained).allSatisfy(f -> assertThat(f.get()).as("both took part").isPositive());
+            } finally {
+                instances.shutdownNow();
+            }
+        }
+        List<ConsumerRecord<byte[], byte[]>> published = TopicReader.readCommitted(broker, topic, ALERTS);
+        Map<String, Long> perAlert = published.stream().collect(Collectors.groupingBy(r -> ALERTS_SERDE.decode(r.value()).getAlertId(),
+                Collectors.counting()));
+        assertThat(published).hasSize(ALERTS);
+        assertThat(perAlert).hasSize(ALERTS).allSatisfy((id, times) -> assertThat(times).as(id).isOne());
+    }
+
+    /** Publishes, as a store's sweep does, until no alert is left unpublished; returns how many it published. */
+    private static Callable<Integer> drain(AlertPublisher publisher, AuditDatabase database) {
+        return () -> {
+            int total = 0;
+            while (true) {
+                int published = publisher.publishPending();
+                total += published;
+                if (published == 0 && unpublished(database) == 0) {
+                    return total;
+                }
+            }
+        };
+    }
+
+    private static long unpublished(AuditDatabase database) throws SQLException {
+        try (Connection c = database.dataSource().getConnection(); PreparedStatement s = c.prepareStatement(
+                "SELECT COUNT(*) FROM alerts WHERE published_at IS NULL"); java.sql.ResultSet rs = s.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static void pending(AuditDatabase database, int count) throws SQLException {
+        try (Connection c = database.dataSource().getConnection(); PreparedStatement s = c.prepareStatement("INSERT INTO alerts (alert_id, kind, "
+                + "deployment_id, model_id, from_release, to_release, from_load_id, to_load_id, before_bytes, after_bytes, delta_bytes, rule_text, "
+                + "top_tensors, detected_at, causes) VALUES (?, 'OFFHEAP_GROWTH', ?, 'm', 'r1', 'r2', ?, ?, 0, 100, 100, 'rule', '[]', ?, '[]')")) {
+            for (int i = 0; i < count; i++) {
+                s.setString(1, java.util.UUID.randomUUID().toString());
+                s.setString(2, "dep-" + (i % 40));
+                s.setString(3, java.util.UUID.randomUUID().toString());
+                s.setString(4, java.util.UUID.randomUUID().toString());
+                s.setTimestamp(5, Timestamp.from(Instant.parse("2026-11-01T00:00:00Z").plusSeconds(i % 7)));
+                s.addBatch();
+            }
+            s.executeBatch();
+        }
+    }
+}

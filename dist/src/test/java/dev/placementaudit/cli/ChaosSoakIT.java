@@ -1,0 +1,321 @@
+package dev.placementaudit.cli;
+
+import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.testkit.BrokerProcess;
+import dev.placementaudit.testkit.EmbeddedKafkaBroker;
+import dev.placementaudit.testkit.PostgresServer;
+import dev.placementaudit.testkit.TestDatabase;
+import dev.placementaudit.testkit.TopicReader;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The chaos soak: the real services from the packaged distribution, each a process of its own (a broker, one worker,
+ * two store instances of one projection on PostgreSQL), fed fleets that include late loads (a share of each release
+ * reported after the next one, and later rounds dated before earlier ones), while the worker, a store and the broker
+ * are killed with SIGKILL at random and brought back, several times. Then every guarantee the README states is
+ * checked: every load complete once, no finding twice, no load chained twice, every alert published, {@code store
+ * verify} clean, {@code store rebuild} equal to the live projection, and every service's health UP once it has caught
+ * up.
+ *
+ * <p>{@code -Dpa.soak.minutes} sets how long the chaos lasts (CI runs the short default); {@code -Dpa.soak.report=FILE}
+ * writes the figures (loads, kills, outages survived, recovery times): {@code bench/run.sh soak --minutes N}.
+ */
+class ChaosSoakIT {
+    private static final EventSerde<PlacementAlert> ALERTS = EventSerde.of(PlacementAlert.class);
+    private static final int DEPLOYMENTS = 8;
+    private static final int STORES = 2;
+
+    @TempDir
+    Path work;
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final Map<String, Integer> kills = new HashMap<>();
+    private final List<Long> recoveries = new ArrayList<>();
+    private final List<Long> outages = new ArrayList<>();
+
+    @Test
+    void survivesKillsOfEveryServiceAndOfTheBrokerWithEveryGuaranteeKept() throws Exception {
+        double minutes = Double.parseDouble(System.getProperty("pa.soak.minutes", "2.5"));
+        Random random = new Random(Long.getLong("pa.soak.seed", 20261203L));
+        long started = System.nanoTime();
+        try (BrokerProcess broker = BrokerProcess.startEphemeral();
+             TestDatabase db = PostgresServer.fromEnvironment().createIsolatedSchema()) {
+            Map<String, String> env = new HashMap<>(Map.of("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrapServers(), "PA_STORE_JDBC_URL", db.jdbcUrl(),
+                    "PA_STORE_JDBC_USER", db.user(), "PA_STORE_GROUP_ID", "soak-store", "PA_WORKER_INSTANCE_ID", "soak-worker",
+                    "JAVA_OPTS", "-Xmx256m -XX:TieredStopAtLevel=1", "PA_WORKER_TRANSACTION_TIMEOUT", "10s"));
+            // Health says DOWN once a problem has lasted 5 s, not a minute: a wedged or lagging service shows within the soak.
+            env.put("PA_WORKER_HEALTH_BOUND", "5s");
+            env.put("PA_STORE_HEALTH_BOUND", "5s");
+            if (db.password() != null) {
+                env.put("PA_STORE_JDBC_PASSWORD", db.password());
+            }
+            Launcher launcher = Launcher.of(Launcher.packagedHome(), work).withEnv(env);
+            Service worker = new Service("worker", launcher.withEnv(Map.of("PA_WORKER_HTTP_PORT", Integer.toString(EmbeddedKafkaBroker.freePort()))),
+                    work.resolve("worker.log"), "worker", "run");
+            List<Service> stores = new ArrayList<>();
+            for (int i = 0; i < STORES; i++) {
+                stores.add(new Service("store-" + i, launcher.withEnv(Map.of("PA_STORE_INSTANCE_ID", "soak-store-" + i, "PA_STORE_HTTP_PORT",
+                        Integer.toString(EmbeddedKafkaBroker.freePort()))), work.resolve("store-" + i + ".log"), "store", "run"));
+            }
+            List<Service> services = new ArrayList<>(stores);
+            services.add(0, worker);
+            try {
+                worker.start();
+                await().atMost(Duration.ofSeconds(90)).until(() -> worker.log().contains("consuming model-loads"));
+                for (Service store : stores) {
+                    store.start();
+                }
+                await().atMost(Duration.ofSeconds(90)).until(() -> stores.stream().allMatch(s -> s.log().contains("audit-store ingesting")));
+
+                long chaosEnds = System.nanoTime() + (long) (minutes * 60e9);
+                int round = 0;
+                long published = 0;
+                while (System.nanoTime() < chaosEnds || round < 3) {
+                    round++;
+                    published += publish(launcher, round, services, random);
+                    if (round % 2 == 0 || System.nanoTime() >= chaosEnds) {
+                        outage(broker, random, services);
+                    }
+                }
+                for (Service service : services) {
+                    service.ensureRunning();
+                }
+                long caughtUpFrom = System.nanoTime();
+                long expected = published;
+                await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2)).ignoreExceptions()
+                        .until(() -> count(db, "SELECT COUNT(*) FROM loads WHERE complete = TRUE") == expected);
+                long catchUpMillis = (System.nanoTime() - caughtUpFrom) / 1_000_000;
+                // Caught up: each service says UP within a few polls, not a minute later.
+                for (Service service : services) {
+                    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(service.health())
+                            .as(service.name + " health").isEqualTo(200));
+                }
+                for (Service service : services) {
+                    service.stop();
+                }
+
+                assertInvariants(db, broker, launcher, expected);
+                report(minutes, round, expected, catchUpMillis, (System.nanoTime() - started) / 1_000_000_000L);
+            } finally {
+                for (Service service : services) {
+                    service.kill();
+                }
+            }
+        }
+    }
+
+    /**
+     * One round of fleet: the same deployments on three new releases, a quarter of each release reported late, and every
+     * round dated a week before the one before it; the worker or a store is killed and restarted while it flows in.
+     * Returns how many loads the simulator says were acknowledged.
+     */
+    private long publish(Launcher launcher, int round, List<Service> services, Random random) throws Exception {
+        String releases = "s" + round + "a,s" + round + "b,s" + round + "c";
+        Instant start = LocalDateTime.of(2026, 11, 1, 0, 0).toInstant(ZoneOffset.UTC).minus(Duration.ofDays(7L * round));
+        Thread chaos = new Thread(() -> {
+            Service victim = services.get(random.nextInt(services.size()));
+            sleep(500 + random.nextInt(2_000));
+            victim.killAndRestart(random);
+        }, "soak-chaos-" + round);
+        chaos.start();
+        Launcher.Run simulated = launcher.run(Duration.ofSeconds(120), "producer", "simulate", "--deployments", Integer.toString(DEPLOYMENTS),
+                "--releases", releases, "--models", "qwen2.5-0.5b-q8_0,smollm2-360m-f16", "--late", "25", "--seed", Integer.toString(round),
+                "--start", start.toString(), "--drift", "s" + round + "b:dequantize=*ffn_down*");
+        chaos.join(60_000);
+        assertThat(simulated.exit()).as(simulated.toString()).isZero();
+        return (long) DEPLOYMENTS * 3 * 2;
+    }
+
+    /** The broker killed with SIGKILL while the services work through what was published, and back after a while. */
+    private void outage(BrokerProcess broker, Random random, List<Service> services) {
+        sleep(random.nextInt(3_000));
+        broker.kill();
+        kills.merge("broker", 1, Integer::sum);
+        long down = 4_000 + random.nextInt(12_000);
+        outages.add(down);
+        sleep(down);
+        long restarting = System.nanoTime();
+        broker.start();
+        // The services carry on by themselves: none is restarted by hand here.
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> services.stream().allMatch(Service::isAlive)
+                && services.stream().allMatch(s -> s.health() == 200));
+        recoveries.add((System.nanoTime() - restarting) / 1_000_000);
+    }
+
+    private void assertInvariants(TestDatabase db, BrokerProcess broker, Launcher launcher, long expected) throws Exception {
+        assertThat(count(db, "SELECT COUNT(*) FROM loads")).as("every load stored once").isEqualTo(expected);
+        assertThat(count(db, "SELECT COUNT(*) FROM chain_entries")).as("every load chained").isEqualTo(expected);
+        assertThat(count(db, "SELECT COUNT(*) FROM (SELECT load_id FROM chain_entries GROUP BY load_id HAVING COUNT(*) > 1) x"))
+                .as("no load chained twice").isZero();
+        assertThat(count(db, "SELECT COUNT(*) FROM (SELECT load_id, kind, tensor_name FROM findings GROUP BY load_id, kind, tensor_name "
+                + "HAVING COUNT(*) > 1) x")).as("no finding twice").isZero();
+        assertThat(count(db, "SELECT COUNT(*) FROM loads WHERE previous_load_id IS NOT NULL")).as("later releases compared").isPositive();
+        assertThat(count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL")).as("every alert published").isZero();
+        long alerts = count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL");
+        assertThat(alerts).as("the dequantizing releases raise alerts").isPositive();
+        List<ConsumerRecord<byte[], byte[]>> onTopic = TopicReader.readCommitted(broker, "placement-alerts", (int) alerts, Duration.ofSeconds(60),
+                Duration.ofSeconds(3));
+        Map<String, Long> perAlert = onTopic.stream().collect(Collectors.groupingBy(r -> ALERTS.decode(r.value()).getAlertId(), Collectors.counting()));
+        assertThat(perAlert).as("every alert on the topic").hasSize((int) alerts);
+        kills.put("alerts published again after a kill", (int) perAlert.values().stream().filter(n -> n > 1).count());
+
+        Launcher.Run verify = launcher.run(Duration.ofSeconds(120), "store", "verify");
+        assertThat(verify.exit()).as(verify.toString()).isZero();
+        assertThat(verify.out()).contains("every chain holds");
+        Launcher.Run rebuild = launcher.run(Duration.ofSeconds(300), "store", "rebuild");
+        assertThat(rebuild.exit()).as(rebuild.toString()).isZero();
+        assertThat(rebuild.out()).contains("rebuilt projection equals the live one");
+    }
+
+    private void report(double minutes, int rounds, long loads, long catchUpMillis, long totalSeconds) throws IOException {
+        String file = System.getProperty("pa.soak.report");
+        List<Long> sortedRecoveries = recoveries.stream().sorted().toList();
+        String text = String.format(Locale.ROOT, """
+                # Chaos soak, %s
+
+                %.1f minutes of chaos (%d s in all): %d rounds of fleet, %d loads (%d deployments x 3 releases x 2 models a round, 25%% of each
+                release reported late, each round dated a week before the last), one worker and %d store instances of one projection on
+                PostgreSQL, each a process of the packaged distribution, and a broker process; %d cores.
+
+                | what | figure |
+                |---|---|
+                | loads, all complete once, chain verified, rebuild equal | %d |
+                | kills with SIGKILL | %s |
+                | broker outages survived (no service restarted by hand) | %d, down %s ms |
+                | broker restart to every service healthy | %s ms (median %s) |
+                | chaos end to every load complete | %d ms |
+                """, Instant.now(), minutes, totalSeconds, rounds, loads, DEPLOYMENTS, STORES, Runtime.getRuntime().availableProcessors(), loads,
+                kills, outages.size(), outages, sortedRecoveries, sortedRecoveries.isEmpty() ? "-" : sortedRecoveries.get(sortedRecoveries.size() / 2),
+                catchUpMillis);
+        System.out.println(text);
+        if (file != null) {
+            Files.createDirectories(Path.of(file).toAbsolutePath().getParent());
+            Files.writeString(Path.of(file), text);
+        }
+    }
+
+    private static long count(TestDatabase db, String sql) throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static void sleep(long millis) {
+        // The chaos's own pacing: how long something stays down is the fault under test, not a wait for a condition.
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(millis));
+    }
+
+    /** One service of the distribution, as a process this test starts, kills and restarts. */
+    private final class Service {
+        final String name;
+        private final Launcher launcher;
+        private final Path log;
+        private final String[] args;
+        private Process process;
+
+        Service(String name, Launcher launcher, Path log, String... args) {
+            this.name = name;
+            this.launcher = launcher;
+            this.log = log;
+            this.args = args;
+        }
+
+        synchronized void start() throws IOException {
+            Path previous = log.resolveSibling(log.getFileName() + ".previous");
+            if (Files.exists(log)) {
+                Files.writeString(previous, Files.readString(log), java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+            }
+            process = launcher.spawn(log, args);
+        }
+
+        synchronized boolean isAlive() {
+            return process != null && process.isAlive();
+        }
+
+        synchronized void ensureRunning() throws IOException {
+            if (!isAlive()) {
+                start();
+            }
+        }
+
+        void killAndRestart(Random random) {
+            synchronized (this) {
+                kill();
+                kills.merge(name.startsWith("store") ? "store" : name, 1, Integer::sum);
+            }
+            sleep(500 + random.nextInt(3_000));
+            try {
+                start();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        synchronized void kill() {
+            if (process != null) {
+                process.destroyForcibly();
+                try {
+                    process.waitFor(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+
+        /** SIGTERM, and the exit it ends with. */
+        synchronized void stop() throws InterruptedException {
+            process.destroy();
+            assertThat(process.waitFor(60, TimeUnit.SECONDS)).as(name + " stops on SIGTERM: " + log()).isTrue();
+        }
+
+        /** The HTTP status of {@code /health}, or -1 when it does not answer. */
+        int health() {
+            String port = launcher.env(name.equals("worker") ? "PA_WORKER_HTTP_PORT" : "PA_STORE_HTTP_PORT");
+            try {
+                return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).timeout(Duration.ofSeconds(5)).build(),
+                        HttpResponse.BodyHandlers.discarding()).statusCode();
+            } catch (IOException | InterruptedException e) {
+                return -1;
+            }
+        }
+
+        String log() {
+            try {
+                return Files.readString(log);
+            } catch (IOException e) {
+                return "";
+            }
+        }
+    }
+}
