@@ -5,7 +5,8 @@
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
 #                          bench/run.sh jmh [BENCHMARK] [JMH options]   (any JMH benchmark: ReaderBenchmark, the model file readers)
 #                          bench/run.sh cli [--runs N]   (the launcher's commands, timed as a user feels them: bench/cli-latency.sh)
-#                          bench/run.sh restart [--runs N]   (a store killed with SIGKILL: restart to first commit; bench/restart.sh)
+#                          bench/run.sh restart [--runs N] [--under-load]   (a store killed with SIGKILL: restart to first commit; bench/restart.sh)
+#                          bench/run.sh soak [--minutes N]   (the chaos soak: services killed at random, every invariant checked; bench/soak.sh)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,
 # so the broker's heap and GC are not shared with the JVM being measured. BENCH_RTT_MS=1 puts that broker one
 # emulated network hop away (bench/.../LatencyProxy: every round trip 1 ms longer). BENCH_JAVA_OPTS adds JVM options to the runner
@@ -19,6 +20,9 @@ fi
 if [ "$runner" = restart ]; then
   exec bench/restart.sh "$@"
 fi
+if [ "$runner" = soak ]; then
+  exec bench/soak.sh "$@"
+fi
 mvn -q -B -ntp -pl bench -am package -DskipTests
 cp="bench/target/classes:$(cat bench/target/classpath.txt)"
 case "$runner" in
@@ -26,7 +30,7 @@ case "$runner" in
   jmh) exec java -cp "$cp" org.openjdk.jmh.Main "$@" ;;
   worker) main=dev.placementaudit.bench.WorkerBench ;;
   store) main=dev.placementaudit.bench.StoreBench ;;
-  *) echo "unknown runner '$runner' (worker, store, prepare, jmh, cli, restart)"; exit 2 ;;
+  *) echo "unknown runner '$runner' (worker, store, prepare, jmh, cli, restart, soak)"; exit 2 ;;
 esac
 if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ]; then
   dir=$(mktemp -d /tmp/pa-bench-kafka.XXXXXX)

@@ -60,18 +60,21 @@ public final class AuditStore implements AutoCloseable {
 
     /** @throws dev.placementaudit.service.cli.CommandFailure when the broker or the database does not answer within {@code connect.timeout} */
     public static AuditStore start(StoreConfig config, PrometheusMeterRegistry registry) {
+        long entered = uptimeMillis();
         KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of());
+        long brokerAnswered = uptimeMillis();
         warnIfEmbeddedStoreInProduction(config);
         // The database before the topics: a store that cannot start should not have changed the cluster first.
         AuditDatabase database = AuditDatabase.open(config.jdbcUrl(), config.jdbcUser(), config.jdbcPassword(), config.jdbcSchema(), config.poolSize(),
                 config.connectTimeout());
+        long databaseOpen = uptimeMillis();
         if (config.createTopics()) {
             try {
                 // Alerts and dead letters are records to keep; the decision topics are the worker's, but a store started
                 // first must not fail on them either.
                 TopicSetup.ensure(config.kafka(), config.topicPartitions(), config.topicReplication(),
-                        List.of(config.alertsTopic(), config.deadLetterTopic(), config.decisionsTopic(), config.resolvedTopic()), List.of());
-                TopicSetup.ensureCompacted(config.kafka(), config.topicPartitions(), config.topicReplication(), List.of(config.chainTopic()));
+                        List.of(config.alertsTopic(), config.deadLetterTopic(), config.decisionsTopic(), config.resolvedTopic()), List.of(),
+                        List.of(config.chainTopic()));
             } catch (RuntimeException e) {
                 database.close();
                 throw e;
@@ -115,18 +118,29 @@ public final class AuditStore implements AutoCloseable {
         self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, chainLog, ops, queries);
         LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
                 AuditDatabase.redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());
+        LOG.info("started {} ms after the JVM: store code reached at {} ms, broker answered at {} ms, database open at {} ms", uptimeMillis(),
+                entered, brokerAnswered, databaseOpen);
         warnOfOtherProjections(config);
         return self[0];
     }
 
+    /** When a started store looks at its chain topic for other projections. */
+    private static final Duration OTHER_PROJECTIONS_CHECK_DELAY = Duration.ofSeconds(30);
+
+    private static long uptimeMillis() {
+        return java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
+    }
+
     /**
-     * Reads the chain topic once, off the start's path, and warns when another projection (another store group) publishes
-     * its heads there too: each projection's {@code verify} reads only its own, but one topic per projection keeps them
-     * apart for whoever reads the topic by hand.
+     * Reads the chain topic once, half a minute after the start (off the path of a restart, whose first commit should
+     * not share the CPU with it), and warns when another projection (another store group) publishes its heads there
+     * too: each projection's {@code verify} reads only its own, but one topic per projection keeps them apart for
+     * whoever reads the topic by hand.
      */
     private static void warnOfOtherProjections(StoreConfig config) {
         Thread check = new Thread(() -> {
             try {
+                Thread.sleep(OTHER_PROJECTIONS_CHECK_DELAY.toMillis());
                 java.util.Set<String> others = ChainLog.read(config.kafka(), config.chainTopic(), config.groupId(), config.connectTimeout())
                         .otherProjections();
                 if (!others.isEmpty()) {
@@ -135,6 +149,8 @@ public final class AuditStore implements AutoCloseable {
                 }
             } catch (RuntimeException e) {
                 LOG.debug("could not read the chain topic {} to look for other projections: {}", config.chainTopic(), e.toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }, "audit-store-chain-topic-check");
         check.setDaemon(true);

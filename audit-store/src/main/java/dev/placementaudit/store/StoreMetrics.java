@@ -14,7 +14,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -148,11 +147,10 @@ public final class StoreMetrics {
         alertsPublished.increment(count);
     }
 
-    /** Reads the latest complete load of every deployment, model and release: once, at start. */
+    /** Reads the latest complete load, in log order, of every deployment, model and release (its release head): once, at start. */
     public void refreshGauges() {
-        String sql = "SELECT l.deployment_id, l.model_id, l.release_name, l.occurred_at, l.heap_bytes, l.offheap_bytes, l.mapped_bytes FROM loads l "
-                + "WHERE l.complete = TRUE AND l.occurred_at = (SELECT MAX(x.occurred_at) FROM loads x WHERE x.complete = TRUE "
-                + "AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id AND x.release_name = l.release_name)";
+        String sql = "SELECT deployment_id, model_id, release_name, summary_partition, summary_offset, heap_bytes, offheap_bytes, mapped_bytes "
+                + "FROM release_heads";
         try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
             merge(rs);
         } catch (SQLException e) {
@@ -168,28 +166,29 @@ public final class StoreMetrics {
     private void updateGauges(List<BatchOutcome.CompletedLoad> completed) {
         for (BatchOutcome.CompletedLoad done : completed) {
             LoadRef load = done.load();
-            fold(Tags.of("deployment", load.deploymentId(), "model", load.modelId(), "release", load.release()), load.occurredAt(),
+            fold(Tags.of("deployment", load.deploymentId(), "model", load.modelId(), "release", load.release()), load.position(),
                     done.heapBytes(), done.offHeapBytes(), done.mappedBytes());
         }
         publishGauges();
     }
 
-    /** Keeps the totals of the load that occurred last per deployment, model and release; a new row is registered with the next publish. */
-    private void fold(Tags tags, Instant occurredAt, long heap, long offHeap, long mapped) {
+    /** Keeps the totals of the load last in the log per deployment, model and release; a new row is registered with the next publish. */
+    private void fold(Tags tags, LoadRef.Position position, long heap, long offHeap, long mapped) {
         Latest row = latest.get(tags);
         if (row == null) {
-            latest.put(tags, new Latest(occurredAt, heap, offHeap, mapped));
+            latest.put(tags, new Latest(position, heap, offHeap, mapped));
             loadsChanged = true;
-        } else if (!occurredAt.isBefore(row.occurredAt)) {
-            row.set(occurredAt, heap, offHeap, mapped);
+        } else if (position.compareTo(row.position) >= 0) {
+            row.set(position, heap, offHeap, mapped);
         }
     }
 
     /** The open alerts of the latest compared load of every deployment and model: once, at start. */
     private void refreshAlerts() {
         String sql = "SELECT a.alert_id, a.kind, a.deployment_id, a.model_id, a.from_release, a.to_release, a.delta_bytes FROM alerts a "
-                + "JOIN loads l ON l.load_id = a.to_load_id WHERE a.suppressed_by IS NULL AND l.occurred_at = (SELECT MAX(x.occurred_at) "
-                + "FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id)";
+                + "JOIN loads l ON l.load_id = a.to_load_id WHERE a.suppressed_by IS NULL AND NOT EXISTS (SELECT 1 FROM loads x WHERE "
+                + "x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id AND (x.summary_partition, x.summary_offset) > "
+                + "(l.summary_partition, l.summary_offset))";
         try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 AlertOutbox.StoredAlert alert = new AlertOutbox.StoredAlert(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
@@ -221,11 +220,13 @@ public final class StoreMetrics {
         alertDelta.register(rows, true);
     }
 
-    /** Keeps, per deployment, model and release, the totals of the load that occurred last. */
+    /** Keeps, per deployment, model and release, the totals of its head (a head kept from before V13 has no position: the oldest). */
     private void merge(ResultSet rs) throws SQLException {
         while (rs.next()) {
-            fold(Tags.of("deployment", rs.getString(1), "model", rs.getString(2), "release", rs.getString(3)), rs.getTimestamp(4).toInstant(),
-                    rs.getLong(5), rs.getLong(6), rs.getLong(7));
+            long offset = rs.getLong(5);
+            LoadRef.Position position = rs.wasNull() ? new LoadRef.Position(-1, -1) : new LoadRef.Position(rs.getInt(4), offset);
+            fold(Tags.of("deployment", rs.getString(1), "model", rs.getString(2), "release", rs.getString(3)), position,
+                    rs.getLong(6), rs.getLong(7), rs.getLong(8));
         }
     }
 
@@ -255,17 +256,17 @@ public final class StoreMetrics {
      * changes what the registered rows read, without registering them again.
      */
     private static final class Latest {
-        private volatile Instant occurredAt;
+        private volatile LoadRef.Position position;
         private volatile long heapBytes;
         private volatile long offHeapBytes;
         private volatile long mappedBytes;
 
-        Latest(Instant occurredAt, long heapBytes, long offHeapBytes, long mappedBytes) {
-            set(occurredAt, heapBytes, offHeapBytes, mappedBytes);
+        Latest(LoadRef.Position position, long heapBytes, long offHeapBytes, long mappedBytes) {
+            set(position, heapBytes, offHeapBytes, mappedBytes);
         }
 
-        void set(Instant occurredAt, long heapBytes, long offHeapBytes, long mappedBytes) {
-            this.occurredAt = occurredAt;
+        void set(LoadRef.Position position, long heapBytes, long offHeapBytes, long mappedBytes) {
+            this.position = position;
             this.heapBytes = heapBytes;
             this.offHeapBytes = offHeapBytes;
             this.mappedBytes = mappedBytes;

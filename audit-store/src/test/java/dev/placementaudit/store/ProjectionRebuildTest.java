@@ -62,6 +62,24 @@ class ProjectionRebuildTest {
         assertThat(h.count("SELECT COUNT(*) FROM findings")).isPositive();
     }
 
+    /** A group that never ingested has no offsets to rebuild up to: the command says so, and what to give instead. */
+    @DatabaseTest
+    void aRebuildUnderAGroupWithNoStoredOffsetsSaysWhy(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        h.publish(fleet());
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 8);
+        }
+        Map<String, String> other = h.settings();
+        other.put("store.group.id", "nobody-ingested-as-this");
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new ProjectionRebuild(StoreConfig.from(Settings.of(other)),
+                        new PrintWriter(new StringWriter(), true)).run(Long.MAX_VALUE, false, false))
+                .isInstanceOf(dev.placementaudit.service.cli.CommandFailure.class)
+                .hasMessageContaining("has stored no offsets for group nobody-ingested-as-this")
+                .hasMessageContaining("store.group.id");
+    }
+
     @DatabaseTest
     void anInterruptedRebuildResumesWhenRerun(KafkaBroker broker, TestDatabase db) throws Exception {
         StoreHarness h = new StoreHarness(broker, db);

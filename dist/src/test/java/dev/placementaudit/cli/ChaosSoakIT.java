@@ -81,21 +81,19 @@ class ChaosSoakIT {
             }
             Launcher launcher = Launcher.of(Launcher.packagedHome(), work).withEnv(env);
             Service worker = new Service("worker", launcher.withEnv(Map.of("PA_WORKER_HTTP_PORT", Integer.toString(EmbeddedKafkaBroker.freePort()))),
-                    work.resolve("worker.log"), "worker", "run");
+                    work.resolve("worker.log"), "consuming model-loads", "worker", "run");
             List<Service> stores = new ArrayList<>();
             for (int i = 0; i < STORES; i++) {
                 stores.add(new Service("store-" + i, launcher.withEnv(Map.of("PA_STORE_INSTANCE_ID", "soak-store-" + i, "PA_STORE_HTTP_PORT",
-                        Integer.toString(EmbeddedKafkaBroker.freePort()))), work.resolve("store-" + i + ".log"), "store", "run"));
+                        Integer.toString(EmbeddedKafkaBroker.freePort()))), work.resolve("store-" + i + ".log"), "audit-store ingesting", "store", "run"));
             }
             List<Service> services = new ArrayList<>(stores);
             services.add(0, worker);
             try {
                 worker.start();
-                await().atMost(Duration.ofSeconds(90)).until(() -> worker.log().contains("consuming model-loads"));
                 for (Service store : stores) {
                     store.start();
                 }
-                await().atMost(Duration.ofSeconds(90)).until(() -> stores.stream().allMatch(s -> s.log().contains("audit-store ingesting")));
 
                 long chaosEnds = System.nanoTime() + (long) (minutes * 60e9);
                 int round = 0;
@@ -236,18 +234,24 @@ class ChaosSoakIT {
         java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(millis));
     }
 
-    /** One service of the distribution, as a process this test starts, kills and restarts. */
+    /**
+     * One service of the distribution, as a process this test starts, kills and restarts as an orchestrator would: a
+     * start counts once the service says it is up (a service needs its broker and database at start, within
+     * {@code connect.timeout}; from then on it rides out their outages by itself).
+     */
     private final class Service {
         final String name;
         private final Launcher launcher;
         private final Path log;
+        private final String ready;
         private final String[] args;
         private Process process;
 
-        Service(String name, Launcher launcher, Path log, String... args) {
+        Service(String name, Launcher launcher, Path log, String ready, String... args) {
             this.name = name;
             this.launcher = launcher;
             this.log = log;
+            this.ready = ready;
             this.args = args;
         }
 
@@ -257,6 +261,8 @@ class ChaosSoakIT {
                 Files.writeString(previous, Files.readString(log), java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
             }
             process = launcher.spawn(log, args);
+            await().atMost(Duration.ofSeconds(90)).until(() -> log().contains(ready) || !process.isAlive());
+            assertThat(process.isAlive()).as(name + " started: " + log()).isTrue();
         }
 
         synchronized boolean isAlive() {

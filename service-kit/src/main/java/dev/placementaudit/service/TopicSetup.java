@@ -28,6 +28,24 @@ public final class TopicSetup {
 
     public static void ensure(Map<String, Object> adminConfig, int partitions, short replication, List<String> keptForever,
                               List<String> others) {
+        ensure(adminConfig, partitions, replication, keptForever, others, List.of());
+    }
+
+    /** Topics that keep the latest record per key (cleanup.policy=compact), such as the store's chain heads. */
+    public static void ensureCompacted(Map<String, Object> adminConfig, int partitions, short replication, List<String> compacted) {
+        ensure(adminConfig, partitions, replication, List.of(), List.of(), compacted);
+    }
+
+    /**
+     * Every topic a service needs, with one admin client and one listing (a service's start is mostly its clients'
+     * class loading and connections: a restart after a crash should not pay for them twice).
+     *
+     * @param keptForever topics whose records are kept forever (the log of record)
+     * @param others      topics with the cluster's default retention
+     * @param compacted   topics that keep the latest record per key
+     */
+    public static void ensure(Map<String, Object> adminConfig, int partitions, short replication, List<String> keptForever,
+                              List<String> others, List<String> compacted) {
         try (Admin admin = Admin.create(adminConfig)) {
             Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
             for (String topic : keptForever) {
@@ -36,19 +54,6 @@ public final class TopicSetup {
             for (String topic : others) {
                 create(admin, existing, new NewTopic(topic, partitions, replication));
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while creating topics", e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("cannot list or create topics on " + adminConfig.get("bootstrap.servers")
-                    + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Topics that keep the latest record per key (cleanup.policy=compact), such as the store's chain heads. */
-    public static void ensureCompacted(Map<String, Object> adminConfig, int partitions, short replication, List<String> compacted) {
-        try (Admin admin = Admin.create(adminConfig)) {
-            Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
             for (String topic : compacted) {
                 create(admin, existing, new NewTopic(topic, partitions, replication)
                         .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT)));
@@ -57,7 +62,8 @@ public final class TopicSetup {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topics", e);
         } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("cannot list or create topics on " + adminConfig.get("bootstrap.servers") + ": " + e.getMessage(), e);
+            throw new IllegalStateException("cannot list or create topics on " + adminConfig.get("bootstrap.servers")
+                    + ": " + e.getMessage(), e);
         }
     }
 

@@ -63,6 +63,10 @@ public final class IngestLoop implements Runnable {
         return thread;
     });
     private volatile State state = State.STARTING;
+    /** Until the first batch commits: then one line says how long the start took. Loop thread only. */
+    private boolean firstCommit = true;
+    /** JVM uptime when partitions were first assigned; -1 before. Loop thread only (rebalance callbacks run in poll). */
+    private long firstAssignedAt = -1;
     private volatile Throwable failure;
     private volatile Set<TopicPartition> assignment = Set.of();
     /** Publishes the alert outbox off the ingest thread: a batch never waits for the broker to acknowledge its alerts. */
@@ -211,6 +215,10 @@ public final class IngestLoop implements Runnable {
         new SeekToStoredOffsets().onPartitionsAssigned(consumer.assignment());
     }
 
+    private static long uptimeMillis() {
+        return java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
+    }
+
     private void ingest(List<Decoded> batch) throws InterruptedException {
         deadLetter(batch);
         int attempt = 0;
@@ -221,6 +229,12 @@ public final class IngestLoop implements Runnable {
                     LOG.info("database is back; batch of {} records written after {} attempts", batch.size(), attempt + 1);
                 }
                 state = State.RUNNING;
+                if (firstCommit) {
+                    firstCommit = false;
+                    // Where a restart's time goes, JVM start included (bench/run.sh restart reads this line).
+                    LOG.info("first batch committed {} ms after the JVM started (partitions first assigned at {} ms)", uptimeMillis(),
+                            firstAssignedAt);
+                }
                 metrics.committed(outcome);
                 if (!outcome.alerts().isEmpty()) {
                     publishAlertsSoon();
@@ -371,6 +385,9 @@ public final class IngestLoop implements Runnable {
                 consumer.seekToBeginning(fresh);
             }
             LOG.info("assigned {}; resuming from stored offsets {}", partitions, stored);
+            if (firstAssignedAt < 0 && !partitions.isEmpty()) {
+                firstAssignedAt = uptimeMillis();
+            }
         }
 
         @Override
