@@ -2,6 +2,7 @@ package dev.placementaudit.store;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.ingest.BatchOutcome;
+import dev.placementaudit.store.ingest.IngestListener;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.LoadRef;
 import io.micrometer.core.instrument.Counter;
@@ -26,7 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * covers, the bytes it moved; the row goes when a later load of that deployment and model raises none. The shipped
  * Prometheus rules fire on it, so Alertmanager receives each alert with its deployment, model and releases.
  */
-public final class StoreMetrics {
+public final class StoreMetrics implements IngestListener {
     private final MeterRegistry registry;
     private final DataSource database;
     private final MultiGauge loadBytes;
@@ -70,6 +71,7 @@ public final class StoreMetrics {
         refreshAlerts();
     }
 
+    @Override
     public void committed(BatchOutcome outcome) {
         outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.computeIfAbsent(phase, p -> io.micrometer.core.instrument.Timer
                 .builder("pa.store.batch.phase").description("time a committed batch spent per phase: rows, lock, complete, chain, detect, commit")
@@ -130,19 +132,23 @@ public final class StoreMetrics {
      * Registers gauge rows whose registering was deferred (many rows, registered less than 5 s ago): the ingest loop
      * calls it after every poll, so a change the last batch made shows within 5 s even when no batch follows.
      */
+    @Override
     public void publishDeferred() {
         publishGauges();
         publishAlerts();
     }
 
+    @Override
     public void ingestFailure() {
         ingestFailures.increment();
     }
 
+    @Override
     public void deadLettered(String reason) {
         registry.counter("pa.store.dlq", "reason", reason).increment();
     }
 
+    @Override
     public void published(int count) {
         alertsPublished.increment(count);
     }

@@ -15,7 +15,7 @@ import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
 import dev.placementaudit.testkit.TopicReader;
-import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.resolution.ResolvedLoad;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.avro.Schema;

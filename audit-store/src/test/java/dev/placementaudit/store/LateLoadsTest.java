@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.service.Settings;
@@ -8,7 +9,7 @@ import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
-import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.resolution.ResolvedLoad;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;

@@ -10,7 +10,7 @@ import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
-import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.resolution.ResolvedLoad;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.sql.Connection;

@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.replay.ProjectionDigest;

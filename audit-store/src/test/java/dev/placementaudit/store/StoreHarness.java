@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
@@ -9,10 +10,10 @@ import dev.placementaudit.service.Settings;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.SampleEvents;
 import dev.placementaudit.testkit.TestDatabase;
-import dev.placementaudit.worker.resolve.LoadResolution;
-import dev.placementaudit.worker.resolve.LoadValidator;
-import dev.placementaudit.worker.resolve.Provenance;
-import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.resolution.LoadResolution;
+import dev.placementaudit.resolution.LoadValidator;
+import dev.placementaudit.resolution.Provenance;
+import dev.placementaudit.resolution.ResolvedLoad;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -180,7 +181,7 @@ final class StoreHarness {
         org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads r JOIN loads l ON l.load_id = r.load_id WHERE "
                 + "COALESCE(r.previous_plan_digest, '-') <> COALESCE(l.previous_plan_digest, '-') OR r.regressions <> (SELECT COUNT(*) FROM "
                 + "plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest AND f.kind IN ("
-                + dev.placementaudit.store.ingest.ProjectionWriter.REGRESSION_KINDS + "))"))
+                + dev.placementaudit.store.ingest.ReleaseHeads.REGRESSION_KINDS + "))"))
                 .as("heads whose comparison or regressions are not their load's").isZero();
     }
 }

@@ -3,7 +3,7 @@ package dev.placementaudit.store;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.TestDatabase;
-import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.resolution.ResolvedLoad;
 
 import java.sql.SQLException;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.testkit.EmbeddedKafkaBroker;

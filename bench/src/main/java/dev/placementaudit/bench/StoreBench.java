@@ -12,15 +12,15 @@ import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.AuditStore;
-import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.testkit.KafkaBroker;
-import dev.placementaudit.worker.resolve.LoadResolution;
-import dev.placementaudit.worker.resolve.LoadValidator;
-import dev.placementaudit.worker.resolve.Provenance;
-import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.resolution.LoadResolution;
+import dev.placementaudit.resolution.LoadValidator;
+import dev.placementaudit.resolution.Provenance;
+import dev.placementaudit.resolution.ResolvedLoad;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -444,8 +444,8 @@ public final class StoreBench {
                     + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
                     + "'mapped', 're-encoded at load' FROM generate_series(0, 79) pair, generate_series(0, 145, 7) t WHERE pair % 5 > 0");
             // Each release's head: its last load (n = 49), as the store keeps them.
-            s.execute("INSERT INTO release_heads (" + dev.placementaudit.store.ingest.ProjectionWriter.RELEASE_HEAD_COLUMNS + ") SELECT "
-                    + dev.placementaudit.store.ingest.ProjectionWriter.RELEASE_HEAD_VALUES + " FROM loads l WHERE l.summary_offset % 50 = 49");
+            s.execute("INSERT INTO release_heads (" + dev.placementaudit.store.ingest.ReleaseHeads.COLUMNS + ") SELECT "
+                    + dev.placementaudit.store.ingest.ReleaseHeads.VALUES + " FROM loads l WHERE l.summary_offset % 50 = 49");
             // An entry as the store writes it: its load's hash and its own, as bytes (the previous hash and the plan are derived).
             s.execute("INSERT INTO chain_entries (deployment_id, seq, load_id, load_hash, entry_hash, encoding) SELECT 'device-' || " + d + ", (g % "
                     + perDeployment + ") + 1, " + loadId + ", decode(" + String.format(hex, "'load' || g") + ", 'hex'), decode("

@@ -12,7 +12,7 @@ import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
-import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.RootCauses;
 import dev.placementaudit.testkit.EmbeddedKafkaBroker;

@@ -1,7 +1,7 @@
 package dev.placementaudit.cli;
 
 import dev.placementaudit.service.Settings;
-import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.worker.WorkerConfig;
 import org.junit.jupiter.api.Test;
 

@@ -47,7 +47,7 @@ public final class AlertOutbox {
     private final GrowthRule heap;
     private final String insert;
     /** The top tensors and causes of an alert, as JSON, by pair of plans and domain. */
-    private final Map<String, String[]> rendered = dev.placementaudit.store.regression.PlanCache.lru(256);
+    private final Map<String, String[]> rendered = dev.placementaudit.store.plans.PlanCache.lru(256);
 
     public AlertOutbox(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
         this.offHeap = offHeap;

@@ -256,7 +256,7 @@ public final class HashChain {
             s.setString(1, planDigest);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    digest.tensor(dev.placementaudit.store.ingest.PlanValues.read(rs, 1));
+                    digest.tensor(dev.placementaudit.store.plans.PlanValues.read(rs, 1));
                     count++;
                 }
             }

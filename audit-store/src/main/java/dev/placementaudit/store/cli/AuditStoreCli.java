@@ -12,7 +12,7 @@ import dev.placementaudit.service.cli.ConfDir;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
-import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;

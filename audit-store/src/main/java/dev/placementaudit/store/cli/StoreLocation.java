@@ -3,7 +3,7 @@ package dev.placementaudit.store.cli;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ConfDir;
-import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.config.StoreConfig;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,7 +2,6 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
-import dev.placementaudit.store.StoreMetrics;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.chain.ChainLog;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -50,7 +49,7 @@ public final class IngestLoop implements Runnable {
     private final ChainLog chainLog;
     /** The projection (store group) this loop writes, named on each of its dead letters. */
     private final byte[] projection;
-    private final StoreMetrics metrics;
+    private final IngestListener metrics;
     private final Clock clock;
     private final ConsumerVitals vitals;
     private volatile boolean running = true;
@@ -74,7 +73,7 @@ public final class IngestLoop implements Runnable {
     private final java.util.concurrent.atomic.AtomicBoolean alertsQueued = new java.util.concurrent.atomic.AtomicBoolean();
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
-                      String projection, Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, StoreMetrics metrics, Clock clock,
+                      String projection, Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, IngestListener metrics, Clock clock,
                       ConsumerVitals vitals) {
         this.consumer = consumer;
         this.deadLetters = deadLetters;

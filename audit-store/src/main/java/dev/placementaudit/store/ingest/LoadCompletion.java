@@ -2,6 +2,7 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 import org.slf4j.Logger;
@@ -62,7 +63,7 @@ final class LoadCompletion {
      * @param summaries   the summaries in this batch, by load id (the first of each)
      * @return the completions, in log order within each deployment, each with its predecessor
      */
-    Result complete(Connection c, Set<String> touched, Set<String> deployments, Map<String, Decoded.Summary> summaries, Instant now)
+    List<StoredLoad.Completion> complete(Connection c, Set<String> touched, Set<String> deployments, Map<String, Decoded.Summary> summaries, Instant now)
             throws SQLException {
         // The deployment locks are held: no other transaction writes these loads' rows until this one commits.
         Map<String, Candidate> candidates = new LinkedHashMap<>();
@@ -128,11 +129,7 @@ final class LoadCompletion {
                 delete.executeUpdate();
             }
         }
-        return new Result(List.copyOf(completions.values()), stored);
-    }
-
-    /** What {@link #complete} did: the completions, and which touched loads had a row before this batch. */
-    record Result(List<StoredLoad.Completion> completions, Set<String> storedBefore) {
+        return List.copyOf(completions.values());
     }
 
     private static void read(Connection c, String sql, List<String> chunk, Map<String, Candidate> candidates, Set<String> stored)

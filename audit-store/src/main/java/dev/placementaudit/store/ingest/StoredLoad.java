@@ -1,8 +1,9 @@
 package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.LoadRef;
-import dev.placementaudit.store.regression.TensorPlacement;
+import dev.placementaudit.store.plans.TensorPlacement;
 
 import java.sql.Timestamp;
 import java.util.List;

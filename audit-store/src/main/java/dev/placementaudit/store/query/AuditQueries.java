@@ -4,11 +4,11 @@ import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.LoadRef;
-import dev.placementaudit.store.regression.PlanCache;
+import dev.placementaudit.store.plans.PlanCache;
 import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.regression.ReleaseDiff;
 import dev.placementaudit.store.regression.RootCauses;
-import dev.placementaudit.store.regression.TensorPlacement;
+import dev.placementaudit.store.plans.TensorPlacement;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -329,7 +329,7 @@ public final class AuditQueries {
             if (from.isEmpty() || to.isEmpty()) {
                 return List.of();
             }
-            return RootCauses.of(plans.placements(c, from.get()), plans.placements(c, to.get()));
+            return RootCauses.of(plans.placements(c, from.get().planDigest()), plans.placements(c, to.get().planDigest()));
         } catch (SQLException e) {
             throw new UncheckedSqlException(e);
         }

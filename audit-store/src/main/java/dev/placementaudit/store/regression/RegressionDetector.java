@@ -1,6 +1,8 @@
 package dev.placementaudit.store.regression;
 
 import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.plans.PlanCache;
+import dev.placementaudit.store.plans.TensorPlacement;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -97,7 +99,7 @@ public final class RegressionDetector {
         if (known != null) {
             return known;
         }
-        List<TensorPlacement> beforePlacements = plans.placements(c, before);
+        List<TensorPlacement> beforePlacements = plans.placements(c, before.planDigest());
         PlanComparison comparison = new PlanComparison(ReleaseDiff.compare(beforePlacements, afterPlacements, offHeap, heap),
                 RootCauses.of(beforePlacements, afterPlacements));
         if (before.planDigest() != null && after.planDigest() != null) {
@@ -180,22 +182,6 @@ public final class RegressionDetector {
             }
         }
         return found;
-    }
-
-    /** Where each tensor of a plan lands, in tensor order. */
-    public static List<TensorPlacement> plan(Connection c, String planDigest) throws SQLException {
-        List<TensorPlacement> tensors = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, tensor_index, memory_domain, resident_bytes, stored_format, "
-                + "resident_format, reason_code, mapping_blockers, reason FROM plan_tensors WHERE plan_digest = ? ORDER BY tensor_index")) {
-            s.setString(1, planDigest);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    tensors.add(new TensorPlacement(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5),
-                            rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)));
-                }
-            }
-        }
-        return tensors;
     }
 
     private static Optional<LoadRef> one(Connection c, String sql, LoadRef load) throws SQLException {

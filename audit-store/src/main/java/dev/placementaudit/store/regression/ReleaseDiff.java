@@ -1,5 +1,7 @@
 package dev.placementaudit.store.regression;
 
+import dev.placementaudit.store.plans.TensorPlacement;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

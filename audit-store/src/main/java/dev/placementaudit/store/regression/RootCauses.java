@@ -1,5 +1,7 @@
 package dev.placementaudit.store.regression;
 
+import dev.placementaudit.store.plans.TensorPlacement;
+
 import dev.placementaudit.core.placement.ByteSizes;
 
 import java.util.ArrayList;

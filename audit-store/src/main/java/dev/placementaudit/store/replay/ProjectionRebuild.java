@@ -2,7 +2,7 @@ package dev.placementaudit.store.replay;
 
 import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.KafkaReachability;
-import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.ingest.Decoded;

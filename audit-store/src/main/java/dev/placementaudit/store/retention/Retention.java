@@ -4,7 +4,7 @@ import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
-import dev.placementaudit.store.ingest.ProjectionWriter;
+import dev.placementaudit.store.ingest.ReleaseHeads;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 
@@ -255,8 +255,8 @@ public final class Retention {
             s.setString(1, plan.deploymentId());
             s.executeUpdate();
         }
-        try (PreparedStatement s = c.prepareStatement("INSERT INTO release_heads (" + ProjectionWriter.RELEASE_HEAD_COLUMNS + ") SELECT "
-                + ProjectionWriter.RELEASE_HEAD_VALUES + " FROM loads l WHERE l.deployment_id = ? AND "
+        try (PreparedStatement s = c.prepareStatement("INSERT INTO release_heads (" + ReleaseHeads.COLUMNS + ") SELECT "
+                + ReleaseHeads.VALUES + " FROM loads l WHERE l.deployment_id = ? AND "
                 + "l.complete = TRUE AND NOT EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND "
                 + "x.model_id = l.model_id AND x.release_name = l.release_name AND " + LATER_IN_THE_LOG + ")")) {
             s.setString(1, plan.deploymentId());

@@ -6,7 +6,7 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.service.ConfigException;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.AuditStore;
-import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.StoreHarnessAccess;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;

@@ -1,7 +1,7 @@
 package dev.placementaudit.store.cli;
 
 import dev.placementaudit.service.cli.CommandFailure;
-import dev.placementaudit.store.StoreConfig;
+import dev.placementaudit.store.config.StoreConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

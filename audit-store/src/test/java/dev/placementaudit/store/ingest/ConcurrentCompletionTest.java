@@ -12,10 +12,10 @@ import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.testkit.PostgresServer;
 import dev.placementaudit.testkit.SampleEvents;
 import dev.placementaudit.testkit.TestDatabase;
-import dev.placementaudit.worker.resolve.LoadResolution;
-import dev.placementaudit.worker.resolve.LoadValidator;
-import dev.placementaudit.worker.resolve.Provenance;
-import dev.placementaudit.worker.resolve.ResolvedLoad;
+import dev.placementaudit.resolution.LoadResolution;
+import dev.placementaudit.resolution.LoadValidator;
+import dev.placementaudit.resolution.Provenance;
+import dev.placementaudit.resolution.ResolvedLoad;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.regression;
 
+import dev.placementaudit.store.plans.TensorPlacement;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -6,7 +6,7 @@ import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.WorkerVersion;
-import dev.placementaudit.worker.resolve.LoadResolution;
+import dev.placementaudit.resolution.LoadResolution;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerConfig;

@@ -7,7 +7,7 @@ import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.testkit.SampleEvents;
 import dev.placementaudit.worker.WorkerConfig;
-import dev.placementaudit.worker.resolve.LoadResolution;
+import dev.placementaudit.resolution.LoadResolution;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

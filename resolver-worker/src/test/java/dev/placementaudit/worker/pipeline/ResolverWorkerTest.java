@@ -229,9 +229,9 @@ class ResolverWorkerTest {
 
     private static AllocationDecided sampleDecision() {
         ModelLoaded load = SampleEvents.edgeLoad("x", "r", 1);
-        return new dev.placementaudit.worker.resolve.LoadResolution("t")
-                .resolve(new dev.placementaudit.worker.resolve.LoadValidator(10).validate(load),
-                        new dev.placementaudit.worker.resolve.Provenance("t", 0, 0), java.time.Instant.now())
+        return new dev.placementaudit.resolution.LoadResolution("t")
+                .resolve(new dev.placementaudit.resolution.LoadValidator(10).validate(load),
+                        new dev.placementaudit.resolution.Provenance("t", 0, 0), java.time.Instant.now())
                 .decisions().get(0);
     }
 }

@@ -1,4 +1,4 @@
-package dev.placementaudit.worker.resolve;
+package dev.placementaudit.resolution;
 
 import dev.placementaudit.core.format.DType;
 import dev.placementaudit.core.format.Format;
@@ -31,7 +31,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.regex.Pattern;
 
-import static dev.placementaudit.worker.resolve.InvalidLoadException.Code;
+import static dev.placementaudit.resolution.InvalidLoadException.Code;
 
 /**
  * The boundary check (STYLE.md 8): everything Avro's schema cannot say about a ModelLoaded - sizes, shapes,

@@ -1,6 +1,6 @@
-package dev.placementaudit.worker.resolve;
+package dev.placementaudit.resolution;
 
-import dev.placementaudit.worker.resolve.InvalidLoadException.Code;
+import dev.placementaudit.resolution.InvalidLoadException.Code;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.IndexedRecord;
 

@@ -1,4 +1,4 @@
-package dev.placementaudit.worker.resolve;
+package dev.placementaudit.resolution;
 
 /**
  * A ModelLoaded that decodes but cannot be resolved. The code is stable (it goes into dead-letter headers and

@@ -1,4 +1,4 @@
-package dev.placementaudit.store.ingest;
+package dev.placementaudit.store.plans;
 
 import dev.placementaudit.schemas.PlanDigest;
 

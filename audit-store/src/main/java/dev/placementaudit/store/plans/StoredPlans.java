@@ -1,10 +1,9 @@
-package dev.placementaudit.store.ingest;
+package dev.placementaudit.store.plans;
 
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
-import dev.placementaudit.store.regression.TensorPlacement;
 import org.postgresql.PGConnection;
 
 import java.io.IOException;
@@ -31,7 +30,7 @@ import java.util.stream.Collectors;
  * PostgreSQL), and a plan's tensors only by the transaction whose insert took: a concurrent instance building the same
  * plan waits on the plan's key, then finds it there.
  */
-final class StoredPlans {
+public final class StoredPlans {
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
     static final List<String> TENSOR_COLUMNS;
     private static final String COPY;
@@ -47,36 +46,57 @@ final class StoredPlans {
     private final Dialect dialect;
     private final String insertPlan;
 
-    StoredPlans(Dialect dialect) {
+    public StoredPlans(Dialect dialect) {
         this.dialect = dialect;
         this.insertPlan = dialect.insertIgnoringDuplicates("plans", List.of("plan_digest", "tensor_count", "placement_signature"),
                 List.of("VARCHAR(64)", "INTEGER", "VARCHAR(64)"), "plan_digest");
     }
 
     /** A plan built from one load's decisions, all of them, in tensor order. */
-    record NewPlan(String digest, List<AllocationDecided> decisions) {
-        List<TensorPlacement> placements() {
+    public record NewPlan(String digest, List<AllocationDecided> decisions) {
+        public List<TensorPlacement> placements() {
             return decisions.stream().map(StoredPlans::placement).toList();
+        }
+
+        /** Each tensor's values, as {@link PlanDigest#values}: what a decision that names the plan must carry. */
+        public List<Object[]> values() {
+            return decisions.stream().map(PlanDigest::values).toList();
         }
     }
 
     /** The digest an event carries when it is one (64 lower-case hex characters), else null: the store computes it. */
-    static String carried(String digest) {
+    public static String carried(String digest) {
         return digest != null && DIGEST.matcher(digest).matches() ? digest : null;
     }
 
     /** Which of these plans are stored (committed, or written by this transaction). */
-    static Set<String> stored(Connection c, Collection<String> digests) throws SQLException {
+    public static Set<String> stored(Connection c, Collection<String> digests) throws SQLException {
         return InList.strings(c, "SELECT plan_digest FROM plans WHERE plan_digest IN (%s)", digests);
     }
 
     /** Which of these loads have decisions staged. */
-    static Set<String> staged(Connection c, Collection<String> loadIds) throws SQLException {
+    public static Set<String> staged(Connection c, Collection<String> loadIds) throws SQLException {
         return InList.strings(c, "SELECT DISTINCT load_id FROM decisions WHERE load_id IN (%s)", loadIds);
     }
 
+    /** Where each tensor of a stored plan lands, in tensor order. */
+    public static List<TensorPlacement> placements(Connection c, String planDigest) throws SQLException {
+        List<TensorPlacement> tensors = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, tensor_index, memory_domain, resident_bytes, stored_format, "
+                + "resident_format, reason_code, mapping_blockers, reason FROM plan_tensors WHERE plan_digest = ? ORDER BY tensor_index")) {
+            s.setString(1, planDigest);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    tensors.add(new TensorPlacement(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5),
+                            rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)));
+                }
+            }
+        }
+        return tensors;
+    }
+
     /** A stored plan's tensors, each as {@link PlanDigest#values} (the types a decision's values have), in tensor order. */
-    static List<Object[]> tensorValues(Connection c, String digest) throws SQLException {
+    public static List<Object[]> tensorValues(Connection c, String digest) throws SQLException {
         List<Object[]> tensors = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", PlanDigest.COLUMNS) + " FROM plan_tensors "
                 + "WHERE plan_digest = ? ORDER BY tensor_index")) {
@@ -95,7 +115,7 @@ final class StoredPlans {
      * in digest order, so two instances inserting some of the same plans wait on each other's keys in one order and
      * never deadlock.
      */
-    int write(Connection c, Collection<NewPlan> plans) throws SQLException {
+    public int write(Connection c, Collection<NewPlan> plans) throws SQLException {
         List<NewPlan> sorted = plans.stream().sorted(java.util.Comparator.comparing(NewPlan::digest)).toList();
         List<NewPlan> inserted = new ArrayList<>();
         if (dialect == Dialect.POSTGRESQL && !sorted.isEmpty()) {
@@ -157,7 +177,7 @@ final class StoredPlans {
      * from events that carry no digest): digests them as stored, stores the plan if it is new (its tensors copied
      * from the staged rows, inside the database), and returns its digest.
      */
-    Built fromStaged(Connection c, String loadId, String resolverVersion) throws SQLException {
+    public Built fromStaged(Connection c, String loadId, String resolverVersion) throws SQLException {
         PlanDigest digest = new PlanDigest();
         List<TensorPlacement> placements = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", PlanDigest.COLUMNS) + " FROM decisions "
@@ -193,7 +213,7 @@ final class StoredPlans {
     }
 
     /** A plan built from staged decisions: its digest and its placement signature. */
-    record Built(String digest, String signature) {
+    public record Built(String digest, String signature) {
     }
 
     /** SHA-256 over every (tensor, domain) in tensor order: what loads.placement_signature has always held. */

@@ -1,4 +1,4 @@
-package dev.placementaudit.worker.resolve;
+package dev.placementaudit.resolution;
 
 import dev.placementaudit.core.placement.AllocationDecision;
 import dev.placementaudit.core.placement.AllocationResolver;

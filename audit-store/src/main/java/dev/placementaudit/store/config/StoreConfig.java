@@ -1,4 +1,4 @@
-package dev.placementaudit.store;
+package dev.placementaudit.store.config;
 
 import dev.placementaudit.service.HttpSettings;
 import dev.placementaudit.service.Settings;

@@ -1,4 +1,4 @@
-package dev.placementaudit.worker.resolve;
+package dev.placementaudit.resolution;
 
 import dev.placementaudit.events.EncodingRequestKind;
 import dev.placementaudit.events.ModelLoaded;
@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
-import static dev.placementaudit.worker.resolve.InvalidLoadException.Code;
+import static dev.placementaudit.resolution.InvalidLoadException.Code;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,4 +1,4 @@
-package dev.placementaudit.store.regression;
+package dev.placementaudit.store.plans;
 
 /**
  * One tensor's stored decision, as the diff needs it.

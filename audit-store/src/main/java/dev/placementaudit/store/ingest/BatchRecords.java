@@ -1,0 +1,57 @@
+package dev.placementaudit.store.ingest;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * A batch's records sorted for writing: each load's decisions, in the order met; the summaries, the first of each load;
+ * every load and deployment touched (deployments sorted, the order their locks are taken in); and per deployment the
+ * highest {@code model-loads} offset of its decisions here.
+ */
+record BatchRecords(Map<String, List<Decoded.Decision>> decisionsByLoad, Map<String, Decoded.Summary> summaries, Set<String> touched,
+                    Set<String> deployments, Map<String, Long> decidedThrough, int decisionRecords, int summaryRecords) {
+
+    static BatchRecords of(List<Decoded> batch) {
+        Map<String, List<Decoded.Decision>> byLoad = new LinkedHashMap<>();
+        Map<String, Decoded.Summary> summaries = new LinkedHashMap<>();
+        Set<String> touched = new LinkedHashSet<>();
+        Set<String> deployments = new TreeSet<>();
+        Map<String, Long> decidedThrough = new HashMap<>();
+        int decisionRecords = 0;
+        int summaryRecords = 0;
+        // A load's decisions come one after another (one partition, published together): the group is looked up again
+        // only when the load changes.
+        String lastLoadId = null;
+        List<Decoded.Decision> group = null;
+        for (Decoded item : batch) {
+            if (item instanceof Decoded.Decision decision) {
+                String loadId = decision.event().getLoadId();
+                if (!loadId.equals(lastLoadId)) {
+                    group = byLoad.get(loadId);
+                    lastLoadId = loadId;
+                }
+                if (group == null) {
+                    group = new ArrayList<>();
+                    byLoad.put(loadId, group);
+                    touched.add(loadId);
+                    deployments.add(decision.event().getDeploymentId());
+                }
+                group.add(decision);
+                decidedThrough.merge(decision.event().getDeploymentId(), decision.event().getSourceOffset(), Math::max);
+                decisionRecords++;
+            } else if (item instanceof Decoded.Summary summary) {
+                touched.add(summary.event().getLoadId().toString());
+                deployments.add(summary.event().getDeploymentId());
+                summaries.putIfAbsent(summary.event().getLoadId().toString(), summary);
+                summaryRecords++;
+            }
+        }
+        return new BatchRecords(byLoad, summaries, touched, deployments, decidedThrough, decisionRecords, summaryRecords);
+    }
+}

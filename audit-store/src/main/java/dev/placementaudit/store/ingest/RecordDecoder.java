@@ -1,0 +1,79 @@
+package dev.placementaudit.store.ingest;
+
+import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.UndecodableEventException;
+import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.store.plans.PlanCache;
+import dev.placementaudit.store.plans.PlanMatch;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A poll's records as events, each checked against what the store can hold, on the thread that decodes ahead while a
+ * batch writes: nothing is written here.
+ */
+final class RecordDecoder {
+    private final String decisionsTopic;
+    private final String resolvedTopic;
+    private final PlanCache plans;
+    private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
+    private final EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
+
+    RecordDecoder(String decisionsTopic, String resolvedTopic, PlanCache plans) {
+        this.decisionsTopic = decisionsTopic;
+        this.resolvedTopic = resolvedTopic;
+        this.plans = plans;
+    }
+
+    List<Decoded> decode(List<ConsumerRecord<byte[], byte[]>> records) {
+        List<Decoded> decoded = new ArrayList<>(records.size());
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            decoded.add(decode(record));
+        }
+        checkAgainstKnownPlans(decoded);
+        return decoded;
+    }
+
+    /**
+     * Checks, value by value, each decision that names a plan whose values are at hand against that plan's tensor, and
+     * marks those that carry it ({@link Decoded.Decision#checkedPlan}): the comparison runs here, off the batch's
+     * transaction. A decision not marked is checked when written.
+     */
+    private void checkAgainstKnownPlans(List<Decoded> decoded) {
+        for (int i = 0; i < decoded.size(); i++) {
+            if (decoded.get(i) instanceof Decoded.Decision decision) {
+                // Only well-formed digests are keys: a lookup needs no check of its own.
+                String digest = decision.event().getPlanDigest();
+                List<Object[]> tensors = digest == null ? null : plans.valuesAtHand(digest);
+                if (tensors != null && decision.event().getTensorCount() == tensors.size() && PlanMatch.carries(tensors, decision.event())) {
+                    decoded.set(i, new Decoded.Decision(decision.record(), decision.event(), digest));
+                }
+            }
+        }
+    }
+
+    private Decoded decode(ConsumerRecord<byte[], byte[]> record) {
+        try {
+            if (record.topic().equals(decisionsTopic)) {
+                AllocationDecided event = decisions.decode(record.value());
+                String overflow = StoredDecision.overflow(event);
+                return overflow == null ? new Decoded.Decision(record, event)
+                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow, event.getLoadId());
+            }
+            if (record.topic().equals(resolvedTopic)) {
+                LoadResolved event = summaries.decode(record.value());
+                String overflow = StoredLoad.overflow(event);
+                return overflow == null ? new Decoded.Summary(record, event)
+                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow,
+                        event.getLoadId().toString());
+            }
+            throw new IllegalArgumentException("record from unexpected topic " + record.topic());
+        } catch (UndecodableEventException e) {
+            return new Decoded.Reject(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), e.getMessage());
+        }
+    }
+}
