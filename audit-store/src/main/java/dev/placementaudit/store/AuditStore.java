@@ -1,6 +1,5 @@
 package dev.placementaudit.store;
 
-import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
@@ -8,8 +7,9 @@ import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.alerts.AlertPublisher;
-import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.api.ApiRoutes;
+import dev.placementaudit.store.chain.ChainLog;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.ingest.IngestLoop;
 import dev.placementaudit.store.ingest.ProjectionWriter;
@@ -27,12 +27,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /** A running audit store: database migrated, ingest loop on its own thread, API and ops endpoint up. */
 public final class AuditStore implements AutoCloseable {
@@ -129,7 +132,7 @@ public final class AuditStore implements AutoCloseable {
     private static final Duration OTHER_PROJECTIONS_CHECK_DELAY = Duration.ofSeconds(30);
 
     private static long uptimeMillis() {
-        return java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
+        return ManagementFactory.getRuntimeMXBean().getUptime();
     }
 
     /**
@@ -142,7 +145,7 @@ public final class AuditStore implements AutoCloseable {
         Thread check = new Thread(() -> {
             try {
                 Thread.sleep(OTHER_PROJECTIONS_CHECK_DELAY.toMillis());
-                java.util.Set<String> others = ChainLog.read(config.kafka(), config.chainTopic(), config.groupId(), config.connectTimeout())
+                Set<String> others = ChainLog.read(config.kafka(), config.chainTopic(), config.groupId(), config.connectTimeout())
                         .otherProjections();
                 if (!others.isEmpty()) {
                     LOG.warn("the chain topic {} also holds the heads of other projections {}: this store (projection {}) publishes and verifies "
@@ -232,7 +235,7 @@ public final class AuditStore implements AutoCloseable {
 
     static boolean onlyLoopback(String bootstrapServers) {
         for (String server : bootstrapServers.split(",")) {
-            String host = server.trim().replaceFirst(":\\d+$", "").replace("[", "").replace("]", "").toLowerCase(java.util.Locale.ROOT);
+            String host = server.trim().replaceFirst(":\\d+$", "").replace("[", "").replace("]", "").toLowerCase(Locale.ROOT);
             if (!(host.equals("localhost") || host.startsWith("127.") || host.equals("::1"))) {
                 return false;
             }

@@ -9,16 +9,21 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 
 /**
  * The store's meters. {@code pa_store_load_bytes{deployment,model,release,domain}}: the resident bytes per domain of the
@@ -40,7 +45,7 @@ public final class StoreMetrics implements IngestListener {
     /** Only the ingest thread writes it, but the gauge rows are read from the scrape thread. */
     private final Map<Tags, Latest> latest = new ConcurrentHashMap<>();
     private static final int EAGER_ROWS = 300;
-    private static final long GAUGE_INTERVAL_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+    private static final long GAUGE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private long gaugesPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
     private long alertsPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
     private final MultiGauge alertDelta;
@@ -49,8 +54,8 @@ public final class StoreMetrics implements IngestListener {
     /** Whether rows were added or changed since the gauges were last registered (values of existing load rows change in place). */
     private boolean loadsChanged = true;
     private boolean alertsChanged = true;
-    private final Map<String, io.micrometer.core.instrument.Timer> phaseTimers = new java.util.HashMap<>();
-    private final Map<String, Counter> counters = new java.util.HashMap<>();
+    private final Map<String, Timer> phaseTimers = new HashMap<>();
+    private final Map<String, Counter> counters = new HashMap<>();
 
     public StoreMetrics(MeterRegistry registry, DataSource database) {
         this.registry = registry;
@@ -73,9 +78,9 @@ public final class StoreMetrics implements IngestListener {
 
     @Override
     public void committed(BatchOutcome outcome) {
-        outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.computeIfAbsent(phase, p -> io.micrometer.core.instrument.Timer
+        outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.computeIfAbsent(phase, p -> Timer
                 .builder("pa.store.batch.phase").description("time a committed batch spent per phase: rows, lock, complete, chain, detect, commit")
-                .tag("phase", p).register(registry)).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS));
+                .tag("phase", p).register(registry)).record(nanos, TimeUnit.NANOSECONDS));
         decisions.increment(outcome.decisions());
         stagedDecisions.increment(outcome.stagedDecisions());
         planTensorRows.increment(outcome.planTensorRows());
@@ -87,8 +92,8 @@ public final class StoreMetrics implements IngestListener {
         }
         if (!outcome.detections().isEmpty()) {
             // A compared load replaces what its deployment and model showed: its own alerts, or none.
-            Map<List<String>, Map<String, AlertOutbox.StoredAlert>> now = new java.util.LinkedHashMap<>();
-            outcome.detections().forEach(d -> now.put(List.of(d.load().deploymentId(), d.load().modelId()), new java.util.HashMap<>()));
+            Map<List<String>, Map<String, AlertOutbox.StoredAlert>> now = new LinkedHashMap<>();
+            outcome.detections().forEach(d -> now.put(List.of(d.load().deploymentId(), d.load().modelId()), new HashMap<>()));
             outcome.alerts().stream().filter(a -> a.suppressedBy() == null).forEach(a -> now.get(List.of(a.deploymentId(), a.modelId()))
                     .put(a.kind(), a));
             now.forEach((key, byKind) -> {
@@ -116,7 +121,7 @@ public final class StoreMetrics implements IngestListener {
         for (Map.Entry<String, AlertOutbox.StoredAlert> e : a.entrySet()) {
             AlertOutbox.StoredAlert x = e.getValue();
             AlertOutbox.StoredAlert y = b.get(e.getKey());
-            if (!java.util.Objects.equals(x.fromRelease(), y.fromRelease()) || !x.release().equals(y.release()) || x.deltaBytes() != y.deltaBytes()) {
+            if (!Objects.equals(x.fromRelease(), y.fromRelease()) || !x.release().equals(y.release()) || x.deltaBytes() != y.deltaBytes()) {
                 return false;
             }
         }

@@ -1,5 +1,7 @@
 package dev.placementaudit.bench;
 
+import com.sun.management.OperatingSystemMXBean;
+
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -14,8 +16,8 @@ import java.util.List;
  * whether a mode waited on the broker (latency-bound) or ran out of cores (CPU-bound); CPU per mode can.
  */
 final class CpuClock {
-    private final com.sun.management.OperatingSystemMXBean os =
-            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    private final OperatingSystemMXBean os =
+            (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     private final List<Path> brokerStats;
     private final double ticksPerSecond;
 

@@ -1,28 +1,31 @@
 package dev.placementaudit.bench;
 
+import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.TensorInfo;
-import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.producer.simulate.Drift;
 import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
+import dev.placementaudit.resolution.LoadResolution;
+import dev.placementaudit.resolution.LoadValidator;
+import dev.placementaudit.resolution.Provenance;
+import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.ingest.ReleaseHeads;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.testkit.KafkaBroker;
-import dev.placementaudit.resolution.LoadResolution;
-import dev.placementaudit.resolution.LoadValidator;
-import dev.placementaudit.resolution.Provenance;
-import dev.placementaudit.resolution.ResolvedLoad;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -30,6 +33,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyManager;
 
+import java.io.BufferedInputStream;
+import java.io.InputStream;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,10 +49,17 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -100,10 +113,10 @@ public final class StoreBench {
     private final String pgUser;
     private final String pgPassword;
     /** Milliseconds the last ingest run's batches spent per phase. */
-    private final Map<String, Double> lastPhases = new java.util.LinkedHashMap<>();
+    private final Map<String, Double> lastPhases = new LinkedHashMap<>();
 
     /** Database size after the last ingest run: bytes per table (pg_total_relation_size, indexes and TOAST included). */
-    private final Map<String, Long> lastSizes = new java.util.LinkedHashMap<>();
+    private final Map<String, Long> lastSizes = new LinkedHashMap<>();
     /** Rows the last ingest run staged and plan tensor rows it wrote (pa_store_decisions_staged, pa_store_plan_tensor_rows). */
     private double lastStaged;
     private double lastPlanRows;
@@ -203,7 +216,7 @@ public final class StoreBench {
             Path out = Files.createTempFile("pa-store-out", ".log");
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx" + heap,
                     "-Xlog:gc:file=" + gcLog, "-cp", System.getProperty("java.class.path"), "dev.placementaudit.store.cli.AuditStoreCli", "run"));
-            Map<String, String> settings = new java.util.LinkedHashMap<>(Map.of("kafka.bootstrap.servers", bootstrap,
+            Map<String, String> settings = new LinkedHashMap<>(Map.of("kafka.bootstrap.servers", bootstrap,
                     "store.decisions.topic", base + ".decided", "store.resolved.topic", base + ".resolved", "store.alerts.topic", base + ".alerts",
                     "store.chain.topic", base + ".chain", "store.group.id", schema, "store.jdbc.url", pgUrl, "store.jdbc.user", pgUser,
                     "store.jdbc.schema", schema, "store.http.port", "-1"));
@@ -231,14 +244,14 @@ public final class StoreBench {
                 seconds = (System.nanoTime() - started) / 1e9;
             } finally {
                 store.destroy();
-                store.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
+                store.waitFor(30, TimeUnit.SECONDS);
             }
             long peakBefore = 0;
             long maxAfter = 0;
             int collections = 0;
-            java.util.regex.Pattern pause = java.util.regex.Pattern.compile("(\\d+)M->(\\d+)M\\((\\d+)M\\)");
+            Pattern pause = Pattern.compile("(\\d+)M->(\\d+)M\\((\\d+)M\\)");
             for (String line : Files.readAllLines(gcLog)) {
-                java.util.regex.Matcher m = pause.matcher(line);
+                Matcher m = pause.matcher(line);
                 if (line.contains("Pause") && m.find()) {
                     collections++;
                     peakBefore = Math.max(peakBefore, Long.parseLong(m.group(1)));
@@ -301,9 +314,9 @@ public final class StoreBench {
         LoadValidator validator = new LoadValidator(1_000_000);
         int count = 0;
         long decisions = 0;
-        java.util.Set<String> plans = new java.util.HashSet<>();
+        Set<String> plans = new HashSet<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
-             java.io.Writer rows = Files.newBufferedWriter(copyRows, StandardCharsets.UTF_8)) {
+             Writer rows = Files.newBufferedWriter(copyRows, StandardCharsets.UTF_8)) {
             for (ModelLoaded load : fleet()) {
                 ResolvedLoad r = resolution.resolve(validator.validate(load), new Provenance("model-loads", 0, count), Instant.now());
                 byte[] key = r.summary().getDeploymentId().getBytes(StandardCharsets.UTF_8);
@@ -326,11 +339,11 @@ public final class StoreBench {
     }
 
     private void createTopics(String base) throws Exception {
-        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(base + ".decided", 3, (short) 1),
-                    new org.apache.kafka.clients.admin.NewTopic(base + ".resolved", 3, (short) 1),
-                    new org.apache.kafka.clients.admin.NewTopic(base + ".alerts", 1, (short) 1),
-                    new org.apache.kafka.clients.admin.NewTopic(base + ".decided.dlq", 1, (short) 1))).all().get();
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(base + ".decided", 3, (short) 1),
+                    new NewTopic(base + ".resolved", 3, (short) 1),
+                    new NewTopic(base + ".alerts", 1, (short) 1),
+                    new NewTopic(base + ".decided.dlq", 1, (short) 1))).all().get();
         }
     }
 
@@ -348,7 +361,7 @@ public final class StoreBench {
     /** COPY of the decision rows into a migrated, empty schema: the raw PostgreSQL baseline. */
     private double rawCopy(Path rows, String schema) throws Exception {
         try (AuditDatabase db = AuditDatabase.open(pgUrl, pgUser, pgPassword, schema, 2); Connection c = db.dataSource().getConnection();
-             java.io.InputStream in = new java.io.BufferedInputStream(Files.newInputStream(rows), 1 << 20)) {
+             InputStream in = new BufferedInputStream(Files.newInputStream(rows), 1 << 20)) {
             CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
             long started = System.nanoTime();
             copy.copyIn("COPY " + schema + ".decisions FROM STDIN", in);
@@ -383,7 +396,7 @@ public final class StoreBench {
             lastPlanRows = registry.counter("pa.store.plan.tensor.rows").count();
             lastPhases.clear();
             registry.find("pa.store.batch.phase").timers().forEach(t -> lastPhases.put(t.getId().getTag("phase"),
-                    t.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS)));
+                    t.totalTime(TimeUnit.MILLISECONDS)));
             try (Connection c = store.database().dataSource().getConnection()) {
                 lastSizes.clear();
                 lastSizes.putAll(sizes(c, schema));
@@ -444,8 +457,8 @@ public final class StoreBench {
                     + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
                     + "'mapped', 're-encoded at load' FROM generate_series(0, 79) pair, generate_series(0, 145, 7) t WHERE pair % 5 > 0");
             // Each release's head: its last load (n = 49), as the store keeps them.
-            s.execute("INSERT INTO release_heads (" + dev.placementaudit.store.ingest.ReleaseHeads.COLUMNS + ") SELECT "
-                    + dev.placementaudit.store.ingest.ReleaseHeads.VALUES + " FROM loads l WHERE l.summary_offset % 50 = 49");
+            s.execute("INSERT INTO release_heads (" + ReleaseHeads.COLUMNS + ") SELECT "
+                    + ReleaseHeads.VALUES + " FROM loads l WHERE l.summary_offset % 50 = 49");
             // An entry as the store writes it: its load's hash and its own, as bytes (the previous hash and the plan are derived).
             s.execute("INSERT INTO chain_entries (deployment_id, seq, load_id, load_hash, entry_hash, encoding) SELECT 'device-' || " + d + ", (g % "
                     + perDeployment + ") + 1, " + loadId + ", decode(" + String.format(hex, "'load' || g") + ", 'hex'), decode("
@@ -460,8 +473,8 @@ public final class StoreBench {
             long total = sizes.values().stream().mapToLong(Long::longValue).sum();
             System.out.printf(Locale.ROOT, "filled in %.0f s: %s%n", fillSeconds, ByteSizes.format(total));
             AuditQueries queries = new AuditQueries(db.dataSource(), new GrowthRule("off-heap", 10, 1 << 20), new GrowthRule("heap", 10, 1 << 20));
-            java.util.Random random = new java.util.Random(1);
-            Map<String, double[]> latencies = new java.util.LinkedHashMap<>();
+            Random random = new Random(1);
+            Map<String, double[]> latencies = new LinkedHashMap<>();
             latencies.put("diff (two releases of a deployment's model)", time(() -> {
                 int release = 1 + random.nextInt(4);
                 if (queries.diff("device-" + random.nextInt((int) deployments), "model-" + random.nextInt(4), "r" + release, "r" + (release + 1))
@@ -538,7 +551,7 @@ public final class StoreBench {
 
     /** Bytes per table of the schema, indexes and TOAST included (pg_total_relation_size), largest first. */
     private static Map<String, Long> sizes(Connection c, String schema) throws SQLException {
-        Map<String, Long> sizes = new java.util.LinkedHashMap<>();
+        Map<String, Long> sizes = new LinkedHashMap<>();
         try (PreparedStatement s = c.prepareStatement("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n "
                 + "ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind = 'r' ORDER BY 2 DESC")) {
             s.setString(1, schema);

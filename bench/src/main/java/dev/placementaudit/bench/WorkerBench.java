@@ -4,18 +4,18 @@ import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
-import dev.placementaudit.schemas.AvroTrust;
-import dev.placementaudit.schemas.EventSerde;
-import dev.placementaudit.service.Settings;
-import dev.placementaudit.testkit.KafkaFixture;
-import dev.placementaudit.testkit.KafkaBroker;
-import dev.placementaudit.worker.WorkerConfig;
-import dev.placementaudit.worker.WorkerVersion;
-import dev.placementaudit.worker.pipeline.ResolverWorker;
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
+import dev.placementaudit.schemas.AvroTrust;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaFixture;
+import dev.placementaudit.worker.WorkerConfig;
+import dev.placementaudit.worker.WorkerVersion;
+import dev.placementaudit.worker.pipeline.ResolverWorker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -40,6 +40,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -390,7 +391,7 @@ public final class WorkerBench {
     private record Sample(double seconds, double firstCommit, CpuClock.Reading cpu) {
         /** The run with the median time, with its own CPU figures (not medians taken column by column). */
         static Sample median(List<Sample> samples) {
-            List<Sample> sorted = samples.stream().sorted(java.util.Comparator.comparingDouble(Sample::seconds)).toList();
+            List<Sample> sorted = samples.stream().sorted(Comparator.comparingDouble(Sample::seconds)).toList();
             return sorted.get((sorted.size() - 1) / 2);
         }
 

@@ -20,11 +20,11 @@ import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.pipeline.ResolverWorker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -32,6 +32,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -104,7 +105,7 @@ public final class PipelineDemo implements Callable<Integer> {
                         + fleet.tensorCount() + " tensors; r2 dequantizes every ffn_down weight at load");
                 try (PlacementEvents events = PlacementEvents.connect(Map.of("bootstrap.servers", broker.bootstrapServers()), "model-loads",
                         Duration.ofSeconds(15))) {
-                    List<CompletableFuture<?>> sent = new java.util.ArrayList<>();
+                    List<CompletableFuture<?>> sent = new ArrayList<>();
                     for (ModelLoaded load : fleet) {
                         sent.add(events.publishAsync(load));
                     }
@@ -231,13 +232,13 @@ public final class PipelineDemo implements Callable<Integer> {
     private static boolean portIsFree(int port) {
         try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
             return true;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return false;
         }
     }
 
 
-    private static void deleteRecursively(Path dir) throws java.io.IOException {
+    private static void deleteRecursively(Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }

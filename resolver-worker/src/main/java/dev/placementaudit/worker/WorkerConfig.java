@@ -3,6 +3,7 @@ package dev.placementaudit.worker;
 import dev.placementaudit.service.ConfigException;
 import dev.placementaudit.service.HttpSettings;
 import dev.placementaudit.service.Settings;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
@@ -79,7 +80,7 @@ public record WorkerConfig(
                 settings.integer("worker.batches.ahead", 1, 0, 16),
                 settings.connectTimeout(),
                 settings.duration("worker.health.bound", Duration.ofSeconds(60)));
-        settings.unreadKeys("worker.").forEach(key -> org.slf4j.LoggerFactory.getLogger(WorkerConfig.class)
+        settings.unreadKeys("worker.").forEach(key -> LoggerFactory.getLogger(WorkerConfig.class)
                 .warn("configuration {} is not a resolver-worker setting (misspelt?); ignored", key));
         return config;
     }

@@ -177,7 +177,7 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
     }
 
     @Override
-    public void configure(java.util.Map<String, ?> configs, boolean isKey) {
+    public void configure(Map<String, ?> configs, boolean isKey) {
         // nothing to configure: the schema history ships in this jar
     }
 

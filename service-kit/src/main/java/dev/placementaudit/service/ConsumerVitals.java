@@ -3,6 +3,7 @@ package dev.placementaudit.service;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What a consuming service can tell about its own progress: how long it has had no connection to any broker, how long
@@ -47,13 +49,13 @@ public final class ConsumerVitals {
      */
     public void sample(Consumer<?, ?> consumer) {
         double behind = 0;
-        for (org.apache.kafka.common.TopicPartition partition : consumer.assignment()) {
+        for (TopicPartition partition : consumer.assignment()) {
             behind += consumer.currentLag(partition).orElse(0);
         }
         sample(consumer.assignment(), consumer.metrics(), behind);
     }
 
-    void sample(java.util.Set<?> assignment, Map<MetricName, ? extends Metric> metrics, double behind) {
+    void sample(Set<?> assignment, Map<MetricName, ? extends Metric> metrics, double behind) {
         Instant now = clock.instant();
         if (assignment.isEmpty()) {
             if (unassignedSince == null) {

@@ -7,6 +7,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Arrays;
 
 /**
  * A poison record on its way to {@code <topic>.dlq}: the original key and value bytes untouched, the original
@@ -68,7 +69,7 @@ public final class DeadLetter {
         byte[] key = source.key();
         if (key != null && key.length > MAX_KEY_BYTES) {
             put(headers, KEY_LENGTH, Integer.toString(key.length));
-            key = java.util.Arrays.copyOf(key, MAX_KEY_BYTES);
+            key = Arrays.copyOf(key, MAX_KEY_BYTES);
         }
         return new ProducerRecord<>(dlqTopic, null, key, source.value(), headers);
     }

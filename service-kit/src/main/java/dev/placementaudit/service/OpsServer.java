@@ -9,9 +9,14 @@ import io.javalin.json.JavalinJackson;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 
 import java.util.LinkedHashMap;
@@ -88,7 +93,7 @@ public final class OpsServer implements AutoCloseable {
     }
 
     /** HTTPS only (no plain connector): the certificate is the keystore's; SNI is not required to match it. */
-    private static ServerConnector tlsConnector(org.eclipse.jetty.server.Server server, HttpConfiguration http, HttpSettings settings,
+    private static ServerConnector tlsConnector(Server server, HttpConfiguration http, HttpSettings settings,
                                                 HttpSettings.Tls tls) {
         SslContextFactory.Server ssl = new SslContextFactory.Server();
         ssl.setKeyStorePath(tls.keystore().toAbsolutePath().toString());
@@ -106,7 +111,7 @@ public final class OpsServer implements AutoCloseable {
     }
 
     /** Jetty's error pages, with the headers every other response has, and no stack trace. */
-    private static final class HardenedErrors extends org.eclipse.jetty.server.handler.ErrorHandler {
+    private static final class HardenedErrors extends ErrorHandler {
         HardenedErrors() {
             setShowStacks(false);
             setShowCauses(false);
@@ -114,8 +119,8 @@ public final class OpsServer implements AutoCloseable {
         }
 
         @Override
-        public boolean handle(org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response,
-                              org.eclipse.jetty.util.Callback callback) throws Exception {
+        public boolean handle(Request request, Response response,
+                              Callback callback) throws Exception {
             SECURITY_HEADERS.forEach((name, value) -> response.getHeaders().put(name, value));
             return super.handle(request, response, callback);
         }

@@ -4,6 +4,8 @@ import dev.placementaudit.service.cli.CommandFailure;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -216,8 +218,8 @@ public final class Settings {
             return env;
         }
         try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.net.UnknownHostException e) {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
             return fallback;
         }
     }

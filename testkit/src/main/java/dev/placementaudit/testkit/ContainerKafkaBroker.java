@@ -1,5 +1,6 @@
 package dev.placementaudit.testkit;
 
+import org.testcontainers.DockerClientFactory;
 import org.testcontainers.kafka.KafkaContainer;
 
 /**
@@ -20,7 +21,7 @@ final class ContainerKafkaBroker implements KafkaBroker {
     }
 
     static boolean dockerAvailable() {
-        return org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
+        return DockerClientFactory.instance().isDockerAvailable();
     }
 
     @Override

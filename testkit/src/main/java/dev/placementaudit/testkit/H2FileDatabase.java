@@ -2,11 +2,12 @@ package dev.placementaudit.testkit;
 
 import org.h2.jdbcx.JdbcDataSource;
 
-import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.SQLException;
+import javax.sql.DataSource;
 
 /**
  * H2 in file mode, the embedded store's default, in PostgreSQL compatibility mode; one file per test in a
@@ -88,7 +89,7 @@ public final class H2FileDatabase implements TestDatabase {
     public void close() {
         try (var connection = dataSource.getConnection(); var statement = connection.createStatement()) {
             statement.execute("SHUTDOWN");
-        } catch (java.sql.SQLException e) {
+        } catch (SQLException e) {
             throw new IllegalStateException("could not shut H2 down in " + dir, e);
         } finally {
             EmbeddedKafkaBroker.deleteRecursively(dir);

@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
 import java.util.UUID;
+import javax.sql.DataSource;
 
 /**
  * The PostgreSQL server tests use: {@code PGHOST}/{@code PGPORT}/{@code PGUSER}/{@code PGPASSWORD}/{@code PGDATABASE},
@@ -138,7 +139,7 @@ public final class PostgresServer {
         }
 
         @Override
-        public javax.sql.DataSource dataSource() {
+        public DataSource dataSource() {
             return dataSource;
         }
 

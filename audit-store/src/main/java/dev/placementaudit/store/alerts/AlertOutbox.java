@@ -1,17 +1,20 @@
 package dev.placementaudit.store.alerts;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.plans.PlanCache;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.FindingKind;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.ReleaseDiff;
 import dev.placementaudit.store.regression.RootCauses;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -21,11 +24,11 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
-import java.util.Set;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -47,7 +50,7 @@ public final class AlertOutbox {
     private final GrowthRule heap;
     private final String insert;
     /** The top tensors and causes of an alert, as JSON, by pair of plans and domain. */
-    private final Map<String, String[]> rendered = dev.placementaudit.store.plans.PlanCache.lru(256);
+    private final Map<String, String[]> rendered = PlanCache.lru(256);
 
     public AlertOutbox(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
         this.offHeap = offHeap;
@@ -188,8 +191,8 @@ public final class AlertOutbox {
     }
 
     /** The cause lines an alert row holds ({@code causes}, a JSON array of strings; NULL in rows older than V5): none then. */
-    public static List<String> readCauses(String json) throws java.io.IOException {
-        return json == null ? List.of() : JSON.readValue(json, new com.fasterxml.jackson.core.type.TypeReference<List<String>>() { });
+    public static List<String> readCauses(String json) throws IOException {
+        return json == null ? List.of() : JSON.readValue(json, new TypeReference<List<String>>() { });
     }
 
     /** What was recorded, for metrics and logs. */

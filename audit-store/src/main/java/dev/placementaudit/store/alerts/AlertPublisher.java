@@ -1,12 +1,12 @@
 package dev.placementaudit.store.alerts;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.events.AlertKind;
 import dev.placementaudit.events.AlertTensor;
 import dev.placementaudit.events.PlacementAlert;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.store.db.InList;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -14,7 +14,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import javax.sql.DataSource;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 
 /**
  * Drains the alert outbox to the {@code placement-alerts} topic: claims a page of unsuppressed, unpublished alerts,
@@ -149,13 +150,13 @@ public final class AlertPublisher implements AutoCloseable {
         List<Map<String, Object>> top;
         try {
             top = JSON.readValue(rs.getString("top_tensors"), new TypeReference<>() { });
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new SQLException("alert " + rs.getString("alert_id") + " has unreadable top_tensors", e);
         }
         List<String> causes;
         try {
             causes = AlertOutbox.readCauses(rs.getString("causes"));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new SQLException("alert " + rs.getString("alert_id") + " has unreadable causes", e);
         }
         double percent = rs.getDouble("threshold_percent");
@@ -193,6 +194,6 @@ public final class AlertPublisher implements AutoCloseable {
 
     @Override
     public void close() {
-        producer.close(java.time.Duration.ofSeconds(10));
+        producer.close(Duration.ofSeconds(10));
     }
 }

@@ -1,17 +1,31 @@
 package dev.placementaudit.store.api;
 
+import dev.placementaudit.core.format.TensorEncoding;
+import dev.placementaudit.core.format.TensorEncodings;
 import dev.placementaudit.service.HttpSettings;
 import dev.placementaudit.service.OpsServer;
 import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.replay.WhatIf;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
+import io.javalin.http.HttpResponseException;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * The read-only JSON API under {@code /api}. Every input is validated before it reaches SQL (which is
@@ -54,9 +68,9 @@ public final class ApiRoutes {
      */
     static final String SESSION_COOKIE = "pa_session";
 
-    public static void install(JavalinConfig config, AuditQueries queries, dev.placementaudit.store.replay.WhatIf whatIf, HttpSettings http) {
+    public static void install(JavalinConfig config, AuditQueries queries, WhatIf whatIf, HttpSettings http) {
         Optional<TokenCheck> check = http.token().map(TokenCheck::new);
-        Sessions sessions = new Sessions(java.time.Clock.systemUTC());
+        Sessions sessions = new Sessions(Clock.systemUTC());
         config.routes.before(ctx -> {
             if (ctx.queryParam("token") != null) {
                 throw new ApiException(400, "a token in a URL ends up in logs, history and Referer headers, so it is refused: send "
@@ -81,7 +95,7 @@ public final class ApiRoutes {
             String given;
             try {
                 given = ctx.bodyAsClass(SignIn.class).token();
-            } catch (io.javalin.http.HttpResponseException e) {
+            } catch (HttpResponseException e) {
                 if (e.getStatus() == 413) {
                     throw new ApiException(413, "the body is over " + MAX_BODY_BYTES + " bytes; a sign-in is {\"token\": \"...\"}");
                 }
@@ -111,7 +125,7 @@ public final class ApiRoutes {
             ctx.attribute(OpsServer.ANSWERED, true);
             ctx.status(e.status()).json(Map.of("error", e.getMessage()));
         });
-        config.routes.exception(java.sql.SQLException.class, (e, ctx) -> ctx.status(503).json(Map.of("error", "database unavailable")));
+        config.routes.exception(SQLException.class, (e, ctx) -> ctx.status(503).json(Map.of("error", "database unavailable")));
         config.routes.get("/api/loads", ctx -> ctx.json(queries.loads(id(ctx, "deployment", false), id(ctx, "model", false),
                 id(ctx, "release", false), limit(ctx))));
         config.routes.get("/api/loads/{loadId}", ctx -> ctx.json(queries.load(uuid(ctx.pathParam("loadId")))
@@ -128,8 +142,8 @@ public final class ApiRoutes {
             if (whatIf == null) {
                 throw new ApiException(503, "what-if needs the store's Kafka connection");
             }
-            ctx.json(whatIf.run(new dev.placementaudit.store.replay.WhatIf.Query(instant(ctx, "from", java.time.Instant.EPOCH),
-                    instant(ctx, "to", java.time.Instant.now()), id(ctx, "deployment", false), id(ctx, "model", false), candidate(ctx))));
+            ctx.json(whatIf.run(new WhatIf.Query(instant(ctx, "from", Instant.EPOCH),
+                    instant(ctx, "to", Instant.now()), id(ctx, "deployment", false), id(ctx, "model", false), candidate(ctx))));
         });
     }
 
@@ -155,7 +169,7 @@ public final class ApiRoutes {
         private static byte[] sha256(String text) {
             try {
                 return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-            } catch (java.security.NoSuchAlgorithmException e) {
+            } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("every JVM ships SHA-256", e);
             }
         }
@@ -165,7 +179,7 @@ public final class ApiRoutes {
     private static String resource(String name) {
         try (var in = ApiRoutes.class.getResourceAsStream("/dashboard/" + name)) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (java.io.IOException | NullPointerException e) {
+        } catch (IOException | NullPointerException e) {
             throw new IllegalStateException("the dashboard's " + name + " is missing from the audit-store jar", e);
         }
     }
@@ -196,54 +210,54 @@ public final class ApiRoutes {
         return value;
     }
 
-    static java.time.Instant instant(Context ctx, String name, java.time.Instant fallback) {
+    static Instant instant(Context ctx, String name, Instant fallback) {
         String value = ctx.queryParam(name);
         if (value == null || value.isEmpty()) {
             return fallback;
         }
         try {
-            return java.time.Instant.parse(value);
-        } catch (java.time.format.DateTimeParseException e) {
+            return Instant.parse(value);
+        } catch (DateTimeParseException e) {
             throw new ApiException(400, "query parameter '" + name + "' must be an ISO instant such as 2026-11-01T00:00:00Z");
         }
     }
 
-    static dev.placementaudit.store.replay.WhatIf.CandidatePolicy candidate(Context ctx) {
+    static WhatIf.CandidatePolicy candidate(Context ctx) {
         String threshold = ctx.queryParam("threshold");
-        java.util.OptionalLong thresholdBytes = java.util.OptionalLong.empty();
+        OptionalLong thresholdBytes = OptionalLong.empty();
         if (threshold != null && !threshold.isEmpty()) {
             try {
                 long bytes = Long.parseLong(threshold);
                 if (bytes <= 0) {
                     throw new NumberFormatException();
                 }
-                thresholdBytes = java.util.OptionalLong.of(bytes);
+                thresholdBytes = OptionalLong.of(bytes);
             } catch (NumberFormatException e) {
                 throw new ApiException(400, "query parameter 'threshold' must be a positive number of bytes");
             }
         }
         String servable = ctx.queryParam("servable");
-        java.util.Optional<java.util.Set<dev.placementaudit.core.format.TensorEncoding>> encodings = java.util.Optional.empty();
+        Optional<Set<TensorEncoding>> encodings = Optional.empty();
         if (servable != null) {
             try {
-                encodings = java.util.Optional.of(java.util.Arrays.stream(servable.split(",")).map(String::trim).filter(x -> !x.isEmpty())
-                        .map(dev.placementaudit.core.format.TensorEncodings::parseKnown).collect(java.util.stream.Collectors.toSet()));
+                encodings = Optional.of(Arrays.stream(servable.split(",")).map(String::trim).filter(x -> !x.isEmpty())
+                        .map(TensorEncodings::parseKnown).collect(Collectors.toSet()));
             } catch (IllegalArgumentException e) {
                 throw new ApiException(400, "query parameter 'servable': " + e.getMessage());
             }
         }
-        return new dev.placementaudit.store.replay.WhatIf.CandidatePolicy(thresholdBytes, encodings, bool(ctx, "offheap"), bool(ctx, "mappedFiles"));
+        return new WhatIf.CandidatePolicy(thresholdBytes, encodings, bool(ctx, "offheap"), bool(ctx, "mappedFiles"));
     }
 
-    static java.util.Optional<Boolean> bool(Context ctx, String name) {
+    static Optional<Boolean> bool(Context ctx, String name) {
         String value = ctx.queryParam(name);
         if (value == null || value.isEmpty()) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         if (!value.equals("true") && !value.equals("false")) {
             throw new ApiException(400, "query parameter '" + name + "' must be true or false");
         }
-        return java.util.Optional.of(Boolean.parseBoolean(value));
+        return Optional.of(Boolean.parseBoolean(value));
     }
 
     static int limit(Context ctx) {

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.chain;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
@@ -12,7 +13,7 @@ import java.util.Objects;
  * the projection it belongs to) after each commit, so that a database rewritten together with its hashes still
  * disagrees with the log.
  */
-@com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true)
+@JsonIgnoreProperties(ignoreUnknown = true)
 public record ChainHead(String deploymentId, long seq, String loadId, String entryHash) {
     private static final ObjectMapper JSON = new ObjectMapper();
 

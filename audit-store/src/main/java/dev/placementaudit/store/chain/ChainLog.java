@@ -1,5 +1,8 @@
 package dev.placementaudit.store.chain;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -11,11 +14,17 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +43,7 @@ import java.util.concurrent.TimeUnit;
 public final class ChainLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChainLog.class);
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Producer<byte[], byte[]> producer;
     private final String topic;
@@ -57,30 +66,30 @@ public final class ChainLog implements AutoCloseable {
 
     /** The key of a projection's head of a deployment on the chain topic. */
     static byte[] headKey(String projection, String deploymentId) {
-        return ("head/" + projection + "/" + deploymentId).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return ("head/" + projection + "/" + deploymentId).getBytes(StandardCharsets.UTF_8);
     }
 
     /** The key of a projection's anchor of a deployment (where its pruned chain now starts) on the chain topic. */
     static byte[] anchorKey(String projection, String deploymentId) {
-        return ("anchor/" + projection + "/" + deploymentId).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return ("anchor/" + projection + "/" + deploymentId).getBytes(StandardCharsets.UTF_8);
     }
 
     /** A head or anchor as published: its fields and the projection it belongs to. */
     static byte[] toJson(String projection, ChainHead head) {
-        com.fasterxml.jackson.databind.node.ObjectNode json = JSON.createObjectNode();
+        ObjectNode json = JSON.createObjectNode();
         json.put("projection", projection);
         json.put("deploymentId", head.deploymentId());
         json.put("seq", head.seq());
         json.put("loadId", head.loadId());
         json.put("entryHash", head.entryHash());
-        return json.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return json.toString().getBytes(StandardCharsets.UTF_8);
     }
 
     /**
      * What the chain topic holds for one projection: every head still there, by deployment in entry order, each
      * deployment's latest anchor, and the other projections whose heads are on the topic too (none of which is read).
      */
-    public record Published(Map<String, List<ChainHead>> heads, Map<String, ChainHead> anchors, java.util.Set<String> otherProjections) {
+    public record Published(Map<String, List<ChainHead>> heads, Map<String, ChainHead> anchors, Set<String> otherProjections) {
     }
 
     /** Sends the heads in order, one per deployment; a failure is logged, and the next commit's heads supersede them. */
@@ -142,7 +151,7 @@ public final class ChainLog implements AutoCloseable {
         config.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(1_000, bound.toMillis()));
         Heads own = new Heads();
         Heads unnamed = new Heads();
-        java.util.Set<String> others = new java.util.TreeSet<>();
+        Set<String> others = new TreeSet<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<PartitionInfo> partitions = consumer.partitionsFor(topic, bound);
             if (partitions == null || partitions.isEmpty()) {
@@ -162,7 +171,7 @@ public final class ChainLog implements AutoCloseable {
                         continue;
                     }
                     String owner = projectionOf(record.value());
-                    boolean anchor = record.key() != null && new String(record.key(), java.nio.charset.StandardCharsets.UTF_8).startsWith("anchor/");
+                    boolean anchor = record.key() != null && new String(record.key(), StandardCharsets.UTF_8).startsWith("anchor/");
                     if (owner == null) {
                         unnamed.add(ChainHead.fromJson(record.value()), anchor);
                     } else if (owner.equals(projection)) {
@@ -184,23 +193,23 @@ public final class ChainLog implements AutoCloseable {
     /** The projection a published head names; null for one published before projections were named. */
     private static String projectionOf(byte[] value) {
         try {
-            com.fasterxml.jackson.databind.JsonNode projection = JSON.readTree(value).get("projection");
+            JsonNode projection = JSON.readTree(value).get("projection");
             return projection == null || projection.isNull() ? null : projection.asText();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("not a chain head: " + new String(value, java.nio.charset.StandardCharsets.UTF_8), e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("not a chain head: " + new String(value, StandardCharsets.UTF_8), e);
         }
     }
 
     /** Heads by deployment in entry order, and each deployment's latest anchor. */
     private static final class Heads {
-        final Map<String, java.util.TreeMap<Long, ChainHead>> heads = new HashMap<>();
+        final Map<String, TreeMap<Long, ChainHead>> heads = new HashMap<>();
         final Map<String, ChainHead> anchors = new HashMap<>();
 
         void add(ChainHead head, boolean anchor) {
             if (anchor) {
                 anchors.merge(head.deploymentId(), head, (a, b) -> b.seq() >= a.seq() ? b : a);
             } else {
-                heads.computeIfAbsent(head.deploymentId(), d -> new java.util.TreeMap<>()).put(head.seq(), head);
+                heads.computeIfAbsent(head.deploymentId(), d -> new TreeMap<>()).put(head.seq(), head);
             }
         }
     }

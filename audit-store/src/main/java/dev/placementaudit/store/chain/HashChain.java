@@ -1,6 +1,8 @@
 package dev.placementaudit.store.chain;
 
+import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.plans.PlanValues;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -12,9 +14,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,7 +32,7 @@ import java.util.Optional;
  * the columns that come from the log alone (no wall-clock of this store's own). How {@code decisions_hash} covers the
  * load's decisions is the entry's {@code encoding}:
  * <ul>
- * <li>2 (since placement plans): the load's plan digest ({@link dev.placementaudit.schemas.PlanDigest}), which its
+ * <li>2 (since placement plans): the load's plan digest ({@link PlanDigest}), which its
  *     load hash covers too ({@link #LOAD_COLUMNS_2}). Verification recomputes the digest from the plan's stored
  *     tensors, so a changed plan row breaks every entry of every load that names the plan.</li>
  * <li>1 (entries written before): SHA-256 over the load's decision rows in tensor order, each in the canonical
@@ -126,9 +130,9 @@ public final class HashChain {
                 insert.setString(1, load.deploymentId());
                 insert.setLong(2, seq);
                 insert.setString(3, load.loadId());
-                insert.setNull(4, java.sql.Types.BINARY);
+                insert.setNull(4, Types.BINARY);
                 insert.setBytes(5, bytes(loadHash));
-                insert.setNull(6, java.sql.Types.BINARY);
+                insert.setNull(6, Types.BINARY);
                 insert.setBytes(7, bytes(entryHash));
                 insert.setInt(8, ENCODING);
                 insert.addBatch();
@@ -144,7 +148,7 @@ public final class HashChain {
      * entry; absent for a chain not started. Two queries, however many deployments.
      */
     private static Map<String, ChainHead> tails(Connection c, List<String> deploymentIds) throws SQLException {
-        Map<String, ChainHead> tails = new java.util.HashMap<>();
+        Map<String, ChainHead> tails = new HashMap<>();
         for (List<String> chunk : InList.chunks(deploymentIds)) {
             try (PreparedStatement s = InList.prepare(c, "SELECT e.deployment_id, e.seq, e.load_id, e.entry_hash FROM chain_entries e "
                     + "WHERE e.deployment_id IN (%s) AND e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id)",
@@ -249,14 +253,14 @@ public final class HashChain {
      * hash must equal. A plan with no tensor stored has no digest (empty).
      */
     public static Decisions plan(Connection c, String planDigest) throws SQLException {
-        dev.placementaudit.schemas.PlanDigest digest = new dev.placementaudit.schemas.PlanDigest();
+        PlanDigest digest = new PlanDigest();
         int count = 0;
-        try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", dev.placementaudit.schemas.PlanDigest.COLUMNS)
+        try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", PlanDigest.COLUMNS)
                 + " FROM plan_tensors WHERE plan_digest = ? ORDER BY tensor_index")) {
             s.setString(1, planDigest);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    digest.tensor(dev.placementaudit.store.plans.PlanValues.read(rs, 1));
+                    digest.tensor(PlanValues.read(rs, 1));
                     count++;
                 }
             }

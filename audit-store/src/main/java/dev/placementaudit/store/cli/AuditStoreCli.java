@@ -1,10 +1,9 @@
 package dev.placementaudit.store.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.placementaudit.core.format.TensorEncodings;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.schemas.AvroTrust;
+import dev.placementaudit.service.ConfigException;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.CommandFailure;
@@ -12,22 +11,32 @@ import dev.placementaudit.service.cli.ConfDir;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
-import dev.placementaudit.store.config.StoreConfig;
-import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
+import dev.placementaudit.store.chain.HashChain;
+import dev.placementaudit.store.config.StoreConfig;
+import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.ingest.IngestLoop;
 import dev.placementaudit.store.query.AuditQueries;
-import dev.placementaudit.store.retention.Retention;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.RootCauses;
+import dev.placementaudit.store.replay.ProjectionRebuild;
+import dev.placementaudit.store.replay.WhatIf;
+import dev.placementaudit.store.retention.Retention;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import picocli.CommandLine;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -35,11 +44,16 @@ import java.sql.PreparedStatement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
 
 /** {@code store run|where|diff|fleet|alerts|budget|rebuild|whatif}. */
@@ -134,12 +148,12 @@ public final class AuditStoreCli {
             return c;
         }
 
-        void printJson(PrintWriter out, Object result) throws java.io.IOException {
+        void printJson(PrintWriter out, Object result) throws IOException {
             out.println(Json.MAPPER.writeValueAsString(result));
         }
 
         /** Opens the database, runs the query, and prints the result as JSON or, by default, with {@code table}. */
-        <T> int show(PrintWriter out, Query<T> query, java.util.function.BiConsumer<PrintWriter, T> table) throws Exception {
+        <T> int show(PrintWriter out, Query<T> query, BiConsumer<PrintWriter, T> table) throws Exception {
             try (AuditDatabase db = open()) {
                 T result = query.run(db);
                 if (json()) {
@@ -358,7 +372,7 @@ public final class AuditStoreCli {
             requirePositive(spec, "--stop-after", stopAfter);
             // With --format json, stdout carries only the result; the progress goes to stderr.
             PrintWriter progress = common.json() ? spec.commandLine().getErr() : spec.commandLine().getOut();
-            var result = new dev.placementaudit.store.replay.ProjectionRebuild(common.storeConfig(), progress).run(stopAfter, swap, force);
+            var result = new ProjectionRebuild(common.storeConfig(), progress).run(stopAfter, swap, force);
             if (common.json()) {
                 common.printJson(spec.commandLine().getOut(), result);
             }
@@ -383,14 +397,14 @@ public final class AuditStoreCli {
         @Override
         public Integer call() throws Exception {
             StoreConfig c = common.storeConfig();
-            java.util.Optional<ChainLog.Published> heads = java.util.Optional.empty();
+            Optional<ChainLog.Published> heads = Optional.empty();
             if (!noLog) {
                 common.reachChainTopic("verify checks the chains against the heads published to Kafka", ", or pass --no-log to check the database alone");
-                heads = java.util.Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.groupId(), c.connectTimeout()));
+                heads = Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.groupId(), c.connectTimeout()));
             }
             ChainVerifier.Report report;
             try (AuditDatabase db = common.open(); Connection connection = db.dataSource().getConnection()) {
-                report = ChainVerifier.verify(connection, java.util.Optional.ofNullable(deployment), heads);
+                report = ChainVerifier.verify(connection, Optional.ofNullable(deployment), heads);
             }
             PrintWriter out = spec.commandLine().getOut();
             if (common.json()) {
@@ -398,7 +412,7 @@ public final class AuditStoreCli {
             } else {
                 report.breaks().forEach(b -> out.printf(Locale.ROOT, "BROKEN  %s  entry %s  load %s: %s%n", b.deploymentId(),
                         b.seq() == 0 ? "-" : Long.toString(b.seq()), b.loadId(), b.what()));
-                java.util.Set<String> broken = new java.util.HashSet<>();
+                Set<String> broken = new HashSet<>();
                 report.breaks().forEach(b -> broken.add(b.deploymentId()));
                 report.chains().stream().filter(chain -> !broken.contains(chain.deploymentId())).forEach(chain -> out.printf(Locale.ROOT,
                         "ok      %s  %d entries, head %s%s%n", chain.deploymentId(), chain.entries(), chain.head().substring(0, 12),
@@ -444,7 +458,7 @@ public final class AuditStoreCli {
             try {
                 rule = keepReleases != null ? new Retention.Rule.KeepReleases(keepReleases) : new Retention.Rule.Before(before != null ? before
                         : Instant.now().minus(Settings.of(Map.of("retention", olderThan)).duration("retention", null)));
-            } catch (dev.placementaudit.service.ConfigException e) {
+            } catch (ConfigException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--older-than '" + olderThan + "' is not a duration such as 90d, 36h or 30m");
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--keep-releases: " + e.getMessage());
@@ -461,15 +475,15 @@ public final class AuditStoreCli {
             try (AuditDatabase db = common.open()) {
                 result = new Retention(db.dataSource(), db.dialect()).prune(rule, dryRun, progress);
                 if (!dryRun) {
-                    List<dev.placementaudit.store.chain.ChainHead> anchors;
+                    List<ChainHead> anchors;
                     try (Connection connection = db.dataSource().getConnection()) {
-                        anchors = dev.placementaudit.store.chain.HashChain.anchors(connection);
+                        anchors = HashChain.anchors(connection);
                     }
                     Map<String, Object> producer = new LinkedHashMap<>(c.kafka());
                     producer.put("acks", "all");
                     producer.put("enable.idempotence", "true");
-                    try (var kafka = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(producer,
-                            new org.apache.kafka.common.serialization.ByteArraySerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+                    try (var kafka = new KafkaProducer<byte[], byte[]>(producer,
+                            new ByteArraySerializer(), new ByteArraySerializer())) {
                         ChainLog.publishAnchors(kafka, c.chainTopic(), c.groupId(), anchors, c.connectTimeout());
                     } catch (Exception e) {
                         throw new CommandFailure("the loads were dropped, but the chains' anchors could not be published to " + c.chainTopic()
@@ -523,7 +537,7 @@ public final class AuditStoreCli {
             requirePositive(spec, "--tensors", tensors);
             StoreConfig config = common.storeConfig();
             KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of(loadsTopic));
-            return common.show(out, db -> new dev.placementaudit.store.replay.WhatIf(db.dataSource(), config.kafka(), loadsTopic,
+            return common.show(out, db -> new WhatIf(db.dataSource(), config.kafka(), loadsTopic,
                     config.connectTimeout()).run(query()),
                     (o, report) -> {
                         o.println(report.summary());
@@ -534,13 +548,13 @@ public final class AuditStoreCli {
                     });
         }
 
-        dev.placementaudit.store.replay.WhatIf.Query query() {
-            return new dev.placementaudit.store.replay.WhatIf.Query(from, to == null ? Instant.now() : to, deployment, model,
-                    new dev.placementaudit.store.replay.WhatIf.CandidatePolicy(
-                            threshold == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(threshold),
-                            servable == null ? java.util.Optional.empty() : java.util.Optional.of(servable.stream()
-                                    .map(dev.placementaudit.core.format.TensorEncodings::parseKnown).collect(java.util.stream.Collectors.toSet())),
-                            java.util.Optional.ofNullable(offHeap), java.util.Optional.ofNullable(mappedFiles)));
+        WhatIf.Query query() {
+            return new WhatIf.Query(from, to == null ? Instant.now() : to, deployment, model,
+                    new WhatIf.CandidatePolicy(
+                            threshold == null ? OptionalLong.empty() : OptionalLong.of(threshold),
+                            servable == null ? Optional.empty() : Optional.of(servable.stream()
+                                    .map(TensorEncodings::parseKnown).collect(Collectors.toSet())),
+                            Optional.ofNullable(offHeap), Optional.ofNullable(mappedFiles)));
         }
     }
 

@@ -4,6 +4,7 @@ import dev.placementaudit.service.HttpSettings;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.regression.GrowthRule;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
@@ -92,7 +93,7 @@ public record StoreConfig(
                 (short) settings.integer("store.topics.replication", 1, 1, 32),
                 settings.connectTimeout(),
                 settings.duration("store.health.bound", Duration.ofSeconds(60)));
-        settings.unreadKeys("store.").forEach(key -> org.slf4j.LoggerFactory.getLogger(StoreConfig.class)
+        settings.unreadKeys("store.").forEach(key -> LoggerFactory.getLogger(StoreConfig.class)
                 .warn("configuration {} is not an audit-store setting (misspelt?); ignored", key));
         return config;
     }

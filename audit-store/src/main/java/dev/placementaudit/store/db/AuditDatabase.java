@@ -1,12 +1,11 @@
 package dev.placementaudit.store.db;
 
+import dev.placementaudit.service.cli.CommandFailure;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import org.flywaydb.core.Flyway;
 
-import dev.placementaudit.service.cli.CommandFailure;
-
-import javax.sql.DataSource;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -14,6 +13,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Properties;
+import javax.sql.DataSource;
 
 /**
  * The audit store's database: a HikariCP pool over PostgreSQL or H2, migrated by Flyway on open. The same
@@ -167,7 +167,7 @@ public final class AuditDatabase implements AutoCloseable {
         String url = jdbcUrl.replace(";" + IF_EXISTS, "");
         if (url.startsWith("jdbc:h2:file:")) {
             String path = url.substring("jdbc:h2:file:".length()).split(";", 2)[0];
-            return "H2 file " + java.nio.file.Path.of(path + ".mv.db").toAbsolutePath().normalize() + " (" + redact(url.split(";", 2)[0]) + ")";
+            return "H2 file " + Path.of(path + ".mv.db").toAbsolutePath().normalize() + " (" + redact(url.split(";", 2)[0]) + ")";
         }
         return redact(url);
     }
@@ -182,7 +182,7 @@ public final class AuditDatabase implements AutoCloseable {
         if (!schema.matches("[A-Za-z_][A-Za-z0-9_]{0,62}")) {
             throw new IllegalArgumentException("schema name '" + schema + "' must be a plain identifier");
         }
-        try (Connection c = java.sql.DriverManager.getConnection(jdbcUrl, user, password); java.sql.Statement s = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); Statement s = c.createStatement()) {
             s.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot create schema " + schema + ": " + e.getMessage(), e);
@@ -206,7 +206,7 @@ public final class AuditDatabase implements AutoCloseable {
             // plan made while a table was still small: a sequential scan of loads for a batch's IN-list of ids,
             // measured at 12 ms a call where the index takes 0.2 ms. A write transaction's statements are planned
             // for their actual values (SET LOCAL: the setting ends with the transaction); queries keep the default.
-            try (java.sql.Statement s = connection.createStatement()) {
+            try (Statement s = connection.createStatement()) {
                 s.execute("SET LOCAL plan_cache_mode = force_custom_plan");
             } catch (SQLException e) {
                 connection.close();

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.db;
 
+import java.sql.SQLException;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -50,8 +51,8 @@ public enum Dialect {
                 + " WHEN MATCHED THEN UPDATE SET " + set + " WHEN NOT MATCHED THEN INSERT (" + cols + ") VALUES (" + values + ")";
     }
 
-    public static boolean isDuplicateKey(java.sql.SQLException e) {
-        for (java.sql.SQLException s = e; s != null; s = s.getNextException()) {
+    public static boolean isDuplicateKey(SQLException e) {
+        for (SQLException s = e; s != null; s = s.getNextException()) {
             if ("23505".equals(s.getSQLState())) {
                 return true;
             }

@@ -17,6 +17,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Base64;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -121,6 +122,6 @@ public final class H2Credentials {
     }
 
     private static String quoteIdentifier(String user) {
-        return "\"" + (user == null ? "SA" : user.toUpperCase(java.util.Locale.ROOT)).replace("\"", "\"\"") + "\"";
+        return "\"" + (user == null ? "SA" : user.toUpperCase(Locale.ROOT)).replace("\"", "\"\"") + "\"";
     }
 }

@@ -4,6 +4,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -42,7 +43,7 @@ final class H2Files {
             } catch (UnsupportedOperationException e) {
                 createPlain(dir);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException("cannot create the H2 store's directory " + dir, e);
+                throw new UncheckedIOException("cannot create the H2 store's directory " + dir, e);
             }
         });
     }
@@ -67,7 +68,7 @@ final class H2Files {
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException("cannot create the H2 store's directory " + dir, e);
+            throw new UncheckedIOException("cannot create the H2 store's directory " + dir, e);
         }
     }
 }

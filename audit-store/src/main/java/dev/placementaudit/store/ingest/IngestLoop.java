@@ -9,11 +9,14 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,8 +26,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Consumes decisions and load summaries (read_committed) into the projection. Kafka offsets are not the truth
@@ -56,7 +64,7 @@ public final class IngestLoop implements Runnable {
     /** Rebalances seen (partitions revoked, assigned or lost): a batch in hand from before one is not written. */
     private volatile long rebalances;
     /** Decodes the records polled ahead while the ingest thread writes the batch before them. */
-    private final java.util.concurrent.ExecutorService decoder = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+    private final ExecutorService decoder = Executors.newSingleThreadExecutor(r -> {
         Thread thread = new Thread(r, "audit-store-decode");
         thread.setDaemon(true);
         return thread;
@@ -69,8 +77,8 @@ public final class IngestLoop implements Runnable {
     private volatile Throwable failure;
     private volatile Set<TopicPartition> assignment = Set.of();
     /** Publishes the alert outbox off the ingest thread: a batch never waits for the broker to acknowledge its alerts. */
-    private final java.util.concurrent.ScheduledExecutorService alertSender;
-    private final java.util.concurrent.atomic.AtomicBoolean alertsQueued = new java.util.concurrent.atomic.AtomicBoolean();
+    private final ScheduledExecutorService alertSender;
+    private final AtomicBoolean alertsQueued = new AtomicBoolean();
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
                       String projection, Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, IngestListener metrics, Clock clock,
@@ -79,7 +87,7 @@ public final class IngestLoop implements Runnable {
         this.deadLetters = deadLetters;
         this.topics = List.copyOf(topics);
         this.deadLetterTopic = deadLetterTopic;
-        this.projection = projection.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        this.projection = projection.getBytes(StandardCharsets.UTF_8);
         this.pollTimeout = pollTimeout;
         this.writer = writer;
         this.alerts = alerts;
@@ -87,7 +95,7 @@ public final class IngestLoop implements Runnable {
         this.metrics = metrics;
         this.clock = clock;
         this.vitals = vitals;
-        this.alertSender = alerts == null ? null : java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        this.alertSender = alerts == null ? null : Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "audit-store-alert-publisher");
             thread.setDaemon(true);
             return thread;
@@ -215,7 +223,7 @@ public final class IngestLoop implements Runnable {
     }
 
     private static long uptimeMillis() {
-        return java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
+        return ManagementFactory.getRuntimeMXBean().getUptime();
     }
 
     private void ingest(List<Decoded> batch) throws InterruptedException {
@@ -298,7 +306,7 @@ public final class IngestLoop implements Runnable {
         for (Decoded item : batch) {
             if (item instanceof Decoded.Reject reject) {
                 try {
-                    org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]> letter = DeadLetter.of(deadLetterTopic, reject.record(),
+                    ProducerRecord<byte[], byte[]> letter = DeadLetter.of(deadLetterTopic, reject.record(),
                             reject.reason(), reject.detail(), null, reject.error(), "audit-store", clock.instant());
                     // Several projections may share the dead-letter topic: each letter says whose it is.
                     letter.headers().add(DeadLetter.PROJECTION, projection);
@@ -334,7 +342,7 @@ public final class IngestLoop implements Runnable {
                     alertsQueued.set(false);
                     publishAlerts();
                 });
-            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+            } catch (RejectedExecutionException stopping) {
                 alertsQueued.set(false);
             }
         }

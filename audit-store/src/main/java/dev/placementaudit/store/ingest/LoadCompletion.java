@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -178,7 +179,7 @@ final class LoadCompletion {
             }
         }
         Set<String> named = new LinkedHashSet<>();
-        candidates.values().stream().map(candidate -> candidate.load().planDigest()).filter(java.util.Objects::nonNull).forEach(named::add);
+        candidates.values().stream().map(candidate -> candidate.load().planDigest()).filter(Objects::nonNull).forEach(named::add);
         return new Needs(staged, dead, StoredPlans.stored(c, named));
     }
 

@@ -2,10 +2,12 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.store.plans.StoredPlans;
-import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.plans.TensorPlacement;
+import dev.placementaudit.store.regression.LoadRef;
 
 import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.Collections;
 import java.util.List;
 
 /** How a LoadResolved becomes a {@code loads} row. */
@@ -21,7 +23,7 @@ final class StoredLoad {
             "INTEGER", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(64)", "BIGINT");
     /** The row written once: with its completion and its predecessor when the load completes in the batch that brings its summary. */
     static final String INSERT = "INSERT INTO loads (" + String.join(", ", COLUMNS) + ") VALUES ("
-            + String.join(", ", java.util.Collections.nCopies(COLUMNS.size(), "?")) + ")";
+            + String.join(", ", Collections.nCopies(COLUMNS.size(), "?")) + ")";
 
     private StoredLoad() {
     }
@@ -60,7 +62,7 @@ final class StoredLoad {
      * How a load completes: with its plan (in {@code load}), the predecessor it is compared with (null for a first
      * release) and where that plan places each tensor.
      */
-    record Completion(LoadRef load, LoadRef previous, java.util.List<TensorPlacement> placements, java.time.Instant completedAt,
+    record Completion(LoadRef load, LoadRef previous, List<TensorPlacement> placements, Instant completedAt,
                       long heapBytes, long offHeapBytes, long mappedBytes) {
     }
 }

@@ -6,7 +6,10 @@ import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 import org.postgresql.PGConnection;
 
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -17,6 +20,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
@@ -116,14 +121,14 @@ public final class StoredPlans {
      * never deadlock.
      */
     public int write(Connection c, Collection<NewPlan> plans) throws SQLException {
-        List<NewPlan> sorted = plans.stream().sorted(java.util.Comparator.comparing(NewPlan::digest)).toList();
+        List<NewPlan> sorted = plans.stream().sorted(Comparator.comparing(NewPlan::digest)).toList();
         List<NewPlan> inserted = new ArrayList<>();
         if (dialect == Dialect.POSTGRESQL && !sorted.isEmpty()) {
             // One statement for the batch's plans, which says which of them it inserted.
             String[] digests = sorted.stream().map(NewPlan::digest).toArray(String[]::new);
             Integer[] counts = sorted.stream().map(plan -> plan.decisions().size()).toArray(Integer[]::new);
             String[] signatures = sorted.stream().map(plan -> signature(plan.placements())).toArray(String[]::new);
-            Set<String> taken = new java.util.HashSet<>();
+            Set<String> taken = new HashSet<>();
             try (PreparedStatement s = c.prepareStatement("INSERT INTO plans (plan_digest, tensor_count, placement_signature) SELECT * FROM "
                     + "unnest(?::varchar[], ?::int[], ?::varchar[]) ON CONFLICT (plan_digest) DO NOTHING RETURNING plan_digest")) {
                 s.setArray(1, c.createArrayOf("varchar", digests));
@@ -241,9 +246,9 @@ public final class StoredPlans {
      */
     private static void copy(Connection c, List<NewPlan> plans) throws SQLException {
         try {
-            c.unwrap(PGConnection.class).getCopyAPI().copyIn(COPY, new java.io.InputStream() {
+            c.unwrap(PGConnection.class).getCopyAPI().copyIn(COPY, new InputStream() {
                 private final Buffer buffer = new Buffer();
-                private final java.io.DataOutputStream out = new java.io.DataOutputStream(buffer);
+                private final DataOutputStream out = new DataOutputStream(buffer);
                 private boolean started;
                 private boolean ended;
                 private int plan;
@@ -311,7 +316,7 @@ public final class StoredPlans {
         default -> Binary.TEXT;
     }).toArray(Binary[]::new);
 
-    private static void row(java.io.DataOutputStream out, String digest, Object[] values) throws IOException {
+    private static void row(DataOutputStream out, String digest, Object[] values) throws IOException {
         out.writeShort(1 + values.length);
         text(out, digest);
         for (int i = 0; i < values.length; i++) {
@@ -338,14 +343,14 @@ public final class StoredPlans {
         }
     }
 
-    private static void text(java.io.DataOutputStream out, String value) throws IOException {
+    private static void text(DataOutputStream out, String value) throws IOException {
         byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
         out.writeInt(utf8.length);
         out.write(utf8);
     }
 
     /** A byte buffer whose bytes are read in place. */
-    private static final class Buffer extends java.io.ByteArrayOutputStream {
+    private static final class Buffer extends ByteArrayOutputStream {
         Buffer() {
             super(80 * 1024);
         }

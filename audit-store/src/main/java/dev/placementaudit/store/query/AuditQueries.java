@@ -1,27 +1,30 @@
 package dev.placementaudit.store.query;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.plans.PlanCache;
+import dev.placementaudit.store.plans.TensorPlacement;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.LoadRef;
-import dev.placementaudit.store.plans.PlanCache;
 import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.regression.ReleaseDiff;
 import dev.placementaudit.store.regression.RootCauses;
-import dev.placementaudit.store.plans.TensorPlacement;
 
-import javax.sql.DataSource;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import javax.sql.DataSource;
 
 /**
  * The read side, shared by the HTTP API and the CLI. Parameterised SQL only; inputs arrive validated.
@@ -178,7 +181,7 @@ public final class AuditQueries {
                 List<Finding> findings = ReleaseDiff.compare(before, after, offHeap, heap);
                 Map<String, Long> counts = new LinkedHashMap<>();
                 findings.forEach(f -> counts.merge(f.kind().name(), 1L, Long::sum));
-                diff = new PlanDiff(RootCauses.of(before, after), findings, java.util.Collections.unmodifiableMap(counts));
+                diff = new PlanDiff(RootCauses.of(before, after), findings, Collections.unmodifiableMap(counts));
                 if (from.get().planDigest() != null && to.get().planDigest() != null) {
                     diffs.put(pair, diff);
                 }
@@ -213,7 +216,7 @@ public final class AuditQueries {
                         rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getString(9), rs.getInt(10)));
             }
         }
-        heads.sort(java.util.Comparator.comparing(Head::deploymentId).thenComparing(head -> head.group().modelId()));
+        heads.sort(Comparator.comparing(Head::deploymentId).thenComparing(head -> head.group().modelId()));
         // How many heads of each model, platform and profile have each plan: one that differs from the plan most of
         // its group have drifts.
         Map<FleetGroup, Map<String, Integer>> plansByGroup = new HashMap<>();
@@ -317,7 +320,7 @@ public final class AuditQueries {
     private static List<CauseSummary> storedCauses(String json) {
         try {
             return AlertOutbox.readCauses(json).stream().map(line -> new CauseSummary(line, 0, Map.of(), null, null, null, null)).toList();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return List.of();
         }
     }

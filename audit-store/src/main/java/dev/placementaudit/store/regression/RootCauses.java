@@ -1,10 +1,10 @@
 package dev.placementaudit.store.regression;
 
+import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.plans.TensorPlacement;
 
-import dev.placementaudit.core.placement.ByteSizes;
-
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,7 +48,7 @@ public final class RootCauses {
                              String afterDomain, String beforeReason, String afterReason, String beforeFormat, String afterFormat,
                              List<TensorChange> tensors) {
         public CauseGroup {
-            deltaBytesByDomain = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(deltaBytesByDomain));
+            deltaBytesByDomain = Collections.unmodifiableMap(new LinkedHashMap<>(deltaBytesByDomain));
             tensors = List.copyOf(tensors);
         }
     }

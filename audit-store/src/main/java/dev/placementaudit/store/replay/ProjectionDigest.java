@@ -8,6 +8,8 @@ import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.OffsetDateTime;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -65,9 +67,9 @@ public final class ProjectionDigest {
                     while (rs.next()) {
                         for (int i = 1; i <= meta.getColumnCount(); i++) {
                             Object value = rs.getObject(i);
-                            String text = value instanceof java.sql.Timestamp ts ? Long.toString(ts.getTime())
+                            String text = value instanceof Timestamp ts ? Long.toString(ts.getTime())
                                     : value instanceof byte[] bytes ? HexFormat.of().formatHex(bytes)
-                                    : value instanceof java.time.OffsetDateTime odt ? Long.toString(odt.toInstant().toEpochMilli())
+                                    : value instanceof OffsetDateTime odt ? Long.toString(odt.toInstant().toEpochMilli())
                                     : String.valueOf(value);
                             sha.update(text.getBytes(StandardCharsets.UTF_8));
                             sha.update((byte) 0);

@@ -2,8 +2,8 @@ package dev.placementaudit.store.replay;
 
 import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.KafkaReachability;
-import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.ingest.Decoded;
 import dev.placementaudit.store.ingest.ProjectionWriter;
@@ -70,7 +70,7 @@ public final class ProjectionRebuild {
             String rebuildSchema = liveSchema + "_rebuild";
             Map<TopicPartition, Long> target = liveOffsets(live);
             if (target.isEmpty()) {
-                throw new dev.placementaudit.service.cli.CommandFailure("the live projection in schema " + liveSchema + " has stored no offsets "
+                throw new CommandFailure("the live projection in schema " + liveSchema + " has stored no offsets "
                         + "for group " + config.groupId() + ": there is nothing to rebuild up to. Give the live store's store.group.id "
                         + "(it ingests as that group), or let it ingest first");
             }

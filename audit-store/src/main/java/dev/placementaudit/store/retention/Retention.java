@@ -8,7 +8,6 @@ import dev.placementaudit.store.ingest.ReleaseHeads;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 
-import javax.sql.DataSource;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -17,11 +16,14 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import javax.sql.DataSource;
 
 /**
  * Retention of the projection: drops the loads that occurred before a cutoff, with their decisions, findings, alerts
@@ -178,8 +180,8 @@ public final class Retention {
         }
         int keep = ((Rule.KeepReleases) rule).releases();
         // Per model: its releases, newest first by their latest load in the log; the loads of all but the first `keep` go.
-        java.util.Map<String, java.util.Map<String, LoadRef.Position>> latestByModelAndRelease = new java.util.HashMap<>();
-        java.util.Map<String, List<String[]>> loadsByModel = new java.util.HashMap<>();
+        Map<String, Map<String, LoadRef.Position>> latestByModelAndRelease = new HashMap<>();
+        Map<String, List<String[]>> loadsByModel = new HashMap<>();
         try (PreparedStatement s = c.prepareStatement("SELECT load_id, model_id, release_name, summary_partition, summary_offset FROM loads "
                 + "WHERE deployment_id = ?")) {
             s.setString(1, deployment);
@@ -187,7 +189,7 @@ public final class Retention {
                 while (rs.next()) {
                     String model = rs.getString(2);
                     String release = rs.getString(3);
-                    latestByModelAndRelease.computeIfAbsent(model, m -> new java.util.HashMap<>())
+                    latestByModelAndRelease.computeIfAbsent(model, m -> new HashMap<>())
                             .merge(release, new LoadRef.Position(rs.getInt(4), rs.getLong(5)), (a, b) -> a.compareTo(b) >= 0 ? a : b);
                     loadsByModel.computeIfAbsent(model, m -> new ArrayList<>()).add(new String[]{rs.getString(1), release});
                 }
@@ -195,8 +197,8 @@ public final class Retention {
         }
         latestByModelAndRelease.forEach((model, releases) -> {
             Set<String> newest = new HashSet<>(releases.entrySet().stream()
-                    .sorted(java.util.Map.Entry.<String, LoadRef.Position>comparingByValue().reversed().thenComparing(java.util.Map.Entry.comparingByKey()))
-                    .limit(keep).map(java.util.Map.Entry::getKey).toList());
+                    .sorted(Map.Entry.<String, LoadRef.Position>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()))
+                    .limit(keep).map(Map.Entry::getKey).toList());
             loadsByModel.get(model).stream().filter(l -> !newest.contains(l[1])).forEach(l -> old.add(l[0]));
         });
         return old;

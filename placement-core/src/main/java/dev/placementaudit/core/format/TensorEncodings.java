@@ -1,5 +1,7 @@
 package dev.placementaudit.core.format;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -10,7 +12,7 @@ public final class TensorEncodings {
     private static final Pattern POLAR_QJL = Pattern.compile("TurboQuant-PolarQjl-(\\d)b\\+(\\d)r/(\\d{1,6})");
 
     /** Encodings are immutable values and a fleet uses a handful of specs: parsing each once is enough. */
-    private static final java.util.Map<String, TensorEncoding> KNOWN = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final Map<String, TensorEncoding> KNOWN = new ConcurrentHashMap<>();
 
     private TensorEncodings() {
     }

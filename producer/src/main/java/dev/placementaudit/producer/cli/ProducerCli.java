@@ -1,5 +1,6 @@
 package dev.placementaudit.producer.cli;
 
+import dev.placementaudit.core.format.TensorEncodings;
 import dev.placementaudit.core.placement.AllocationDecision;
 import dev.placementaudit.core.placement.AllocationResolver;
 import dev.placementaudit.core.placement.ByteSizes;
@@ -18,6 +19,8 @@ import dev.placementaudit.producer.model.Platforms;
 import dev.placementaudit.producer.model.StoredModel;
 import dev.placementaudit.producer.model.StoredTensor;
 import dev.placementaudit.producer.publish.PlacementEvents;
+import dev.placementaudit.producer.publish.PublishException;
+import dev.placementaudit.producer.sample.SampleModelFile;
 import dev.placementaudit.producer.simulate.Drift;
 import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
@@ -28,21 +31,22 @@ import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ConfDir;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.service.cli.ProjectVersion;
-import dev.placementaudit.producer.publish.PublishException;
-import dev.placementaudit.producer.sample.SampleModelFile;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -50,6 +54,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /** {@code producer publish|simulate|explain|sample-model}: how model loads enter the pipeline. */
@@ -148,8 +153,8 @@ public final class ProducerCli {
         StorageCapabilities capabilities() {
             StorageCapabilities caps = Platforms.byName(platform);
             if (servable != null) {
-                caps = caps.withMappedServableEncodings(servable.stream().map(dev.placementaudit.core.format.TensorEncodings::parseKnown)
-                        .collect(java.util.stream.Collectors.toSet()));
+                caps = caps.withMappedServableEncodings(servable.stream().map(TensorEncodings::parseKnown)
+                        .collect(Collectors.toSet()));
             }
             return caps;
         }
@@ -304,7 +309,7 @@ public final class ProducerCli {
             Instant first;
             try {
                 first = Instant.parse(start);
-            } catch (java.time.format.DateTimeParseException e) {
+            } catch (DateTimeParseException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--start must be an instant such as 2026-11-01T00:00:00Z, got '"
                         + start + "'");
             }
@@ -362,10 +367,10 @@ public final class ProducerCli {
         @Override
         public Integer call() throws IOException {
             ModelCatalog.Archetype model = ModelCatalog.byId(layout);
-            if (java.nio.file.Files.isDirectory(out)) {
+            if (Files.isDirectory(out)) {
                 throw new CommandFailure(out + " is a directory; --out takes a file name such as model.gguf");
             }
-            if (java.nio.file.Files.exists(out) && !force) {
+            if (Files.exists(out) && !force) {
                 throw new CommandFailure(out + " exists; pass --force to overwrite it");
             }
             SampleModelFile.Format chosen = format != null ? format
@@ -380,13 +385,13 @@ public final class ProducerCli {
     /** The catalog's model ids, for {@code --layout}'s help and completion. */
     static final class LayoutIds implements Iterable<String> {
         @Override
-        public java.util.Iterator<String> iterator() {
+        public Iterator<String> iterator() {
             return ModelCatalog.ALL.stream().map(ModelCatalog.Archetype::id).iterator();
         }
     }
 
     /** Waits for a publish, turning a broker that is not there into a one-line failure. */
-    static RecordMetadata published(java.util.function.Supplier<RecordMetadata> publish) {
+    static RecordMetadata published(Supplier<RecordMetadata> publish) {
         try {
             return publish.get();
         } catch (PublishException e) {

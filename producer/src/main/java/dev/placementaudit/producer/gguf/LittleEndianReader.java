@@ -6,6 +6,7 @@ import java.io.BufferedInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -58,7 +59,7 @@ final class LittleEndianReader implements AutoCloseable {
         position += length;
         try {
             return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .decode(java.nio.ByteBuffer.wrap(data)).toString();
+                    .decode(ByteBuffer.wrap(data)).toString();
         } catch (CharacterCodingException e) {
             throw error(at + 8, what + " is not valid UTF-8");
         }

@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.regex.Matcher;
 
 /**
  * Opens a model by what its file is (GGUF magic, else safetensors), not by what it is called; a shard of a sharded model
@@ -27,7 +28,7 @@ public final class ModelFiles {
         if (ShardedModels.isSafetensorsIndex(file)) {
             return ShardedModels.safetensorsIndex(file, ModelFiles::readOne);
         }
-        java.util.regex.Matcher split = ShardedModels.GGUF_SPLIT.matcher(file.getFileName().toString());
+        Matcher split = ShardedModels.GGUF_SPLIT.matcher(file.getFileName().toString());
         if (split.matches()) {
             return ShardedModels.ggufSplits(file, split, ModelFiles::readOne);
         }

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -103,7 +104,7 @@ public final class PlacementEvents implements AutoCloseable {
 
     /** What went wrong with {@code load}, in terms of the configuration to fix. */
     public PublishException describeFailure(ModelLoaded load, Throwable error) {
-        return explain(load, error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error);
+        return explain(load, error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
     }
 
     private PublishException explain(ModelLoaded load, Throwable error) {

@@ -1,10 +1,5 @@
 package dev.placementaudit.producer.safetensors;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.core.format.DType;
 import dev.placementaudit.core.format.Format;
 import dev.placementaudit.core.format.Opaque;
@@ -12,12 +7,20 @@ import dev.placementaudit.events.FileFormat;
 import dev.placementaudit.producer.model.ModelFileException;
 import dev.placementaudit.producer.model.StoredModel;
 import dev.placementaudit.producer.model.StoredTensor;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.NullNode;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -97,8 +100,8 @@ public final class SafetensorsReader {
             throw new ModelFileException(file, 8, "header starts with a UTF-8 byte-order mark, which safetensors does not allow");
         }
         try {
-            java.nio.charset.StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(json));
-        } catch (java.nio.charset.CharacterCodingException e) {
+            StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(json));
+        } catch (CharacterCodingException e) {
             throw new ModelFileException(file, 8, "header is not valid UTF-8", e);
         }
         Map<String, Located> fields = new LinkedHashMap<>();
@@ -112,7 +115,7 @@ public final class SafetensorsReader {
                 parser.nextToken();
                 JsonNode value = parser.readValueAsTree();
                 fields.remove(name);
-                fields.put(name, new Located(value == null ? com.fasterxml.jackson.databind.node.NullNode.getInstance() : value, at));
+                fields.put(name, new Located(value == null ? NullNode.getInstance() : value, at));
             }
             long end = 8 + parser.currentLocation().getByteOffset();
             JsonToken after;

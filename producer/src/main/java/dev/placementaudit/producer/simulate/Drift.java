@@ -1,16 +1,18 @@
 package dev.placementaudit.producer.simulate;
 
 import dev.placementaudit.core.format.DType;
+import dev.placementaudit.core.format.TensorEncoding;
 import dev.placementaudit.core.format.TensorEncodings;
 import dev.placementaudit.core.placement.EncodingRequest;
+import dev.placementaudit.core.placement.PlannerProfile;
 import dev.placementaudit.core.placement.StorageCapabilities;
 import dev.placementaudit.core.placement.WeightForm;
-import dev.placementaudit.core.placement.PlannerProfile;
 
 import java.nio.file.FileSystems;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
@@ -27,7 +29,7 @@ import java.util.Set;
 public sealed interface Drift {
     int fromRelease();
 
-    static Drift parse(String spec, java.util.List<String> releases) {
+    static Drift parse(String spec, List<String> releases) {
         int colon = spec.indexOf(':');
         int equals = spec.indexOf('=');
         if (colon < 1 || equals < colon) {
@@ -61,7 +63,7 @@ public sealed interface Drift {
 
     record Unservable(int fromRelease, String encoding) implements Drift {
         public StorageCapabilities apply(StorageCapabilities platform) {
-            Set<dev.placementaudit.core.format.TensorEncoding> servable = new HashSet<>(platform.mappedServableEncodings());
+            Set<TensorEncoding> servable = new HashSet<>(platform.mappedServableEncodings());
             servable.remove(TensorEncodings.parseKnown(encoding));
             return platform.withMappedServableEncodings(servable);
         }

@@ -8,9 +8,9 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.producer.model.DeploymentTarget;
 import dev.placementaudit.producer.model.FormPolicy;
 import dev.placementaudit.producer.model.ModelLoadedBuilder;
+import dev.placementaudit.producer.model.Platforms;
 import dev.placementaudit.producer.model.StoredModel;
 import dev.placementaudit.producer.model.StoredTensor;
-import dev.placementaudit.producer.model.Platforms;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -21,6 +21,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.SplittableRandom;
 import java.util.UUID;
 
 /**
@@ -118,7 +119,7 @@ public final class FleetSimulator implements Iterable<ModelLoaded> {
     /** Whether the load at this index in release order is reported late. */
     private boolean isLate(int index) {
         // SplittableRandom mixes its seed: consecutive seeds give unrelated draws (java.util.Random's first draws would not).
-        return late > 0 && new java.util.SplittableRandom(seed * 1_000_003L + index).nextDouble() < late;
+        return late > 0 && new SplittableRandom(seed * 1_000_003L + index).nextDouble() < late;
     }
 
     private ModelLoaded load(int index) {

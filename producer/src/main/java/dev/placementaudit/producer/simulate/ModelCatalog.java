@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -90,7 +91,7 @@ public final class ModelCatalog {
                 tensors.add(new StoredTensor(t.name(), t.type().toFormat(bytes), t.shape(), t.elementCount(), bytes, OptionalLong.of(offset)));
                 offset = LayoutTensor.aligned(offset + bytes);
             }
-            return new StoredModel(displayName, FileFormat.GGUF, offset, java.util.Optional.of(syntheticSha256()),
+            return new StoredModel(displayName, FileFormat.GGUF, offset, Optional.of(syntheticSha256()),
                     Map.of("general.architecture", "llama", "general.name", displayName), tensors);
         }
 

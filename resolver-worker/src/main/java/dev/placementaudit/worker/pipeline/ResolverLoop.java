@@ -1,19 +1,18 @@
 package dev.placementaudit.worker.pipeline;
 
-import dev.placementaudit.service.ConsumerVitals;
-import dev.placementaudit.service.DeadLetter;
-
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
-import dev.placementaudit.schemas.EventSerde;
-import dev.placementaudit.schemas.UndecodableEventException;
-import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.resolution.InvalidLoadException;
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.resolution.ValidLoad;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.UndecodableEventException;
+import dev.placementaudit.service.ConsumerVitals;
+import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.worker.WorkerConfig;
 import io.micrometer.core.instrument.Timer;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -48,6 +47,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Supplier;
 
 /**
  * consume → resolve → produce, exactly once (Kafka EOS v2): each poll's records become one transaction holding
@@ -88,7 +93,7 @@ public final class ResolverLoop implements Runnable {
     private final WorkerConfig config;
     private final Consumer<byte[], byte[]> consumer;
     /** Makes the transactional producer: once at start, again whenever an outage has left the current one unusable. */
-    private final java.util.function.Supplier<Producer<byte[], byte[]>> producers;
+    private final Supplier<Producer<byte[], byte[]>> producers;
     /** Only ever touched on the loop thread (rebalance callbacks run there too). */
     private Producer<byte[], byte[]> producer;
     private final WorkerMetrics metrics;
@@ -99,7 +104,7 @@ public final class ResolverLoop implements Runnable {
     private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
     private final EventSerde<LoadResolved> resolvedSerde = EventSerde.of(LoadResolved.class);
     /** Prepares a batch's records in parallel; null when configured for one thread. */
-    private final java.util.concurrent.ExecutorService resolvers;
+    private final ExecutorService resolvers;
 
     private volatile boolean running = true;
     private volatile State state = State.STARTING;
@@ -121,7 +126,7 @@ public final class ResolverLoop implements Runnable {
     /** A look-ahead poll's failure, raised once the open transaction has committed. */
     private KafkaException pollFailure;
 
-    public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, java.util.function.Supplier<Producer<byte[], byte[]>> producers,
+    public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Supplier<Producer<byte[], byte[]>> producers,
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
         this.config = config;
         this.consumer = consumer;
@@ -131,7 +136,7 @@ public final class ResolverLoop implements Runnable {
         this.vitals = new ConsumerVitals(config.healthBound(), clock);
         this.validator = new LoadValidator(config.maxTensorsPerLoad());
         this.resolution = resolution;
-        this.resolvers = config.resolveThreads() > 1 ? java.util.concurrent.Executors.newFixedThreadPool(config.resolveThreads(),
+        this.resolvers = config.resolveThreads() > 1 ? Executors.newFixedThreadPool(config.resolveThreads(),
                 runnable -> {
                     Thread thread = new Thread(runnable, "resolver-prepare-" + config.instanceId());
                     thread.setDaemon(true);
@@ -271,7 +276,7 @@ public final class ResolverLoop implements Runnable {
         try {
             begin();
             open = new OpenTransaction(nextOffsets(batch.records()), new Outcome());
-            for (java.util.concurrent.Future<Prepared> one : batch.prepared()) {
+            for (Future<Prepared> one : batch.prepared()) {
                 send(await(one), open.outcome);
             }
             lookAhead();
@@ -435,22 +440,22 @@ public final class ResolverLoop implements Runnable {
      * Starts preparing every record at once; the caller takes the results in input order, so the first records
      * are being sent while the later ones are still being resolved.
      */
-    private List<java.util.concurrent.Future<Prepared>> prepareAll(List<ConsumerRecord<byte[], byte[]>> records) {
-        List<java.util.concurrent.Future<Prepared>> prepared = new ArrayList<>(records.size());
+    private List<Future<Prepared>> prepareAll(List<ConsumerRecord<byte[], byte[]>> records) {
+        List<Future<Prepared>> prepared = new ArrayList<>(records.size());
         for (ConsumerRecord<byte[], byte[]> record : records) {
-            prepared.add(resolvers == null ? java.util.concurrent.CompletableFuture.completedFuture(prepare(record))
+            prepared.add(resolvers == null ? CompletableFuture.completedFuture(prepare(record))
                     : resolvers.submit(() -> prepare(record)));
         }
         return prepared;
     }
 
-    private static Prepared await(java.util.concurrent.Future<Prepared> prepared) {
+    private static Prepared await(Future<Prepared> prepared) {
         try {
             return prepared.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new WakeupException();
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e.getCause());
         }
     }
@@ -647,7 +652,7 @@ public final class ResolverLoop implements Runnable {
      * One poll's records, in poll order, and their preparation, started as soon as they were polled: one future per
      * record, or none when the batch is to be run one record at a time.
      */
-    private record Batch(List<ConsumerRecord<byte[], byte[]>> records, List<java.util.concurrent.Future<Prepared>> prepared) {
+    private record Batch(List<ConsumerRecord<byte[], byte[]>> records, List<Future<Prepared>> prepared) {
         static final Batch NONE = new Batch(List.of(), List.of());
 
         boolean isEmpty() {
@@ -661,7 +666,7 @@ public final class ResolverLoop implements Runnable {
         /** This batch less the records of the given partitions, whose preparation is cancelled. */
         Batch without(Collection<TopicPartition> partitions) {
             List<ConsumerRecord<byte[], byte[]>> keptRecords = new ArrayList<>(records.size());
-            List<java.util.concurrent.Future<Prepared>> keptPrepared = new ArrayList<>(prepared.size());
+            List<Future<Prepared>> keptPrepared = new ArrayList<>(prepared.size());
             for (int i = 0; i < records.size(); i++) {
                 boolean leaving = partitions.contains(partition(records.get(i)));
                 if (!leaving) {

@@ -1,17 +1,18 @@
 package dev.placementaudit.worker.pipeline;
 
+import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
 import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.WorkerVersion;
-import dev.placementaudit.resolution.LoadResolution;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -21,11 +22,13 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /** A running resolver-worker: topics ensured, clients built, the loop on its own thread, the ops endpoint up. */
 public final class ResolverWorker implements AutoCloseable {
@@ -73,7 +76,7 @@ public final class ResolverWorker implements AutoCloseable {
      * Makes the loop's transactional producer, first and after each outage, with its client metrics bound to the
      * registry in place of the last one's.
      */
-    private static final class Producers implements java.util.function.Supplier<org.apache.kafka.clients.producer.Producer<byte[], byte[]>>,
+    private static final class Producers implements Supplier<Producer<byte[], byte[]>>,
             AutoCloseable {
         private final WorkerConfig config;
         private final PrometheusMeterRegistry registry;
@@ -150,7 +153,7 @@ public final class ResolverWorker implements AutoCloseable {
         if (loop.failure() != null) {
             details.put("failure", loop.failure().toString());
         }
-        List<String> problems = new java.util.ArrayList<>(loop.vitals().problems());
+        List<String> problems = new ArrayList<>(loop.vitals().problems());
         String recovering = loop.recovering();
         if (recovering != null) {
             problems.add("making the transactional producer anew after: " + recovering);
