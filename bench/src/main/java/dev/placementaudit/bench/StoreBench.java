@@ -18,9 +18,6 @@ import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
-import dev.placementaudit.store.ingest.ReleaseHeads;
-import dev.placementaudit.store.query.AuditQueries;
-import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.testkit.KafkaBroker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -54,7 +51,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -135,7 +131,7 @@ public final class StoreBench {
     private void run() throws Exception {
         if (runs == 0) {
             // --runs 0: the query latencies alone.
-            String md = queryLatency();
+            String md = new QueryLatency(pgUrl, pgUser, pgPassword, queryLoads, keepQuerySchema).measure();
             System.out.println(md);
             Path file = Path.of("bench", "results", "store-queries-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
             Files.writeString(file, "# audit-store queries, " + LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME) + "\n\n`bench/run.sh store "
@@ -187,7 +183,7 @@ public final class StoreBench {
                 (double) total / stream.loads(), total * 1e6 / stream.loads() / 1e9, lastSizes.entrySet().stream()
                         .filter(e -> e.getValue() > 0).map(e -> e.getKey() + " " + ByteSizes.format(e.getValue())).collect(Collectors.joining(", "))));
         if (queryLoads > 0) {
-            md.append("\n").append(queryLatency());
+            md.append("\n").append(new QueryLatency(pgUrl, pgUser, pgPassword, queryLoads, keepQuerySchema).measure());
         }
         System.out.println();
         System.out.println(md);
@@ -406,151 +402,10 @@ public final class StoreBench {
         return seconds;
     }
 
-    /**
-     * Fills a schema with {@code queryLoads} loads as the fleet mix leaves them (1,000 deployments of 4 kinds, 4 models,
-     * 5 releases, 50 loads of each model per release and deployment; 80 plans of 146 tensors; each load compared with
-     * the previous release, its chain entry), then times what users ask: a release diff, a release across the fleet,
-     * a deployment's latest loads and one load's tensors. Returns the Markdown section.
-     */
-    private String queryLatency() throws Exception {
-        String schema = "bench_query_" + suffix();
-        long perDeployment = 4 * 5 * 50;
-        long deployments = Math.max(1, queryLoads / perDeployment);
-        long count = deployments * perDeployment;
-        String hex = "md5(%1$s) || md5('x' || %1$s)";
-        try (AuditDatabase db = AuditDatabase.open(pgUrl, pgUser, pgPassword, schema, 4); Connection c = db.dataSource().getConnection();
-             Statement s = c.createStatement()) {
-            System.out.printf(Locale.ROOT, "filling %s with %,d loads of %,d deployments...%n", schema, count, deployments);
-            long fill = System.nanoTime();
-            // Plan p = model * 20 + kind * 5 + release; from release 2 on a seventh of its tensors are off-heap.
-            s.execute("INSERT INTO plans SELECT " + String.format(hex, "'p' || g") + ", 146, md5('s' || g) || md5('t' || g) FROM generate_series(0, 79) g");
-            s.execute("INSERT INTO plan_tensors SELECT " + String.format(hex, "'p' || (g / 146)") + ", (g % 146)::int, 'blk.' || (g % 146) || '.weight', "
-                    + "'Q4_K', 'Q4_K', 'Q4_K', 1048576, 589824, FALSE, CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'Float32/Dense(4B)' ELSE 'Q4_K' END, "
-                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 4194304 ELSE 589824 END, "
-                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'HOST_OFFHEAP' ELSE 'MMAP_FILE' END, 'MODEL', TRUE, "
-                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'REENCODED_AT_LOAD' ELSE 'MAPPED_OK' END, 'MAPPED_OK', '', "
-                    + "'blk.' || (g % 146) || '.weight: mapped from the file, 589,824 bytes of Q4_K as stored' FROM generate_series(0, 80 * 146 - 1) g");
-            // A load's numbers: d deployment, r release (0..4), m model (0..3), n the load within them (0..49).
-            String d = "(g / " + perDeployment + ")";
-            String r = "((g % " + perDeployment + ") / 200)";
-            String m = "((g % 200) / 50)";
-            String n = "(g % 50)";
-            String plan = "(" + m + " * 20 + (" + d + " % 4) * 5 + " + r + ")";
-            String previousPlan = "(" + m + " * 20 + (" + d + " % 4) * 5 + " + r + " - 1)";
-            String loadId = "md5('L' || g)::uuid::text";
-            String previousId = "md5('L' || (g - (g % 200) % 50 - 200 + 49))::uuid::text";
-            s.execute("INSERT INTO loads (load_id, deployment_id, cluster, host, release_name, model_id, model_name, model_sha256, platform_name, "
-                    + "profile_name, occurred_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, "
-                    + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, completed_at, "
-                    + "summary_partition, summary_offset, plan_digest, previous_load_id, previous_release, previous_plan_digest) SELECT "
-                    + loadId + ", 'device-' || " + d + ", 'eu-west-1', 'host-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m
-                    + ", 'Model ' || " + m + ", " + String.format(hex, "'sha' || " + m) + ", (ARRAY['android','native','jvm','browser'])[" + d
-                    + " % 4 + 1], (ARRAY['edge','edge','desktop','desktop'])[" + d + " % 4 + 1], TIMESTAMP WITH TIME ZONE '2026-11-01 00:00:00+00' + "
-                    + r + " * INTERVAL '1 day' + " + n + " * INTERVAL '1 minute' + " + d + " * INTERVAL '1 millisecond', 146, 86114304, 86114304, 0, "
-                    + "CASE WHEN " + r + " > 0 THEN 88080384 ELSE 0 END, 86114304, 0, CASE WHEN " + r + " > 0 THEN 21 ELSE 0 END, 146, "
-                    + "'bench/skainet-1192', " + String.format(hex, "'policy' || (" + d + " % 4)") + ", now(), TRUE, now(), "
-                    + "(g % 3)::int, g, " + String.format(hex, "'p' || " + plan) + ", CASE WHEN " + r
-                    + " > 0 THEN " + previousId + " END, CASE WHEN " + r + " > 0 THEN 'r' || " + r + " END, CASE WHEN " + r + " > 0 THEN "
-                    + String.format(hex, "'p' || " + previousPlan) + " END FROM generate_series(0, " + (count - 1) + ") g");
-            // Each release's change, once per pair of plans: a seventh of the tensors re-encoded off the file.
-            s.execute("INSERT INTO plan_findings SELECT " + String.format(hex, "'p' || (pair - 1)") + ", " + String.format(hex, "'p' || pair")
-                    + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
-                    + "'mapped', 're-encoded at load' FROM generate_series(0, 79) pair, generate_series(0, 145, 7) t WHERE pair % 5 > 0");
-            // Each release's head: its last load (n = 49), as the store keeps them.
-            s.execute("INSERT INTO release_heads (" + ReleaseHeads.COLUMNS + ") SELECT "
-                    + ReleaseHeads.VALUES + " FROM loads l WHERE l.summary_offset % 50 = 49");
-            // An entry as the store writes it: its load's hash and its own, as bytes (the previous hash and the plan are derived).
-            s.execute("INSERT INTO chain_entries (deployment_id, seq, load_id, load_hash, entry_hash, encoding) SELECT 'device-' || " + d + ", (g % "
-                    + perDeployment + ") + 1, " + loadId + ", decode(" + String.format(hex, "'load' || g") + ", 'hex'), decode("
-                    + String.format(hex, "'entry' || g") + ", 'hex'), 2 FROM generate_series(0, " + (count - 1) + ") g");
-            // A store holding a million loads has long been vacuumed by autovacuum: measure it settled, not while
-            // autovacuum works through rows inserted a second ago.
-            s.execute("VACUUM ANALYZE");
-            // And its pages written out: a checkpoint spread over the measurements would be measured with them.
-            s.execute("CHECKPOINT");
-            double fillSeconds = (System.nanoTime() - fill) / 1e9;
-            Map<String, Long> sizes = sizes(c, schema);
-            long total = sizes.values().stream().mapToLong(Long::longValue).sum();
-            System.out.printf(Locale.ROOT, "filled in %.0f s: %s%n", fillSeconds, ByteSizes.format(total));
-            AuditQueries queries = new AuditQueries(db.dataSource(), new GrowthRule("off-heap", 10, 1 << 20), new GrowthRule("heap", 10, 1 << 20));
-            Random random = new Random(1);
-            Map<String, double[]> latencies = new LinkedHashMap<>();
-            latencies.put("diff (two releases of a deployment's model)", time(() -> {
-                int release = 1 + random.nextInt(4);
-                if (queries.diff("device-" + random.nextInt((int) deployments), "model-" + random.nextInt(4), "r" + release, "r" + (release + 1))
-                        .isEmpty()) {
-                    throw new IllegalStateException("no diff");
-                }
-            }));
-            latencies.put("fleet (one release: " + deployments * 4 + " deployment-models, drift by plan, regressions)", time(() -> {
-                if (queries.fleet("r" + (1 + random.nextInt(5))).deployments() == 0) {
-                    throw new IllegalStateException("no fleet");
-                }
-            }));
-            latencies.put("where --deployment (its 20 latest loads)", time(() -> {
-                if (queries.loads("device-" + random.nextInt((int) deployments), null, null, 20).isEmpty()) {
-                    throw new IllegalStateException("no loads");
-                }
-            }));
-            latencies.put("where --load (one load's 146 tensors)", time(() -> {
-                long g = (long) (random.nextDouble() * count);
-                try (PreparedStatement q = c.prepareStatement("SELECT md5('L' || ?)::uuid::text")) {
-                    q.setLong(1, g);
-                    try (ResultSet rs = q.executeQuery()) {
-                        rs.next();
-                        if (queries.load(rs.getString(1)).orElseThrow().tensors().size() != 146) {
-                            throw new IllegalStateException("not 146 tensors");
-                        }
-                    }
-                }
-            }));
-            if (keepQuerySchema) {
-                System.out.printf(Locale.ROOT, "kept schema %s for inspection (--keep-schema): DROP SCHEMA %s CASCADE when done%n", schema, schema);
-            } else {
-                drop(c, schema);
-            }
-            StringBuilder md = new StringBuilder();
-            md.append(String.format(Locale.ROOT, "Queries with %,d loads stored (%,d deployments, 80 plans; filled by SQL and vacuumed in %.0f s): %s in all, "
-                    + "**%.2f GB per million loads** (%s). Latency over " + MEASURED + " queries each after " + WARM_UP + " of warm-up (a fresh JVM "
-                    + "compiles the query path over its first calls: their median is the last column), in the query API's own process "
-                    + "(JDBC to the same PostgreSQL):%n%n| query | p50 ms | p95 ms | p99 ms | max ms | warm-up p50 ms |%n|---|---|---|---|---|---|%n", count,
-                    deployments, fillSeconds, ByteSizes.format(total), total * 1e6 / count / 1e9, sizes.entrySet().stream()
-                            .filter(e -> e.getValue() > 0).map(e -> e.getKey() + " " + ByteSizes.format(e.getValue())).collect(Collectors.joining(", "))));
-            latencies.forEach((what, l) -> md.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |%n", what, l[0], l[1], l[2],
-                    l[3], l[4])));
-            return md.toString();
-        }
-    }
 
-    private interface Query {
-        void run() throws Exception;
-    }
-
-    /** p50, p95, p99 and max in milliseconds of 200 runs after 20 of warm-up. */
-    /** Calls timed per query, after the warm-up calls. */
-    private static final int MEASURED = 200;
-    /**
-     * Calls before those timed: the API serves from a long-running process, and a fresh JVM compiles the query path
-     * (the driver's row parsing, the fleet view's grouping) over its first calls, about 70 of the fleet view's.
-     */
-    private static final int WARM_UP = 100;
-
-    /** p50, p95, p99 and max of the timed calls, then the median of the warm-up calls, in milliseconds. */
-    private static double[] time(Query query) throws Exception {
-        List<Double> millis = new ArrayList<>();
-        List<Double> warmUp = new ArrayList<>();
-        for (int i = 0; i < WARM_UP + MEASURED; i++) {
-            long t = System.nanoTime();
-            query.run();
-            (i < WARM_UP ? warmUp : millis).add((System.nanoTime() - t) / 1e6);
-        }
-        double[] sorted = millis.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return new double[]{sorted[sorted.length / 2], sorted[(int) (sorted.length * 0.95)], sorted[(int) (sorted.length * 0.99)],
-                sorted[sorted.length - 1], median(warmUp)};
-    }
 
     /** Bytes per table of the schema, indexes and TOAST included (pg_total_relation_size), largest first. */
-    private static Map<String, Long> sizes(Connection c, String schema) throws SQLException {
+    static Map<String, Long> sizes(Connection c, String schema) throws SQLException {
         Map<String, Long> sizes = new LinkedHashMap<>();
         try (PreparedStatement s = c.prepareStatement("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n "
                 + "ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind = 'r' ORDER BY 2 DESC")) {
@@ -564,18 +419,18 @@ public final class StoreBench {
         return sizes;
     }
 
-    private static void drop(Connection c, String schema) throws SQLException {
+    static void drop(Connection c, String schema) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute("DROP SCHEMA " + schema + " CASCADE");
         }
     }
 
-    private static double median(List<Double> values) {
+    static double median(List<Double> values) {
         double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         return sorted[sorted.length / 2];
     }
 
-    private static String suffix() {
+    static String suffix() {
         return UUID.randomUUID().toString().replace("-", "").substring(0, 8);
     }
 

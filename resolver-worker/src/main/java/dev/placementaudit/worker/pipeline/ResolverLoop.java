@@ -1,18 +1,12 @@
 package dev.placementaudit.worker.pipeline;
 
 import dev.placementaudit.events.LoadResolved;
-import dev.placementaudit.events.ModelLoaded;
-import dev.placementaudit.resolution.InvalidLoadException;
 import dev.placementaudit.resolution.LoadResolution;
-import dev.placementaudit.resolution.LoadValidator;
-import dev.placementaudit.resolution.Provenance;
-import dev.placementaudit.resolution.ResolvedLoad;
-import dev.placementaudit.resolution.ValidLoad;
-import dev.placementaudit.schemas.EventSerde;
-import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.worker.WorkerConfig;
+import dev.placementaudit.worker.pipeline.Transactions.OpenTransaction;
+import dev.placementaudit.worker.pipeline.Transactions.Outcome;
 import io.micrometer.core.instrument.Timer;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -26,31 +20,22 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
-import org.apache.kafka.common.errors.IllegalGenerationException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
-import org.apache.kafka.common.errors.RebalanceInProgressException;
-import org.apache.kafka.common.errors.UnknownMemberIdException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
@@ -92,19 +77,13 @@ public final class ResolverLoop implements Runnable {
 
     private final WorkerConfig config;
     private final Consumer<byte[], byte[]> consumer;
-    /** Makes the transactional producer: once at start, again whenever an outage has left the current one unusable. */
-    private final Supplier<Producer<byte[], byte[]>> producers;
-    /** Only ever touched on the loop thread (rebalance callbacks run there too). */
-    private Producer<byte[], byte[]> producer;
+    /** Made at start, and again whenever an outage has left it unusable. */
+    private final TransactionalProducer producer;
     private final WorkerMetrics metrics;
     private final Clock clock;
     private final ConsumerVitals vitals;
-    private final LoadValidator validator;
     private final LoadResolution resolution;
-    private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
-    private final EventSerde<LoadResolved> resolvedSerde = EventSerde.of(LoadResolved.class);
-    /** Prepares a batch's records in parallel; null when configured for one thread. */
-    private final ExecutorService resolvers;
+    private final RecordPreparation preparation;
 
     private volatile boolean running = true;
     private volatile State state = State.STARTING;
@@ -113,10 +92,6 @@ public final class ResolverLoop implements Runnable {
     private volatile Set<TopicPartition> assignment = Set.of();
     private boolean isolateNextBatch;
     private int consecutiveFailures;
-    /** Fenced, and nothing committed since the producer was made anew: a second fencing now means another instance. */
-    private boolean fencedSinceCommit;
-    /** Whether the producer has a transaction begun and not yet committed or aborted: only that one may be aborted. */
-    private boolean inTransaction;
     /** Why the producer is being made anew, while it is; null otherwise (shown by {@code /health}). */
     private volatile String recovering;
     /** The batch whose outputs are sent but not yet committed; only ever touched on the loop thread. */
@@ -130,31 +105,24 @@ public final class ResolverLoop implements Runnable {
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
         this.config = config;
         this.consumer = consumer;
-        this.producers = producers;
+        this.producer = new TransactionalProducer(producers);
         this.metrics = metrics;
         this.clock = clock;
         this.vitals = new ConsumerVitals(config.healthBound(), clock);
-        this.validator = new LoadValidator(config.maxTensorsPerLoad());
         this.resolution = resolution;
-        this.resolvers = config.resolveThreads() > 1 ? Executors.newFixedThreadPool(config.resolveThreads(),
-                runnable -> {
-                    Thread thread = new Thread(runnable, "resolver-prepare-" + config.instanceId());
-                    thread.setDaemon(true);
-                    return thread;
-                }) : null;
+        this.preparation = new RecordPreparation(config, resolution, clock);
     }
 
     @Override
     public void run() {
         try {
-            producer = producers.get();
-            producer.initTransactions();
+            producer.make();
             consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
             state = State.RUNNING;
             while (running) {
                 try {
                     step();
-                } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | ProducerUnusable e) {
+                } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | TransactionalProducer.Unusable e) {
                     recover(e);
                 }
             }
@@ -203,13 +171,10 @@ public final class ResolverLoop implements Runnable {
      */
     private void recover(KafkaException cause) {
         if (cause instanceof ProducerFencedException fenced) {
-            if (fencedSinceCommit) {
-                throw fenced;
-            }
-            fencedSinceCommit = true;
+            producer.fenced(fenced);
         }
         recovering = cause.toString();
-        LOG.warn("the transactional producer cannot go on ({}); making it anew and redoing from the committed offsets", rootCause(cause));
+        LOG.warn("the transactional producer cannot go on ({}); making it anew and redoing from the committed offsets", Failures.rootCause(cause));
         metrics.producerRecreated();
         open = null;
         ahead.forEach(Batch::cancel);
@@ -217,11 +182,9 @@ public final class ResolverLoop implements Runnable {
         isolateNextBatch = false;
         int attempt = 0;
         while (running) {
-            closeProducer(Duration.ZERO);
             try {
-                producer = producers.get();
-                producer.initTransactions();
-                seekToCommitted();
+                producer.make();
+                Offsets.seekToCommitted(consumer);
                 LOG.info("transactional producer made anew after {} attempt(s); resuming from the committed offsets", attempt + 1);
                 recovering = null;
                 return;
@@ -275,9 +238,9 @@ public final class ResolverLoop implements Runnable {
         Timer.Sample sample = Timer.start();
         try {
             begin();
-            open = new OpenTransaction(nextOffsets(batch.records()), new Outcome());
+            open = new OpenTransaction(Offsets.nextOffsets(batch.records()), new Outcome());
             for (Future<Prepared> one : batch.prepared()) {
-                send(await(one), open.outcome);
+                send(RecordPreparation.await(one), open.outcome);
             }
             lookAhead();
             if (open != null) {
@@ -293,7 +256,7 @@ public final class ResolverLoop implements Runnable {
             open = null;
             abortAndRewind(e);
             // A rebalance is not the batch's fault; anything else might be one record's, so isolate it next time.
-            isolateNextBatch = !isGroupChange(e);
+            isolateNextBatch = !Failures.isGroupChange(e);
             return false;
         }
     }
@@ -332,13 +295,13 @@ public final class ResolverLoop implements Runnable {
         lastPollNanos = System.nanoTime();
         assignment = Set.copyOf(consumer.assignment());
         vitals.sample(consumer);
-        metrics.lag(currentLag());
+        metrics.lag(Offsets.lag(consumer, assignment));
         if (polled.isEmpty()) {
             return Batch.NONE;
         }
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>(polled.count());
         polled.forEach(records::add);
-        return new Batch(records, prepare ? prepareAll(records) : List.of());
+        return new Batch(records, prepare ? preparation.prepareAll(records) : List.of());
     }
 
     /**
@@ -359,7 +322,7 @@ public final class ResolverLoop implements Runnable {
     private void rewind() {
         ahead.forEach(Batch::cancel);
         ahead.clear();
-        seekToCommitted();
+        Offsets.seekToCommitted(consumer);
     }
 
     /** One transaction per record; the record whose outputs cannot be produced is dead-lettered on its own. */
@@ -370,14 +333,14 @@ public final class ResolverLoop implements Runnable {
             if (failed == null) {
                 continue;
             }
-            if (isGroupChange(failed) || tryAlone(record) == null) {
+            if (Failures.isGroupChange(failed) || tryAlone(record) == null) {
                 return false;
             }
             try {
                 Outcome outcome = new Outcome();
                 begin();
-                deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, rootName(failed), null, causeChain(failed), outcome);
-                commit(Map.of(partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
+                deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
+                commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
                      | FencedInstanceIdException e) {
                 throw e;
@@ -393,10 +356,10 @@ public final class ResolverLoop implements Runnable {
     private KafkaException tryAlone(ConsumerRecord<byte[], byte[]> record) {
         Outcome outcome = new Outcome();
         try {
-            Prepared prepared = prepare(record);
+            Prepared prepared = preparation.prepare(record);
             begin();
             send(prepared, outcome);
-            commit(Map.of(partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
+            commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             return null;
         } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
                  | FencedInstanceIdException e) {
@@ -408,67 +371,15 @@ public final class ResolverLoop implements Runnable {
         }
     }
 
-    /**
-     * Everything a record turns into, worked out without touching Kafka: decode, validate, resolve, encode. Pure,
-     * so a batch's records are prepared in parallel and then sent in their original order.
-     */
-    private Prepared prepare(ConsumerRecord<byte[], byte[]> record) {
-        ModelLoaded load;
-        try {
-            load = loads.decode(record.value());
-        } catch (UndecodableEventException e) {
-            return Prepared.deadLetter(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), null, e.getMessage());
-        }
-        ValidLoad valid;
-        try {
-            valid = validator.validate(load);
-        } catch (InvalidLoadException e) {
-            return Prepared.deadLetter(record, DeadLetter.Reason.INVALID_CONTENT, e.code().name(), e.field(), e.getMessage());
-        }
-        ResolvedLoad resolved = resolution.resolve(valid, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
-        byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
-        List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.encodedDecisions().size() + 1);
-        for (byte[] decision : resolved.encodedDecisions()) {
-            outputs.add(new ProducerRecord<>(config.decisionsTopic(), key, decision));
-        }
-        outputs.add(new ProducerRecord<>(config.resolvedTopic(), key, resolvedSerde.encode(resolved.summary())));
-        // Only the summary is kept: the decisions are in the outputs as bytes, and batches wait here to be sent.
-        return new Prepared(record, outputs, resolved.summary(), null, null, null, null);
-    }
-
-    /**
-     * Starts preparing every record at once; the caller takes the results in input order, so the first records
-     * are being sent while the later ones are still being resolved.
-     */
-    private List<Future<Prepared>> prepareAll(List<ConsumerRecord<byte[], byte[]>> records) {
-        List<Future<Prepared>> prepared = new ArrayList<>(records.size());
-        for (ConsumerRecord<byte[], byte[]> record : records) {
-            prepared.add(resolvers == null ? CompletableFuture.completedFuture(prepare(record))
-                    : resolvers.submit(() -> prepare(record)));
-        }
-        return prepared;
-    }
-
-    private static Prepared await(Future<Prepared> prepared) {
-        try {
-            return prepared.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new WakeupException();
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e.getCause());
-        }
-    }
-
     private void send(Prepared prepared, Outcome outcome) {
-        if (prepared.reason != null) {
-            deadLetter(prepared.record, prepared.reason, prepared.detail, prepared.field, prepared.error, outcome);
+        if (prepared.reason() != null) {
+            deadLetter(prepared.record(), prepared.reason(), prepared.detail(), prepared.field(), prepared.error(), outcome);
             return;
         }
-        for (ProducerRecord<byte[], byte[]> output : prepared.outputs) {
+        for (ProducerRecord<byte[], byte[]> output : prepared.outputs()) {
             producer.send(output);
         }
-        outcome.resolved(prepared.summary);
+        outcome.resolved(prepared.summary());
     }
 
     private void deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field,
@@ -479,10 +390,7 @@ public final class ResolverLoop implements Runnable {
     }
 
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
-        producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-        producer.commitTransaction();
-        inTransaction = false;
-        fencedSinceCommit = false;
+        producer.commit(offsets, consumer.groupMetadata());
         metrics.committed(outcome.loads, outcome.deadLetters);
         vitals.progressed();
     }
@@ -494,40 +402,11 @@ public final class ResolverLoop implements Runnable {
         rewind();
     }
 
-    /**
-     * Aborts the open transaction after a failure. When even that fails (the producer is in a fatal state, or a commit
-     * timed out and may only be retried), the producer is unusable: {@link ProducerUnusable} makes the loop recover.
-     */
+    /** Aborts the open transaction, if any; throws {@link TransactionalProducer.Unusable} when even that fails. */
     private void abortQuietly() {
-        if (!inTransaction) {
-            return;
-        }
-        try {
-            producer.abortTransaction();
-            inTransaction = false;
-        } catch (ProducerFencedException | InvalidProducerEpochException e) {
-            throw e;
-        } catch (KafkaException | IllegalStateException e) {
-            throw new ProducerUnusable(e);
-        }
+        producer.abortQuietly();
     }
 
-    /** Seeks every assigned partition back to its committed offset: what the aborted transaction did is undone. */
-    private void seekToCommitted() {
-        Set<TopicPartition> assigned = consumer.assignment();
-        if (assigned.isEmpty()) {
-            return;
-        }
-        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(assigned);
-        for (TopicPartition partition : assigned) {
-            OffsetAndMetadata offset = committed.get(partition);
-            if (offset == null) {
-                consumer.seekToBeginning(List.of(partition));
-            } else {
-                consumer.seek(partition, offset.offset());
-            }
-        }
-    }
 
     private void backOffAfter(boolean committed) {
         if (committed) {
@@ -547,19 +426,10 @@ public final class ResolverLoop implements Runnable {
         }
     }
 
-    private long currentLag() {
-        long lag = 0;
-        for (TopicPartition partition : assignment) {
-            lag += consumer.currentLag(partition).orElse(0);
-        }
-        return lag;
-    }
 
     private void closeClients() {
-        if (resolvers != null) {
-            resolvers.shutdownNow();
-        }
-        closeProducer(Duration.ofSeconds(10));
+        preparation.close();
+        producer.close(Duration.ofSeconds(10));
         try {
             consumer.close();
         } catch (RuntimeException e) {
@@ -568,146 +438,7 @@ public final class ResolverLoop implements Runnable {
     }
 
     private void begin() {
-        producer.beginTransaction();
-        inTransaction = true;
-    }
-
-    private void closeProducer(Duration timeout) {
-        if (producer == null) {
-            return;
-        }
-        try {
-            producer.close(timeout);
-        } catch (RuntimeException e) {
-            LOG.warn("closing the producer failed: {}", e.toString());
-        }
-        producer = null;
-        inTransaction = false;
-    }
-
-    private static Map<TopicPartition, OffsetAndMetadata> nextOffsets(List<ConsumerRecord<byte[], byte[]>> records) {
-        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        for (ConsumerRecord<byte[], byte[]> record : records) {
-            // A partition's records come in offset order: the last one seen is the highest.
-            offsets.put(partition(record), new OffsetAndMetadata(record.offset() + 1));
-        }
-        return offsets;
-    }
-
-    private static TopicPartition partition(ConsumerRecord<?, ?> record) {
-        return new TopicPartition(record.topic(), record.partition());
-    }
-
-    private static boolean isGroupChange(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof CommitFailedException || t instanceof RebalanceInProgressException
-                    || t instanceof IllegalGenerationException || t instanceof UnknownMemberIdException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static String causeChain(Throwable e) {
-        StringBuilder text = new StringBuilder(e.toString());
-        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
-            text.append(" <- ").append(cause);
-        }
-        return text.toString();
-    }
-
-    /** The innermost cause, which names what the broker's absence did (a timeout, an error state). */
-    private static String rootCause(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return root.toString();
-    }
-
-    private static String rootName(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null) {
-            root = root.getCause();
-        }
-        return root.getClass().getSimpleName();
-    }
-
-    /** The producer is in a state no call of it can leave (see {@link #abortQuietly}); the loop makes it anew. */
-    private static final class ProducerUnusable extends KafkaException {
-        ProducerUnusable(Throwable cause) {
-            super("the transactional producer is unusable: " + cause, cause);
-        }
-    }
-
-    /** One record's outputs, or why it goes to the dead letters instead. */
-    private record Prepared(ConsumerRecord<byte[], byte[]> record, List<ProducerRecord<byte[], byte[]>> outputs, LoadResolved summary,
-                            DeadLetter.Reason reason, String detail, String field, String error) {
-        static Prepared deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field, String error) {
-            return new Prepared(record, List.of(), null, reason, detail, field, error);
-        }
-    }
-
-    /**
-     * One poll's records, in poll order, and their preparation, started as soon as they were polled: one future per
-     * record, or none when the batch is to be run one record at a time.
-     */
-    private record Batch(List<ConsumerRecord<byte[], byte[]>> records, List<Future<Prepared>> prepared) {
-        static final Batch NONE = new Batch(List.of(), List.of());
-
-        boolean isEmpty() {
-            return records.isEmpty();
-        }
-
-        void cancel() {
-            prepared.forEach(future -> future.cancel(false));
-        }
-
-        /** This batch less the records of the given partitions, whose preparation is cancelled. */
-        Batch without(Collection<TopicPartition> partitions) {
-            List<ConsumerRecord<byte[], byte[]>> keptRecords = new ArrayList<>(records.size());
-            List<Future<Prepared>> keptPrepared = new ArrayList<>(prepared.size());
-            for (int i = 0; i < records.size(); i++) {
-                boolean leaving = partitions.contains(partition(records.get(i)));
-                if (!leaving) {
-                    keptRecords.add(records.get(i));
-                }
-                if (!prepared.isEmpty()) {
-                    if (leaving) {
-                        prepared.get(i).cancel(false);
-                    } else {
-                        keptPrepared.add(prepared.get(i));
-                    }
-                }
-            }
-            return new Batch(keptRecords, keptPrepared);
-        }
-    }
-
-    /** A transaction whose outputs are sent: the offsets it will commit, and the error if settling it failed. */
-    private static final class OpenTransaction {
-        final Map<TopicPartition, OffsetAndMetadata> offsets;
-        final Outcome outcome;
-        KafkaException failure;
-
-        OpenTransaction(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
-            this.offsets = offsets;
-            this.outcome = outcome;
-        }
-    }
-
-    /** What one transaction will have done once it commits. */
-    private static final class Outcome {
-        final List<LoadResolved> loads = new ArrayList<>();
-        final Map<String, Integer> deadLetters = new HashMap<>();
-
-        void resolved(LoadResolved summary) {
-            loads.add(summary);
-        }
-
-        void deadLettered(DeadLetter.Reason reason) {
-            deadLetters.merge(reason.name(), 1, Integer::sum);
-        }
+        producer.begin();
     }
 
     /**

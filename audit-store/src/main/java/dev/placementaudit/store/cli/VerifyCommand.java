@@ -1,0 +1,67 @@
+package dev.placementaudit.store.cli;
+
+import dev.placementaudit.store.chain.ChainLog;
+import dev.placementaudit.store.chain.ChainVerifier;
+import dev.placementaudit.store.cli.AuditStoreCli.Common;
+import dev.placementaudit.store.config.StoreConfig;
+import dev.placementaudit.store.db.AuditDatabase;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+@Command(name = "verify", mixinStandardHelpOptions = true,
+        description = "Recompute the tamper-evident hash chains from the rows as they are now, and check them against the heads "
+                + "the store published to Kafka. Names every broken link; exit 1 if there is one, 0 if every chain holds.")
+final class VerifyCommand implements Callable<Integer> {
+    @Mixin
+    Common common = new Common();
+    @Option(names = "--deployment", paramLabel = "ID", description = "verify one deployment's chain (default: every deployment)")
+    String deployment;
+    @Option(names = "--no-log", description = "check the database alone, without the published heads: a store rewritten together "
+            + "with its hashes then goes unnoticed")
+    boolean noLog;
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        StoreConfig c = common.storeConfig();
+        Optional<ChainLog.Published> heads = Optional.empty();
+        if (!noLog) {
+            common.reachChainTopic("verify checks the chains against the heads published to Kafka", ", or pass --no-log to check the database alone");
+            heads = Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.groupId(), c.connectTimeout()));
+        }
+        ChainVerifier.Report report;
+        try (AuditDatabase db = common.open(); Connection connection = db.dataSource().getConnection()) {
+            report = ChainVerifier.verify(connection, Optional.ofNullable(deployment), heads);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (common.json()) {
+            common.printJson(out, report);
+        } else {
+            report.breaks().forEach(b -> out.printf(Locale.ROOT, "BROKEN  %s  entry %s  load %s: %s%n", b.deploymentId(),
+                    b.seq() == 0 ? "-" : Long.toString(b.seq()), b.loadId(), b.what()));
+            Set<String> broken = new HashSet<>();
+            report.breaks().forEach(b -> broken.add(b.deploymentId()));
+            report.chains().stream().filter(chain -> !broken.contains(chain.deploymentId())).forEach(chain -> out.printf(Locale.ROOT,
+                    "ok      %s  %d entries, head %s%s%n", chain.deploymentId(), chain.entries(), chain.head().substring(0, 12),
+                    chain.publishedHeadChecked() ? ", as published" : ""));
+            heads.map(ChainLog.Published::otherProjections).filter(others -> !others.isEmpty()).ifPresent(others -> out.printf(Locale.ROOT,
+                    "note: %s also holds the heads of other projections %s; only this projection's (%s) were read%n", c.chainTopic(),
+                    others, c.groupId()));
+            out.printf(Locale.ROOT, "%d deployments, %d chained loads%s: %s%n", report.chains().size(), report.entries(),
+                    report.checkedAgainstLog() ? ", checked against " + c.chainTopic() : ", database only (--no-log)",
+                    report.intact() ? "every chain holds" : report.breaks().size() + " broken links in " + broken.size() + " deployments");
+        }
+        return report.intact() ? 0 : 1;
+    }
+}

@@ -1,0 +1,64 @@
+package dev.placementaudit.store.cli;
+
+import dev.placementaudit.core.placement.ByteSizes;
+import dev.placementaudit.store.cli.AuditStoreCli.Common;
+import dev.placementaudit.store.query.AuditQueries;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+import static dev.placementaudit.store.cli.AuditStoreCli.completeness;
+import static dev.placementaudit.store.cli.AuditStoreCli.requirePositive;
+
+@Command(name = "where", mixinStandardHelpOptions = true, description = "Where every tensor landed: a deployment's loads, or one load in full.")
+final class WhereCommand implements Callable<Integer> {
+    @Mixin
+    Common common = new Common();
+    @Option(names = "--deployment", description = "only this deployment's loads")
+    String deployment;
+    @Option(names = "--model", description = "only loads of this model id")
+    String model;
+    @Option(names = "--release", description = "only loads of this release")
+    String release;
+    @Option(names = "--load", description = "one load id: every tensor, its domain and reason")
+    String load;
+    @Option(names = "--limit", defaultValue = "20", description = "most loads to list, newest first (default: ${DEFAULT-VALUE})")
+    int limit;
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        requirePositive(spec, "--limit", limit);
+        if (load != null) {
+            return common.show(out, db -> common.queries(db).load(load).orElseThrow(() -> new IllegalArgumentException("no load " + load)),
+                    (o, detail) -> {
+                        var l = detail.load();
+                        o.printf(Locale.ROOT, "%s  %s %s  %s  %d tensors  heap %s  off-heap %s  mapped %s%n", l.loadId(), l.deploymentId(),
+                                l.release(), l.modelId(), l.tensorCount(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
+                                ByteSizes.format(l.mappedBytes()));
+                        detail.tensors().forEach(t -> o.printf(Locale.ROOT, "  %-40s %-13s %10s  %-20s %s%s%n", t.name(), t.domain(),
+                                ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat(),
+                                t.sizeEstimated() ? "  size estimated (unknown type)" : ""));
+                        long estimated = detail.tensors().stream().filter(AuditQueries.TensorRow::sizeEstimated).count();
+                        if (estimated > 0) {
+                            o.printf(Locale.ROOT, "  %d of %d tensors have an estimated size: the producer did not know their type%n",
+                                    estimated, detail.tensors().size());
+                        }
+                    });
+        }
+        return common.show(out, db -> common.queries(db).loads(deployment, model, release, limit), (o, loads) -> {
+            o.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", "load", "deployment", "release", "model", "complete",
+                    "heap", "off-heap", "mapped");
+            loads.forEach(l -> o.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", l.loadId(), l.deploymentId(),
+                    l.release(), l.modelId(), completeness(l), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
+                    ByteSizes.format(l.mappedBytes())));
+        });
+    }
+}

@@ -1,0 +1,47 @@
+package dev.placementaudit.worker.pipeline;
+
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.common.errors.IllegalGenerationException;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.UnknownMemberIdException;
+
+/** What a failure was, as the loop and its dead letters need to say it. */
+final class Failures {
+    private Failures() {
+    }
+
+    static boolean isGroupChange(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof CommitFailedException || t instanceof RebalanceInProgressException
+                    || t instanceof IllegalGenerationException || t instanceof UnknownMemberIdException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static String causeChain(Throwable e) {
+        StringBuilder text = new StringBuilder(e.toString());
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            text.append(" <- ").append(cause);
+        }
+        return text.toString();
+    }
+
+    /** The innermost cause, which names what the broker's absence did (a timeout, an error state). */
+    static String rootCause(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.toString();
+    }
+
+    static String rootName(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return root.getClass().getSimpleName();
+    }
+}

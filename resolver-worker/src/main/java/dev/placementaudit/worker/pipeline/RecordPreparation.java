@@ -1,0 +1,114 @@
+package dev.placementaudit.worker.pipeline;
+
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.resolution.InvalidLoadException;
+import dev.placementaudit.resolution.LoadResolution;
+import dev.placementaudit.resolution.LoadValidator;
+import dev.placementaudit.resolution.Provenance;
+import dev.placementaudit.resolution.ResolvedLoad;
+import dev.placementaudit.resolution.ValidLoad;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.UndecodableEventException;
+import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.worker.WorkerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.WakeupException;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * What each polled record turns into, worked out off the loop thread and without touching Kafka: decoded, validated,
+ * resolved and encoded with the {@code resolution} library, on {@code worker.resolve.threads} threads, and taken back in
+ * poll order, so the first records are sent while the later ones are still being resolved.
+ */
+final class RecordPreparation implements AutoCloseable {
+    private final WorkerConfig config;
+    private final LoadValidator validator;
+    private final LoadResolution resolution;
+    private final Clock clock;
+    private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
+    private final EventSerde<LoadResolved> resolvedSerde = EventSerde.of(LoadResolved.class);
+    /** Prepares a batch's records in parallel; null when configured for one thread. */
+    private final ExecutorService resolvers;
+
+    RecordPreparation(WorkerConfig config, LoadResolution resolution, Clock clock) {
+        this.config = config;
+        this.validator = new LoadValidator(config.maxTensorsPerLoad());
+        this.resolution = resolution;
+        this.clock = clock;
+        this.resolvers = config.resolveThreads() > 1 ? Executors.newFixedThreadPool(config.resolveThreads(), runnable -> {
+            Thread thread = new Thread(runnable, "resolver-prepare-" + config.instanceId());
+            thread.setDaemon(true);
+            return thread;
+        }) : null;
+    }
+
+    /**
+     * Everything a record turns into, worked out without touching Kafka: decode, validate, resolve, encode. Pure,
+     * so a batch's records are prepared in parallel and then sent in their original order.
+     */
+    Prepared prepare(ConsumerRecord<byte[], byte[]> record) {
+        ModelLoaded load;
+        try {
+            load = loads.decode(record.value());
+        } catch (UndecodableEventException e) {
+            return Prepared.deadLetter(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), null, e.getMessage());
+        }
+        ValidLoad valid;
+        try {
+            valid = validator.validate(load);
+        } catch (InvalidLoadException e) {
+            return Prepared.deadLetter(record, DeadLetter.Reason.INVALID_CONTENT, e.code().name(), e.field(), e.getMessage());
+        }
+        ResolvedLoad resolved = resolution.resolve(valid, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
+        byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
+        List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.encodedDecisions().size() + 1);
+        for (byte[] decision : resolved.encodedDecisions()) {
+            outputs.add(new ProducerRecord<>(config.decisionsTopic(), key, decision));
+        }
+        outputs.add(new ProducerRecord<>(config.resolvedTopic(), key, resolvedSerde.encode(resolved.summary())));
+        // Only the summary is kept: the decisions are in the outputs as bytes, and batches wait here to be sent.
+        return new Prepared(record, outputs, resolved.summary(), null, null, null, null);
+    }
+
+    /**
+     * Starts preparing every record at once; the caller takes the results in input order, so the first records
+     * are being sent while the later ones are still being resolved.
+     */
+    List<Future<Prepared>> prepareAll(List<ConsumerRecord<byte[], byte[]>> records) {
+        List<Future<Prepared>> prepared = new ArrayList<>(records.size());
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            prepared.add(resolvers == null ? CompletableFuture.completedFuture(prepare(record))
+                    : resolvers.submit(() -> prepare(record)));
+        }
+        return prepared;
+    }
+
+    static Prepared await(Future<Prepared> prepared) {
+        try {
+            return prepared.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new WakeupException();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e.getCause());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (resolvers != null) {
+            resolvers.shutdownNow();
+        }
+    }
+}
