@@ -198,8 +198,7 @@ public final class StoreMetrics implements IngestListener {
     private void refreshAlerts() {
         String sql = "SELECT a.alert_id, a.kind, a.deployment_id, a.model_id, a.from_release, a.to_release, a.delta_bytes FROM alerts a "
                 + "JOIN loads l ON l.load_id = a.to_load_id WHERE a.suppressed_by IS NULL AND NOT EXISTS (SELECT 1 FROM loads x WHERE "
-                + "x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id AND (x.summary_partition, x.summary_offset) > "
-                + "(l.summary_partition, l.summary_offset))";
+                + "x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id AND " + LoadRef.LATER_IN_THE_LOG + ")";
         try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 AlertOutbox.StoredAlert alert = new AlertOutbox.StoredAlert(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),

@@ -170,14 +170,14 @@ public final class ChainLog implements AutoCloseable {
                     if (record.value() == null) {
                         continue;
                     }
-                    String owner = projectionOf(record.value());
+                    Read read = parse(record.value());
                     boolean anchor = record.key() != null && new String(record.key(), StandardCharsets.UTF_8).startsWith("anchor/");
-                    if (owner == null) {
-                        unnamed.add(ChainHead.fromJson(record.value()), anchor);
-                    } else if (owner.equals(projection)) {
-                        own.add(ChainHead.fromJson(record.value()), anchor);
+                    if (read.projection() == null) {
+                        unnamed.add(read.head(), anchor);
+                    } else if (read.projection().equals(projection)) {
+                        own.add(read.head(), anchor);
                     } else {
-                        others.add(owner);
+                        others.add(read.projection());
                     }
                 }
             }
@@ -190,11 +190,15 @@ public final class ChainLog implements AutoCloseable {
         return new Published(ordered, own.anchors, others);
     }
 
-    /** The projection a published head names; null for one published before projections were named. */
-    private static String projectionOf(byte[] value) {
+    /** A head or anchor as published, read once: the head, and the projection it names (null before projections were named). */
+    private record Read(String projection, ChainHead head) {
+    }
+
+    private static Read parse(byte[] value) {
         try {
-            JsonNode projection = JSON.readTree(value).get("projection");
-            return projection == null || projection.isNull() ? null : projection.asText();
+            JsonNode json = JSON.readTree(value);
+            JsonNode projection = json.get("projection");
+            return new Read(projection == null || projection.isNull() ? null : projection.asText(), JSON.treeToValue(json, ChainHead.class));
         } catch (IOException e) {
             throw new UncheckedIOException("not a chain head: " + new String(value, StandardCharsets.UTF_8), e);
         }

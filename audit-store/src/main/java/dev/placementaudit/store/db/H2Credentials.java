@@ -46,14 +46,7 @@ public final class H2Credentials {
 
     /** The file beside an H2 file URL's database that holds its password; empty for other URLs. */
     public static Optional<Path> passwordFile(String jdbcUrl) {
-        if (!jdbcUrl.startsWith("jdbc:h2:file:")) {
-            return Optional.empty();
-        }
-        String path = jdbcUrl.substring("jdbc:h2:file:".length()).split(";", 2)[0];
-        if (path.startsWith("~")) {
-            path = System.getProperty("user.home") + path.substring(1);
-        }
-        return Optional.of(Path.of(path + ".password"));
+        return H2Files.base(jdbcUrl).map(base -> Path.of(base + ".password"));
     }
 
     /**

@@ -27,17 +27,21 @@ final class H2Files {
     private H2Files() {
     }
 
-    /** The database's path without H2's suffixes, for a file URL; empty for any other. */
+    /** The database's path without H2's suffixes ({@code ~} as the user's home, as H2 reads it), for a file URL; empty for any other. */
     static Optional<Path> base(String jdbcUrl) {
         if (!jdbcUrl.startsWith("jdbc:h2:file:")) {
             return Optional.empty();
         }
-        return Optional.of(Path.of(jdbcUrl.substring("jdbc:h2:file:".length()).split(";", 2)[0]).toAbsolutePath());
+        String path = jdbcUrl.substring("jdbc:h2:file:".length()).split(";", 2)[0];
+        if (path.startsWith("~")) {
+            path = System.getProperty("user.home") + path.substring(1);
+        }
+        return Optional.of(Path.of(path));
     }
 
     /** Before H2 opens the URL: its directory, when missing, is created readable by this account only. */
     static void prepareDirectory(String jdbcUrl) {
-        base(jdbcUrl).map(Path::getParent).filter(dir -> !Files.exists(dir)).ifPresent(dir -> {
+        base(jdbcUrl).map(base -> base.toAbsolutePath().getParent()).filter(dir -> !Files.exists(dir)).ifPresent(dir -> {
             try {
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(OWNER_DIRECTORY));
             } catch (UnsupportedOperationException e) {

@@ -13,6 +13,13 @@ public record LoadRef(String loadId, String deploymentId, String modelId, String
     public static final String COLUMNS = "load_id, deployment_id, model_id, release_name, occurred_at, resolver_version, plan_digest, "
             + "summary_partition, summary_offset";
 
+    /**
+     * Whether the load {@code x} stands after the load {@code l} in the log (their summaries' positions; the load id
+     * breaks a tie), as SQL over two rows of {@code loads} aliased {@code x} and {@code l}: {@link #IN_LOG_ORDER} in SQL.
+     */
+    public static final String LATER_IN_THE_LOG = "((x.summary_partition, x.summary_offset) > (l.summary_partition, l.summary_offset) OR "
+            + "(x.summary_partition = l.summary_partition AND x.summary_offset = l.summary_offset AND x.load_id > l.load_id))";
+
     /** Earlier in the log first; the load id breaks a tie (a summary published twice), so every reader orders alike. */
     public static final Comparator<LoadRef> IN_LOG_ORDER = Comparator.comparing(LoadRef::position).thenComparing(LoadRef::loadId);
 

@@ -204,16 +204,12 @@ public final class Retention {
         return old;
     }
 
-    /** Whether {@code x} stands after {@code l} in the log (their summaries' positions; the load id breaks a tie). */
-    private static final String LATER_IN_THE_LOG = "((x.summary_partition, x.summary_offset) > (l.summary_partition, l.summary_offset) OR "
-            + "(x.summary_partition = l.summary_partition AND x.summary_offset = l.summary_offset AND x.load_id > l.load_id))";
-
     /** The latest complete load of each of the deployment's models, and the load each was (or would be) compared with. */
     private static Set<String> kept(Connection c, String deployment) throws SQLException {
         List<LoadRef> latest = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT l." + LoadRef.COLUMNS.replace(", ", ", l.") + " FROM loads l WHERE "
                 + "l.deployment_id = ? AND l.complete = TRUE AND NOT EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND x.deployment_id = "
-                + "l.deployment_id AND x.model_id = l.model_id AND " + LATER_IN_THE_LOG + ")")) {
+                + "l.deployment_id AND x.model_id = l.model_id AND " + LoadRef.LATER_IN_THE_LOG + ")")) {
             s.setString(1, deployment);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
@@ -260,7 +256,7 @@ public final class Retention {
         try (PreparedStatement s = c.prepareStatement("INSERT INTO release_heads (" + ReleaseHeads.COLUMNS + ") SELECT "
                 + ReleaseHeads.VALUES + " FROM loads l WHERE l.deployment_id = ? AND "
                 + "l.complete = TRUE AND NOT EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND "
-                + "x.model_id = l.model_id AND x.release_name = l.release_name AND " + LATER_IN_THE_LOG + ")")) {
+                + "x.model_id = l.model_id AND x.release_name = l.release_name AND " + LoadRef.LATER_IN_THE_LOG + ")")) {
             s.setString(1, plan.deploymentId());
             s.executeUpdate();
         }

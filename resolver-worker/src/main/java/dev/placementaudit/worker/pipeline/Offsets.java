@@ -44,13 +44,4 @@ final class Offsets {
             }
         }
     }
-
-    /** Records behind the end the consumer can read to, summed over these partitions. */
-    static long lag(Consumer<?, ?> consumer, Set<TopicPartition> partitions) {
-        long lag = 0;
-        for (TopicPartition partition : partitions) {
-            lag += consumer.currentLag(partition).orElse(0);
-        }
-        return lag;
-    }
 }

@@ -237,7 +237,7 @@ public final class ResolverLoop implements Runnable {
     private boolean processBatch(Batch batch) {
         Timer.Sample sample = Timer.start();
         try {
-            begin();
+            producer.begin();
             open = new OpenTransaction(Offsets.nextOffsets(batch.records()), new Outcome());
             for (Future<Prepared> one : batch.prepared()) {
                 send(RecordPreparation.await(one), open.outcome);
@@ -295,7 +295,7 @@ public final class ResolverLoop implements Runnable {
         lastPollNanos = System.nanoTime();
         assignment = Set.copyOf(consumer.assignment());
         vitals.sample(consumer);
-        metrics.lag(Offsets.lag(consumer, assignment));
+        metrics.lag((long) vitals.lag());
         if (polled.isEmpty()) {
             return Batch.NONE;
         }
@@ -338,7 +338,7 @@ public final class ResolverLoop implements Runnable {
             }
             try {
                 Outcome outcome = new Outcome();
-                begin();
+                producer.begin();
                 deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
                 commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
@@ -357,7 +357,7 @@ public final class ResolverLoop implements Runnable {
         Outcome outcome = new Outcome();
         try {
             Prepared prepared = preparation.prepare(record);
-            begin();
+            producer.begin();
             send(prepared, outcome);
             commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             return null;
@@ -365,7 +365,7 @@ public final class ResolverLoop implements Runnable {
                  | FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {
-            abortQuietly();
+            producer.abortQuietly();
             metrics.aborted();
             return e;
         }
@@ -397,14 +397,9 @@ public final class ResolverLoop implements Runnable {
 
     private void abortAndRewind(KafkaException cause) {
         LOG.warn("transaction aborted; redoing from the committed offsets: {}", cause.toString());
-        abortQuietly();
+        producer.abortQuietly();
         metrics.aborted();
         rewind();
-    }
-
-    /** Aborts the open transaction, if any; throws {@link TransactionalProducer.Unusable} when even that fails. */
-    private void abortQuietly() {
-        producer.abortQuietly();
     }
 
 
@@ -435,10 +430,6 @@ public final class ResolverLoop implements Runnable {
         } catch (RuntimeException e) {
             LOG.warn("closing the consumer failed: {}", e.toString());
         }
-    }
-
-    private void begin() {
-        producer.begin();
     }
 
     /**
@@ -481,7 +472,7 @@ public final class ResolverLoop implements Runnable {
         /** A fencing error here is not lost: the loop rethrows the open transaction's failure after the poll. */
         private void abortInCallback() {
             try {
-                abortQuietly();
+                producer.abortQuietly();
             } catch (KafkaException fatal) {
                 LOG.debug("abort in rebalance callback failed: {}", fatal.toString());
             }
