@@ -1,8 +1,7 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.service.ConsumerVitals;
-import dev.placementaudit.service.Health;
-import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.service.ConsumerService;
 import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.alerts.AlertOutbox;
@@ -21,7 +20,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
@@ -31,34 +29,30 @@ import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
 /** A running audit store: database migrated, ingest loop on its own thread, API and ops endpoint up. */
-public final class AuditStore implements AutoCloseable {
+public final class AuditStore extends ConsumerService {
     private static final Logger LOG = LoggerFactory.getLogger(AuditStore.class);
 
     private final AuditDatabase database;
     private final IngestLoop loop;
-    private final Thread thread;
     private final AlertPublisher publisher;
     private final KafkaProducer<byte[], byte[]> deadLetters;
     private final ChainLog chainLog;
-    private final OpsServer ops;
     private final AuditQueries queries;
 
-    private AuditStore(AuditDatabase database, IngestLoop loop, Thread thread, AlertPublisher publisher,
-                       KafkaProducer<byte[], byte[]> deadLetters, ChainLog chainLog, OpsServer ops, AuditQueries queries) {
+    private AuditStore(AuditDatabase database, IngestLoop loop, AlertPublisher publisher,
+                       KafkaProducer<byte[], byte[]> deadLetters, ChainLog chainLog, AuditQueries queries) {
+        super("audit-store", loop, LOG);
         this.database = database;
         this.loop = loop;
-        this.thread = thread;
         this.publisher = publisher;
         this.deadLetters = deadLetters;
         this.chainLog = chainLog;
-        this.ops = ops;
         this.queries = queries;
     }
 
@@ -114,18 +108,16 @@ public final class AuditStore implements AutoCloseable {
         IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic()), config.deadLetterTopic(),
                 config.groupId(),
                 config.pollTimeout(), writer, publisher, chainLog, metrics, Clock.systemUTC(), new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
-        Thread thread = new Thread(loop, "audit-store-ingest");
-        thread.start();
-        AuditStore[] self = new AuditStore[1];
-        OpsServer ops = config.http().port() < 0 ? null : OpsServer.start(config.http(), registry, () -> self[0].health(),
+        loop.start("audit-store-ingest");
+        AuditStore store = new AuditStore(database, loop, publisher, deadLetters, chainLog, queries);
+        store.serve(config.http(), registry,
                 routes -> ApiRoutes.install(routes, queries, new WhatIf(database.dataSource(), config.kafka(), config.loadsTopic()), config.http()));
-        self[0] = new AuditStore(database, loop, thread, publisher, deadLetters, chainLog, ops, queries);
         LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
-                AuditDatabase.redact(config.jdbcUrl()), ops == null ? "" : ", API and ops on :" + ops.port());
+                AuditDatabase.redact(config.jdbcUrl()), store.port() < 0 ? "" : ", API and ops on :" + store.port());
         LOG.info("started {} ms after the JVM: store code reached at {} ms, broker answered at {} ms, database open at {} ms", uptimeMillis(),
                 entered, brokerAnswered, databaseOpen);
         warnOfOtherProjections(config);
-        return self[0];
+        return store;
     }
 
     /** When a started store looks at its chain topic for other projections. */
@@ -161,28 +153,6 @@ public final class AuditStore implements AutoCloseable {
         check.start();
     }
 
-    /**
-     * UP only while the loop runs and nothing has been wrong for longer than {@code store.health.bound}: the broker
-     * unreachable, no partition assigned, or records waiting with nothing committed. Each such problem is named.
-     */
-    public Health health() {
-        Map<String, Object> details = new LinkedHashMap<>();
-        details.put("state", loop.state().name());
-        details.put("assignedPartitions", loop.assignment().stream().map(TopicPartition::toString).sorted().toList());
-        List<String> problems = loop.vitals().problems();
-        if (!problems.isEmpty()) {
-            details.put("problems", problems);
-        }
-        if (loop.failure() != null) {
-            details.put("failure", loop.failure().toString());
-        }
-        return new Health(loop.state() == IngestLoop.State.RUNNING && problems.isEmpty(), details);
-    }
-
-    public IngestLoop.State state() {
-        return loop.state();
-    }
-
     public AuditQueries queries() {
         return queries;
     }
@@ -191,34 +161,14 @@ public final class AuditStore implements AutoCloseable {
         return database;
     }
 
-    public int port() {
-        return ops == null ? -1 : ops.port();
-    }
-
-    public boolean awaitTermination(Duration timeout) throws InterruptedException {
-        thread.join(timeout.toMillis());
-        return !thread.isAlive();
-    }
-
+    /** The loop has stopped and the endpoint is down: the alert publisher, the chain's heads, the DLQ producer, the pool. */
     @Override
-    public void close() {
-        loop.shutdown();
-        try {
-            if (!awaitTermination(Duration.ofSeconds(30))) {
-                LOG.warn("ingest loop did not stop within 30 s");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (ops != null) {
-            ops.close();
-        }
+    protected void closeResources() {
         publisher.close();
         chainLog.flush(Duration.ofSeconds(10));
         chainLog.close();
         deadLetters.close(Duration.ofSeconds(10));
         database.close();
-        LOG.info("audit-store stopped ({})", loop.state());
     }
 
     /**

@@ -24,8 +24,6 @@ import java.util.concurrent.Callable;
         description = "Resolves where every tensor of every model load lands, exactly once.",
         subcommands = {ResolverWorkerMain.Run.class})
 public final class ResolverWorkerMain {
-    @Option(names = CliErrors.VERBOSE, scope = CommandLine.ScopeType.INHERIT, description = "print the stack trace of a failure")
-    boolean verbose;
 
     public static void main(String[] args) {
         AvroTrust.install();

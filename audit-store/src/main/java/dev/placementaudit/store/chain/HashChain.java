@@ -2,6 +2,7 @@ package dev.placementaudit.store.chain;
 
 import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.plans.PlanValues;
 
 import java.io.ByteArrayOutputStream;
@@ -172,53 +173,28 @@ public final class HashChain {
 
     /** Where a pruned chain starts: the last entry retention dropped (its load id is not kept). */
     public static Optional<ChainHead> anchor(Connection c, String deploymentId) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("SELECT seq, entry_hash FROM chain_anchors WHERE deployment_id = ?")) {
-            s.setString(1, deploymentId);
-            try (ResultSet rs = s.executeQuery()) {
-                return rs.next() ? Optional.of(new ChainHead(deploymentId, rs.getLong(1), null, hex(rs.getBytes(2)))) : Optional.empty();
-            }
-        }
+        return Sql.first(c, "SELECT seq, entry_hash FROM chain_anchors WHERE deployment_id = ?",
+                rs -> new ChainHead(deploymentId, rs.getLong(1), null, hex(rs.getBytes(2))), deploymentId);
     }
 
     /** Every deployment's anchor, for publishing them (after a prune). */
     public static List<ChainHead> anchors(Connection c) throws SQLException {
-        List<ChainHead> anchors = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT deployment_id, seq, entry_hash FROM chain_anchors ORDER BY deployment_id");
-             ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                anchors.add(new ChainHead(rs.getString(1), rs.getLong(2), null, hex(rs.getBytes(3))));
-            }
-        }
-        return anchors;
+        return Sql.list(c, "SELECT deployment_id, seq, entry_hash FROM chain_anchors ORDER BY deployment_id",
+                rs -> new ChainHead(rs.getString(1), rs.getLong(2), null, hex(rs.getBytes(3))));
     }
 
     /** Every deployment's head, for publishing them all (at start-up). */
     public static List<ChainHead> heads(Connection c) throws SQLException {
-        List<ChainHead> heads = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT e.deployment_id, e.seq, e.load_id, e.entry_hash FROM chain_entries e "
-                + "WHERE e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id) ORDER BY e.deployment_id");
-             ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                heads.add(new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4))));
-            }
-        }
-        return heads;
+        return Sql.list(c, "SELECT e.deployment_id, e.seq, e.load_id, e.entry_hash FROM chain_entries e "
+                + "WHERE e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id) ORDER BY e.deployment_id",
+                rs -> new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4))));
     }
 
     /** A deployment's entries in chain order (by seq). */
     public static List<Entry> entries(Connection c, String deploymentId) throws SQLException {
-        List<Entry> entries = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, "
-                + "encoding FROM chain_entries WHERE deployment_id = ? ORDER BY seq")) {
-            s.setString(1, deploymentId);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    entries.add(new Entry(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4)), hex(rs.getBytes(5)),
-                            hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)));
-                }
-            }
-        }
-        return entries;
+        return Sql.list(c, "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
+                + "WHERE deployment_id = ? ORDER BY seq", rs -> new Entry(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4)),
+                hex(rs.getBytes(5)), hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)), deploymentId);
     }
 
     /** The load row's hash as it is stored now, in the entry's encoding; empty when there is no such row. */
@@ -236,16 +212,8 @@ public final class HashChain {
     /** The load's row as it is stored now, hashed in the entry's encoding; empty when there is no such row. */
     public static Optional<LoadRow> loadRow(Connection c, String loadId, int encoding) throws SQLException {
         List<String> columns = encoding == 1 ? LOAD_COLUMNS : LOAD_COLUMNS_2;
-        try (PreparedStatement s = c.prepareStatement("SELECT " + (encoding == 1 ? "CAST(NULL AS VARCHAR(64))" : "plan_digest") + ", "
-                + String.join(", ", columns) + " FROM loads WHERE load_id = ?")) {
-            s.setString(1, loadId);
-            try (ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                return Optional.of(new LoadRow(hex(sha256().digest(canonical(rs, 2, columns.size()))), rs.getString(1)));
-            }
-        }
+        return Sql.first(c, "SELECT " + (encoding == 1 ? "CAST(NULL AS VARCHAR(64))" : "plan_digest") + ", " + String.join(", ", columns)
+                + " FROM loads WHERE load_id = ?", rs -> new LoadRow(hex(sha256().digest(canonical(rs, 2, columns.size()))), rs.getString(1)), loadId);
     }
 
     /**

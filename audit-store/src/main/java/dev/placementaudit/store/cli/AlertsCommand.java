@@ -2,18 +2,15 @@ package dev.placementaudit.store.cli;
 
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
+import dev.placementaudit.store.cli.AuditStoreCli.Limit;
 import dev.placementaudit.store.query.AuditQueries;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
-
-import static dev.placementaudit.store.cli.AuditStoreCli.requirePositive;
 
 @Command(name = "alerts", mixinStandardHelpOptions = true, description = "Alerts raised, newest first (suppressed ones say by what).")
 final class AlertsCommand implements Callable<Integer> {
@@ -21,16 +18,13 @@ final class AlertsCommand implements Callable<Integer> {
     Common common = new Common();
     @Option(names = "--deployment", description = "only this deployment's alerts")
     String deployment;
-    @Option(names = "--limit", defaultValue = "20", description = "most alerts to list, newest first (default: ${DEFAULT-VALUE})")
-    int limit;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @Mixin
+    Limit limit = new Limit();
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        requirePositive(spec, "--limit", limit);
-        return common.show(out, db -> common.queries(db).alerts(deployment, limit), (o, alerts) -> {
+        int most = limit.value();
+        return common.show(db -> common.queries(db).alerts(deployment, most), (o, alerts) -> {
             for (AuditQueries.AlertRow a : alerts) {
                 o.printf(Locale.ROOT, "%s %-15s %-16s %s %s -> %s  %s%s (%s)%s%n", a.detectedAt(), a.kind(), a.deploymentId(), a.modelId(),
                         a.fromRelease(), a.toRelease(), a.deltaBytes() >= 0 ? "+" : "-", ByteSizes.format(Math.abs(a.deltaBytes())), a.rule(),
@@ -41,9 +35,7 @@ final class AlertsCommand implements Callable<Integer> {
                     o.println("    top: " + a.topTensors().stream().map(t -> t.name() + " " + t.placement()).collect(Collectors.joining("; ")));
                 }
             }
-            if (alerts.size() == limit) {
-                o.printf(Locale.ROOT, "(the newest %d; --limit N for more)%n", limit);
-            }
+            limit.sayIfCut(o, alerts.size());
         });
     }
 }

@@ -13,15 +13,19 @@ import dev.placementaudit.store.query.AuditQueries;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiConsumer;
 
@@ -45,9 +49,6 @@ public final class AuditStoreCli {
         AvroTrust.install();
         System.exit(commandLine().execute(args));
     }
-
-    @Option(names = CliErrors.VERBOSE, scope = CommandLine.ScopeType.INHERIT, description = "print the stack trace of a failure")
-    boolean verbose;
 
     public static CommandLine commandLine() {
         return CliErrors.install(new CommandLine(new AuditStoreCli()));
@@ -73,7 +74,31 @@ public final class AuditStoreCli {
         @Option(names = "--format", defaultValue = "table", description = "output: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
         OutputFormat format;
 
+        /** The command this mixin is part of: where its output goes, and whom a usage error names. */
+        @Spec(Spec.Target.MIXEE)
+        CommandSpec spec;
+
         private StoreConfig storeConfig;
+
+        PrintWriter out() {
+            return spec.commandLine().getOut();
+        }
+
+        /** Where progress goes: stdout, except with {@code --format json}, whose stdout carries only the result. */
+        PrintWriter progress() {
+            return json() ? spec.commandLine().getErr() : out();
+        }
+
+        /** A usage error, reported as picocli reports its own (the message, then the command's usage). */
+        ParameterException usage(String message) {
+            return new ParameterException(spec.commandLine(), message);
+        }
+
+        void requirePositive(String option, long value) {
+            if (value < 1) {
+                throw usage(option + " must be at least 1, got " + value);
+            }
+        }
 
         StoreConfig storeConfig() {
             if (storeConfig == null) {
@@ -122,15 +147,48 @@ public final class AuditStoreCli {
         }
 
         /** Opens the database, runs the query, and prints the result as JSON or, by default, with {@code table}. */
-        <T> int show(PrintWriter out, Query<T> query, BiConsumer<PrintWriter, T> table) throws Exception {
+        <T> int show(Query<T> query, BiConsumer<PrintWriter, T> table) throws Exception {
             try (AuditDatabase db = open()) {
                 T result = query.run(db);
                 if (json()) {
-                    printJson(out, result);
+                    printJson(out(), result);
                 } else {
-                    table.accept(out, result);
+                    table.accept(out(), result);
                 }
                 return 0;
+            }
+        }
+    }
+
+    /** {@code --deployment} and {@code --model}, each narrowing the loads a command reads; both optional. */
+    static final class LoadFilter {
+        @Option(names = "--deployment", description = "only this deployment's loads")
+        String deployment;
+
+        @Option(names = "--model", description = "only loads of this model id")
+        String model;
+    }
+
+    /** {@code --limit N}: how many rows a listing shows, newest first. */
+    static final class Limit {
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "20", description = "most to list, newest first (default: ${DEFAULT-VALUE})")
+        int limit;
+
+        @Spec(Spec.Target.MIXEE)
+        CommandSpec spec;
+
+        /** The limit, once checked to be 1 or more. */
+        int value() {
+            if (limit < 1) {
+                throw new ParameterException(spec.commandLine(), "--limit must be at least 1, got " + limit);
+            }
+            return limit;
+        }
+
+        /** After a listing that the limit cut short: how to see more. */
+        void sayIfCut(PrintWriter out, int shown) {
+            if (shown == limit) {
+                out.printf(Locale.ROOT, "(the newest %d; --limit N for more)%n", limit);
             }
         }
     }
@@ -151,11 +209,5 @@ public final class AuditStoreCli {
     static String completeness(AuditQueries.LoadSummary load) {
         String dead = load.deadLetteredRecords() > 0 ? "dlq:" + load.deadLetteredRecords() : null;
         return load.complete() ? dead == null ? "true" : "true," + dead : dead == null ? "false" : dead;
-    }
-
-    static void requirePositive(CommandLine.Model.CommandSpec spec, String option, long value) {
-        if (value < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), option + " must be at least 1, got " + value);
-        }
     }
 }

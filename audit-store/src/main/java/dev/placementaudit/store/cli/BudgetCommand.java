@@ -7,7 +7,6 @@ import dev.placementaudit.store.db.AuditDatabase;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -32,8 +31,6 @@ final class BudgetCommand implements Callable<Integer> {
     Long maxDelta;
     @Option(names = "--note", required = true, description = "why, e.g. a ticket")
     String note;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
@@ -50,7 +47,7 @@ final class BudgetCommand implements Callable<Integer> {
             s.setTimestamp(6, Timestamp.from(Instant.now()));
             s.executeUpdate();
         }
-        spec.commandLine().getOut().printf(Locale.ROOT, "%s on %s %s: %s (%s)%n", kind, deployment, release,
+        common.out().printf(Locale.ROOT, "%s on %s %s: %s (%s)%n", kind, deployment, release,
                 maxDelta == null ? "acknowledged" : "budget " + ByteSizes.format(maxDelta), note);
         return 0;
     }

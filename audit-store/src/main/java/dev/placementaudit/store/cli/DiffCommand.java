@@ -7,9 +7,7 @@ import dev.placementaudit.store.regression.RootCauses;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -30,16 +28,13 @@ final class DiffCommand implements Callable<Integer> {
     int tensors;
     @Option(names = "--findings", description = "also list every tensor's findings with both decisions' reasons")
     boolean findings;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
         if (tensors < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--tensors must be 0 or more, got " + tensors);
+            throw common.usage("--tensors must be 0 or more, got " + tensors);
         }
-        return common.show(out, db -> common.queries(db).diff(deployment, model, from, to).orElseThrow(() ->
+        return common.show(db -> common.queries(db).diff(deployment, model, from, to).orElseThrow(() ->
                 new IllegalArgumentException("no complete load of " + model + " on " + deployment + " for " + from + " and " + to)), (o, report) -> {
             o.printf(Locale.ROOT, "%s %s: %s -> %s  off-heap %s -> %s  heap %s -> %s  mapped %s -> %s%n", deployment, model, from, to,
                     ByteSizes.format(report.from().offHeapBytes()), ByteSizes.format(report.to().offHeapBytes()),

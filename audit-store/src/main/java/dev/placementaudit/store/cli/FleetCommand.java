@@ -5,9 +5,7 @@ import dev.placementaudit.store.cli.AuditStoreCli.Common;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -17,13 +15,10 @@ final class FleetCommand implements Callable<Integer> {
     Common common = new Common();
     @Option(names = "--release", required = true, description = "the release to look at across the fleet")
     String release;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        return common.show(out, db -> common.queries(db).fleet(release), (o, report) -> {
+        return common.show(db -> common.queries(db).fleet(release), (o, report) -> {
             o.printf(Locale.ROOT, "release %s: %d deployments  heap %s  off-heap %s  mapped %s%n", release, report.deployments(),
                     ByteSizes.format(report.heapBytes()), ByteSizes.format(report.offHeapBytes()), ByteSizes.format(report.mappedBytes()));
             o.println("  with regressions: " + report.withRegressions());

@@ -15,7 +15,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -43,31 +42,29 @@ final class PruneCommand implements Callable<Integer> {
     Integer keepReleases;
     @Option(names = "--dry-run", description = "say what would go, change nothing")
     boolean dryRun;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
         int given = (olderThan == null ? 0 : 1) + (before == null ? 0 : 1) + (keepReleases == null ? 0 : 1);
         if (given != 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "give one of --older-than DURATION, --before INSTANT or --keep-releases N");
+            throw common.usage("give one of --older-than DURATION, --before INSTANT or --keep-releases N");
         }
         Retention.Rule rule;
         try {
             rule = keepReleases != null ? new Retention.Rule.KeepReleases(keepReleases) : new Retention.Rule.Before(before != null ? before
                     : Instant.now().minus(Settings.of(Map.of("retention", olderThan)).duration("retention", null)));
         } catch (ConfigException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--older-than '" + olderThan + "' is not a duration such as 90d, 36h or 30m");
+            throw common.usage("--older-than '" + olderThan + "' is not a duration such as 90d, 36h or 30m");
         } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--keep-releases: " + e.getMessage());
+            throw common.usage("--keep-releases: " + e.getMessage());
         }
         StoreConfig c = common.storeConfig();
         if (!dryRun) {
             common.reachChainTopic("prune publishes each chain's new anchor to " + c.chainTopic() + " so that store verify can tell "
                     + "retention from tampering", "");
         }
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter progress = common.json() ? spec.commandLine().getErr() : out;
+        PrintWriter out = common.out();
+        PrintWriter progress = common.progress();
         progress.printf(Locale.ROOT, "%s %s%n", dryRun ? "counting" : "dropping", rule);
         Retention.Result result;
         try (AuditDatabase db = common.open()) {

@@ -5,12 +5,9 @@ import dev.placementaudit.store.replay.ProjectionRebuild;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
-
-import static dev.placementaudit.store.cli.AuditStoreCli.requirePositive;
 
 @Command(name = "rebuild", mixinStandardHelpOptions = true,
         description = "Rebuild the projection from the decision log into <schema>_rebuild, prove it equal to the live one, "
@@ -24,17 +21,15 @@ final class RebuildCommand implements Callable<Integer> {
     boolean force;
     @Option(names = "--stop-after", paramLabel = "N", defaultValue = "9223372036854775807", description = "replay at most N records this run (default: all)")
     long stopAfter;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        requirePositive(spec, "--stop-after", stopAfter);
+        common.requirePositive("--stop-after", stopAfter);
         // With --format json, stdout carries only the result; the progress goes to stderr.
-        PrintWriter progress = common.json() ? spec.commandLine().getErr() : spec.commandLine().getOut();
+        PrintWriter progress = common.progress();
         var result = new ProjectionRebuild(common.storeConfig(), progress).run(stopAfter, swap, force);
         if (common.json()) {
-            common.printJson(spec.commandLine().getOut(), result);
+            common.printJson(common.out(), result);
         }
         return result.equal() || result.swapped() ? 0 : 3;
     }

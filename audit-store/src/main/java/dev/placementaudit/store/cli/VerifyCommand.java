@@ -8,7 +8,6 @@ import dev.placementaudit.store.db.AuditDatabase;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -29,8 +28,6 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--no-log", description = "check the database alone, without the published heads: a store rewritten together "
             + "with its hashes then goes unnoticed")
     boolean noLog;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
@@ -44,7 +41,7 @@ final class VerifyCommand implements Callable<Integer> {
         try (AuditDatabase db = common.open(); Connection connection = db.dataSource().getConnection()) {
             report = ChainVerifier.verify(connection, Optional.ofNullable(deployment), heads);
         }
-        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter out = common.out();
         if (common.json()) {
             common.printJson(out, report);
         } else {

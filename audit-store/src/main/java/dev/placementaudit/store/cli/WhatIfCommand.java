@@ -4,15 +4,14 @@ import dev.placementaudit.core.format.TensorEncodings;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
+import dev.placementaudit.store.cli.AuditStoreCli.LoadFilter;
 import dev.placementaudit.store.cli.AuditStoreCli.Query;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.replay.WhatIf;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -20,8 +19,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
-
-import static dev.placementaudit.store.cli.AuditStoreCli.requirePositive;
 
 @Command(name = "whatif", mixinStandardHelpOptions = true,
         description = "Re-resolve historical model loads under a candidate policy and report what would move. Writes nothing.")
@@ -34,10 +31,8 @@ final class WhatIfCommand implements Callable<Integer> {
     Instant from;
     @Option(names = "--to", description = "ISO instant (default: now)")
     Instant to;
-    @Option(names = "--deployment", description = "only this deployment's loads")
-    String deployment;
-    @Option(names = "--model", description = "only loads of this model id")
-    String model;
+    @Mixin
+    LoadFilter filter = new LoadFilter();
     @Option(names = "--threshold", description = "candidate off-heap threshold in bytes")
     Long threshold;
     @Option(names = "--servable", split = ",", description = "candidate mapped-servable encodings, e.g. Q4_K,Q6_K,Dense(4B)")
@@ -48,16 +43,13 @@ final class WhatIfCommand implements Callable<Integer> {
     Boolean mappedFiles;
     @Option(names = "--tensors", defaultValue = "20", description = "tensor changes to list in the table (default: ${DEFAULT-VALUE})")
     int tensors;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        requirePositive(spec, "--tensors", tensors);
+        common.requirePositive("--tensors", tensors);
         StoreConfig config = common.storeConfig();
         KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of(loadsTopic));
-        return common.show(out, db -> new WhatIf(db.dataSource(), config.kafka(), loadsTopic,
+        return common.show(db -> new WhatIf(db.dataSource(), config.kafka(), loadsTopic,
                 config.connectTimeout()).run(query()),
                 (o, report) -> {
                     o.println(report.summary());
@@ -69,7 +61,7 @@ final class WhatIfCommand implements Callable<Integer> {
     }
 
     WhatIf.Query query() {
-        return new WhatIf.Query(from, to == null ? Instant.now() : to, deployment, model,
+        return new WhatIf.Query(from, to == null ? Instant.now() : to, filter.deployment, filter.model,
                 new WhatIf.CandidatePolicy(
                         threshold == null ? OptionalLong.empty() : OptionalLong.of(threshold),
                         servable == null ? Optional.empty() : Optional.of(servable.stream()

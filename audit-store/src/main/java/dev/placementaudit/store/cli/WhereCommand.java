@@ -2,42 +2,36 @@ package dev.placementaudit.store.cli;
 
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
+import dev.placementaudit.store.cli.AuditStoreCli.Limit;
+import dev.placementaudit.store.cli.AuditStoreCli.LoadFilter;
 import dev.placementaudit.store.query.AuditQueries;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
 import static dev.placementaudit.store.cli.AuditStoreCli.completeness;
-import static dev.placementaudit.store.cli.AuditStoreCli.requirePositive;
 
 @Command(name = "where", mixinStandardHelpOptions = true, description = "Where every tensor landed: a deployment's loads, or one load in full.")
 final class WhereCommand implements Callable<Integer> {
     @Mixin
     Common common = new Common();
-    @Option(names = "--deployment", description = "only this deployment's loads")
-    String deployment;
-    @Option(names = "--model", description = "only loads of this model id")
-    String model;
+    @Mixin
+    LoadFilter filter = new LoadFilter();
     @Option(names = "--release", description = "only loads of this release")
     String release;
     @Option(names = "--load", description = "one load id: every tensor, its domain and reason")
     String load;
-    @Option(names = "--limit", defaultValue = "20", description = "most loads to list, newest first (default: ${DEFAULT-VALUE})")
-    int limit;
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @Mixin
+    Limit limit = new Limit();
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        requirePositive(spec, "--limit", limit);
+        int most = limit.value();
         if (load != null) {
-            return common.show(out, db -> common.queries(db).load(load).orElseThrow(() -> new IllegalArgumentException("no load " + load)),
+            return common.show(db -> common.queries(db).load(load).orElseThrow(() -> new IllegalArgumentException("no load " + load)),
                     (o, detail) -> {
                         var l = detail.load();
                         o.printf(Locale.ROOT, "%s  %s %s  %s  %d tensors  heap %s  off-heap %s  mapped %s%n", l.loadId(), l.deploymentId(),
@@ -53,7 +47,7 @@ final class WhereCommand implements Callable<Integer> {
                         }
                     });
         }
-        return common.show(out, db -> common.queries(db).loads(deployment, model, release, limit), (o, loads) -> {
+        return common.show(db -> common.queries(db).loads(filter.deployment, filter.model, release, most), (o, loads) -> {
             o.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", "load", "deployment", "release", "model", "complete",
                     "heap", "off-heap", "mapped");
             loads.forEach(l -> o.printf(Locale.ROOT, "%-36s %-16s %-10s %-20s %-8s %10s %10s %10s%n", l.loadId(), l.deploymentId(),

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.ingest;
 
+import dev.placementaudit.service.ConsumerLoop;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.alerts.AlertPublisher;
@@ -11,7 +12,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -40,14 +39,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * anywhere replays exactly what did not commit. A database outage stalls ingestion (the batch in hand is retried
  * with backoff) and loses nothing; records that cannot be stored go to the dead-letter topic first.
  */
-public final class IngestLoop implements Runnable {
+public final class IngestLoop extends ConsumerLoop {
     private static final Logger LOG = LoggerFactory.getLogger(IngestLoop.class);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
     private static final Duration ALERT_SWEEP = Duration.ofSeconds(5);
 
-    public enum State { STARTING, RUNNING, DATABASE_UNAVAILABLE, STOPPED, FAILED }
-
-    private final Consumer<byte[], byte[]> consumer;
     private final Producer<byte[], byte[]> deadLetters;
     private final List<String> topics;
     private final String deadLetterTopic;
@@ -59,8 +55,6 @@ public final class IngestLoop implements Runnable {
     private final byte[] projection;
     private final IngestListener metrics;
     private final Clock clock;
-    private final ConsumerVitals vitals;
-    private volatile boolean running = true;
     /** Rebalances seen (partitions revoked, assigned or lost): a batch in hand from before one is not written. */
     private volatile long rebalances;
     /** Decodes the records polled ahead while the ingest thread writes the batch before them. */
@@ -69,13 +63,12 @@ public final class IngestLoop implements Runnable {
         thread.setDaemon(true);
         return thread;
     });
-    private volatile State state = State.STARTING;
     /** Until the first batch commits: then one line says how long the start took. Loop thread only. */
     private boolean firstCommit = true;
     /** JVM uptime when partitions were first assigned; -1 before. Loop thread only (rebalance callbacks run in poll). */
     private long firstAssignedAt = -1;
-    private volatile Throwable failure;
-    private volatile Set<TopicPartition> assignment = Set.of();
+    /** The next poll's records, decoding while the batch before them writes; loop thread only. */
+    private Future<List<Decoded>> ahead;
     /** Publishes the alert outbox off the ingest thread: a batch never waits for the broker to acknowledge its alerts. */
     private final ScheduledExecutorService alertSender;
     private final AtomicBoolean alertsQueued = new AtomicBoolean();
@@ -83,7 +76,7 @@ public final class IngestLoop implements Runnable {
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
                       String projection, Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, IngestListener metrics, Clock clock,
                       ConsumerVitals vitals) {
-        this.consumer = consumer;
+        super("ingest loop", consumer, vitals, LOG);
         this.deadLetters = deadLetters;
         this.topics = List.copyOf(topics);
         this.deadLetterTopic = deadLetterTopic;
@@ -94,7 +87,6 @@ public final class IngestLoop implements Runnable {
         this.chainLog = chainLog;
         this.metrics = metrics;
         this.clock = clock;
-        this.vitals = vitals;
         this.alertSender = alerts == null ? null : Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "audit-store-alert-publisher");
             thread.setDaemon(true);
@@ -103,98 +95,64 @@ public final class IngestLoop implements Runnable {
     }
 
     @Override
-    public void run() {
-        try {
-            consumer.subscribe(topics, new SeekToStoredOffsets());
-            publishAllChainHeads();
-            if (alertSender != null) {
-                // Alerts left in the outbox (by this store before it stopped, or by another instance) go out within a sweep.
-                alertSender.scheduleWithFixedDelay(this::publishAlerts, 0, ALERT_SWEEP.toMillis(), TimeUnit.MILLISECONDS);
-            }
-            state = State.RUNNING;
-            Future<List<Decoded>> ahead = null;
-            while (running) {
-                List<Decoded> batch;
-                if (ahead != null) {
-                    batch = decoded(ahead);
-                    ahead = null;
-                } else {
-                    ConsumerRecords<byte[], byte[]> records = poll(pollTimeout);
-                    if (records.isEmpty()) {
-                        continue;
-                    }
-                    batch = writer.decode(list(records));
-                }
-                // The next poll's records are fetched now and decoded on another thread while this batch writes.
-                long generation = rebalances;
-                ConsumerRecords<byte[], byte[]> next = poll(Duration.ZERO);
-                if (rebalances != generation) {
-                    resumeFromStoredOffsets("the partitions moved before a batch was written");
-                    continue;
-                }
-                if (!next.isEmpty()) {
-                    List<ConsumerRecord<byte[], byte[]>> polled = list(next);
-                    ahead = decoder.submit(() -> writer.decode(polled));
-                }
-                ingest(batch);
-                if (ahead != null && rebalances != generation) {
-                    // Partitions moved while the batch was retried: what was polled ahead is dropped and fetched again.
-                    decoded(ahead);
-                    ahead = null;
-                    resumeFromStoredOffsets("the partitions moved while a batch was written");
-                }
-            }
-        } catch (WakeupException e) {
-            if (running) {
-                failure = e;
-            }
-        } catch (Throwable e) {
-            failure = e;
-            LOG.error("ingest loop failed; stopping", e);
-        } finally {
-            decoder.shutdownNow();
-            if (alertSender != null) {
-                alertSender.shutdown();
-                try {
-                    alertSender.awaitTermination(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            try {
-                consumer.close();
-            } catch (RuntimeException e) {
-                LOG.warn("closing the consumer failed: {}", e.toString());
-            }
-            state = failure == null ? State.STOPPED : State.FAILED;
+    protected void begin() {
+        consumer.subscribe(topics, new SeekToStoredOffsets());
+        publishAllChainHeads();
+        if (alertSender != null) {
+            // Alerts left in the outbox (by this store before it stopped, or by another instance) go out within a sweep.
+            alertSender.scheduleWithFixedDelay(this::publishAlerts, 0, ALERT_SWEEP.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
-    public void shutdown() {
-        running = false;
-        consumer.wakeup();
+    /** One batch: polled (or decoded ahead), written with its offsets, while the next poll's records decode. */
+    @Override
+    protected void step() throws InterruptedException {
+        List<Decoded> batch;
+        if (ahead != null) {
+            batch = decoded(ahead);
+            ahead = null;
+        } else {
+            ConsumerRecords<byte[], byte[]> records = pollAndReport(pollTimeout);
+            if (records.isEmpty()) {
+                return;
+            }
+            batch = writer.decode(list(records));
+        }
+        // The next poll's records are fetched now and decoded on another thread while this batch writes.
+        long generation = rebalances;
+        ConsumerRecords<byte[], byte[]> next = pollAndReport(Duration.ZERO);
+        if (rebalances != generation) {
+            resumeFromStoredOffsets("the partitions moved before a batch was written");
+            return;
+        }
+        if (!next.isEmpty()) {
+            List<ConsumerRecord<byte[], byte[]>> polled = list(next);
+            ahead = decoder.submit(() -> writer.decode(polled));
+        }
+        ingest(batch);
+        if (ahead != null && rebalances != generation) {
+            // Partitions moved while the batch was retried: what was polled ahead is dropped and fetched again.
+            decoded(ahead);
+            ahead = null;
+            resumeFromStoredOffsets("the partitions moved while a batch was written");
+        }
     }
 
-    public State state() {
-        return state;
+    @Override
+    protected void end() {
+        decoder.shutdownNow();
+        if (alertSender != null) {
+            alertSender.shutdown();
+            try {
+                alertSender.awaitTermination(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
-    public Throwable failure() {
-        return failure;
-    }
-
-    public Set<TopicPartition> assignment() {
-        return assignment;
-    }
-
-    public ConsumerVitals vitals() {
-        return vitals;
-    }
-
-    private ConsumerRecords<byte[], byte[]> poll(Duration timeout) {
-        ConsumerRecords<byte[], byte[]> records = consumer.poll(timeout);
-        assignment = Set.copyOf(consumer.assignment());
-        vitals.sample(consumer);
+    private ConsumerRecords<byte[], byte[]> pollAndReport(Duration timeout) {
+        ConsumerRecords<byte[], byte[]> records = poll(timeout);
         metrics.publishDeferred();
         return records;
     }
@@ -229,13 +187,13 @@ public final class IngestLoop implements Runnable {
     private void ingest(List<Decoded> batch) throws InterruptedException {
         deadLetter(batch);
         int attempt = 0;
-        while (running) {
+        while (running()) {
             try {
                 BatchOutcome outcome = writer.write(batch);
-                if (state == State.DATABASE_UNAVAILABLE) {
+                if (state() == State.DATABASE_UNAVAILABLE) {
                     LOG.info("database is back; batch of {} records written after {} attempts", batch.size(), attempt + 1);
                 }
-                state = State.RUNNING;
+                state(State.RUNNING);
                 if (firstCommit) {
                     firstCommit = false;
                     // Where a restart's time goes, JVM start included (bench/run.sh restart reads this line).
@@ -246,7 +204,7 @@ public final class IngestLoop implements Runnable {
                 if (!outcome.alerts().isEmpty()) {
                     publishAlertsSoon();
                 }
-                vitals.progressed();
+                vitals().progressed();
                 if (chainLog != null) {
                     chainLog.publish(outcome.chainHeads());
                 }
@@ -265,14 +223,14 @@ public final class IngestLoop implements Runnable {
                     }
                 }
                 attempt++;
-                state = State.DATABASE_UNAVAILABLE;
+                state(State.DATABASE_UNAVAILABLE);
                 metrics.ingestFailure();
                 long backoff = Math.min(MAX_BACKOFF.toMillis(), 200L << Math.min(attempt, 6));
                 LOG.warn("writing a batch of {} records failed (attempt {}), retrying in {} ms: {}", batch.size(), attempt, backoff, outage.toString());
                 // Keep the group membership alive while waiting: poll nothing new, just heartbeat.
                 consumer.pause(consumer.assignment());
                 long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoff);
-                while (running && System.nanoTime() < until) {
+                while (running() && System.nanoTime() < until) {
                     consumer.poll(Duration.ofMillis(Math.min(backoff, 200)));
                 }
                 consumer.resume(consumer.paused());
@@ -367,11 +325,11 @@ public final class IngestLoop implements Runnable {
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             rebalances++;
             Map<TopicPartition, Long> stored = null;
-            for (int attempt = 1; stored == null && running; attempt++) {
+            for (int attempt = 1; stored == null && running(); attempt++) {
                 try {
                     stored = writer.storedOffsets(partitions);
                 } catch (SQLException e) {
-                    state = State.DATABASE_UNAVAILABLE;
+                    state(State.DATABASE_UNAVAILABLE);
                     LOG.warn("cannot read stored offsets (attempt {}): {}", attempt, e.toString());
                     sleep(Math.min(MAX_BACKOFF.toMillis(), 200L << Math.min(attempt, 6)));
                 }
@@ -414,7 +372,7 @@ public final class IngestLoop implements Runnable {
                 Thread.sleep(millis);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                running = false;
+                stopRunning();
             }
         }
     }

@@ -4,6 +4,7 @@ import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.db.Sql;
 import org.postgresql.PGConnection;
 
 import java.io.ByteArrayOutputStream;
@@ -86,18 +87,10 @@ public final class StoredPlans {
 
     /** Where each tensor of a stored plan lands, in tensor order. */
     public static List<TensorPlacement> placements(Connection c, String planDigest) throws SQLException {
-        List<TensorPlacement> tensors = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, tensor_index, memory_domain, resident_bytes, stored_format, "
-                + "resident_format, reason_code, mapping_blockers, reason FROM plan_tensors WHERE plan_digest = ? ORDER BY tensor_index")) {
-            s.setString(1, planDigest);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    tensors.add(new TensorPlacement(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5),
-                            rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)));
-                }
-            }
-        }
-        return tensors;
+        return Sql.list(c, "SELECT tensor_name, tensor_index, memory_domain, resident_bytes, stored_format, resident_format, reason_code, "
+                + "mapping_blockers, reason FROM plan_tensors WHERE plan_digest = ? ORDER BY tensor_index", rs -> new TensorPlacement(rs.getString(1),
+                rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)),
+                planDigest);
     }
 
     /** A stored plan's tensors, each as {@link PlanDigest#values} (the types a decision's values have), in tensor order. */

@@ -1,6 +1,7 @@
 package dev.placementaudit.store.query;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.plans.PlanCache;
 import dev.placementaudit.store.plans.TensorPlacement;
 import dev.placementaudit.store.regression.Finding;
@@ -126,41 +127,23 @@ public final class AuditQueries {
             args.add(release);
         }
         sql.append(" ORDER BY occurred_at DESC, load_id FETCH FIRST ").append(limit).append(" ROWS ONLY");
-        List<LoadSummary> loads = new ArrayList<>();
-        try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql.toString(), args); ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                loads.add(summary(rs));
-            }
-        }
-        return loads;
+        return Sql.list(database, sql.toString(), AuditQueries::summary, args.toArray());
     }
 
     /** Where every tensor of one load landed. */
     public Optional<LoadDetail> load(String loadId) throws SQLException {
         try (Connection c = database.getConnection()) {
-            LoadSummary load;
-            try (PreparedStatement s = prepare(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE load_id = ?", List.of(loadId));
-                 ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                load = summary(rs);
+            Optional<LoadSummary> found = Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE load_id = ?", AuditQueries::summary, loadId);
+            if (found.isEmpty()) {
+                return Optional.empty();
             }
-            List<TensorRow> tensors = new ArrayList<>();
-            try (PreparedStatement s = prepare(c, "SELECT tensor_name, tensor_index, stored_format, stored_bytes, resident_format, "
+            LoadSummary load = found.get();
+            List<TensorRow> tensors = Sql.list(c, "SELECT tensor_name, tensor_index, stored_format, stored_bytes, resident_format, "
                     + "resident_bytes, memory_domain, scope_kind, reason_code, placement_reason, mapping_blockers, reason, size_estimated FROM "
-                    + "plan_tensors WHERE plan_digest = ? ORDER BY tensor_index", List.of(load.planDigest() == null ? "" : load.planDigest()));
-                 ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    tensors.add(new TensorRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5), rs.getLong(6),
-                            rs.getString(7), rs.getString(8), rs.getString(9), rs.getString(10), rs.getString(11), rs.getString(12), rs.getBoolean(13)));
-                }
-            }
-            int findings;
-            try (PreparedStatement s = prepare(c, "SELECT COUNT(*) FROM findings WHERE load_id = ?", List.of(loadId)); ResultSet rs = s.executeQuery()) {
-                rs.next();
-                findings = rs.getInt(1);
-            }
+                    + "plan_tensors WHERE plan_digest = ? ORDER BY tensor_index", rs -> new TensorRow(rs.getString(1), rs.getInt(2), rs.getString(3),
+                    rs.getLong(4), rs.getString(5), rs.getLong(6), rs.getString(7), rs.getString(8), rs.getString(9), rs.getString(10),
+                    rs.getString(11), rs.getString(12), rs.getBoolean(13)), load.planDigest() == null ? "" : load.planDigest());
+            int findings = (int) Sql.number(c, "SELECT COUNT(*) FROM findings WHERE load_id = ?", loadId);
             return Optional.of(new LoadDetail(load, tensors, findings));
         }
     }
@@ -209,13 +192,8 @@ public final class AuditQueries {
         // cheaper than a sort under the database's collation).
         String sql = "SELECT deployment_id, model_id, platform_name, profile_name, load_id, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, "
                 + "regressions FROM release_heads WHERE release_name = ?";
-        List<Head> heads = new ArrayList<>();
-        try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql, List.of(release)); ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                heads.add(new Head(new FleetGroup(rs.getString(2), rs.getString(3), rs.getString(4)), rs.getString(1), rs.getString(5),
-                        rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getString(9), rs.getInt(10)));
-            }
-        }
+        List<Head> heads = new ArrayList<>(Sql.list(database, sql, rs -> new Head(new FleetGroup(rs.getString(2), rs.getString(3), rs.getString(4)),
+                rs.getString(1), rs.getString(5), rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getString(9), rs.getInt(10)), release));
         heads.sort(Comparator.comparing(Head::deploymentId).thenComparing(head -> head.group().modelId()));
         // How many heads of each model, platform and profile have each plan: one that differs from the plan most of
         // its group have drifts.
@@ -251,38 +229,22 @@ public final class AuditQueries {
 
     /** Releases with a complete load, in the order they first appeared. */
     public List<String> releases() throws SQLException {
-        List<String> releases = new ArrayList<>();
-        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement("SELECT release_name, MIN(occurred_at) AS first "
-                + "FROM loads WHERE complete = TRUE GROUP BY release_name ORDER BY first, release_name"); ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                releases.add(rs.getString(1));
-            }
-        }
-        return releases;
+        return Sql.list(database, "SELECT release_name, MIN(occurred_at) AS first FROM loads WHERE complete = TRUE GROUP BY release_name "
+                + "ORDER BY first, release_name", rs -> rs.getString(1));
     }
 
     /** Where one tensor of a deployment's model landed in each complete load, oldest first. */
     public List<TensorHistoryRow> tensorHistory(String deployment, String model, String tensor, int limit) throws SQLException {
-        List<TensorHistoryRow> rows = new ArrayList<>();
-        try (Connection c = database.getConnection();
-             PreparedStatement s = prepare(c, "SELECT l.release_name, l.load_id, l.occurred_at, d.memory_domain, d.resident_bytes, d.stored_format, "
-                     + "d.resident_format, d.reason_code, d.reason FROM loads l JOIN plan_tensors d ON d.plan_digest = l.plan_digest "
-                     + "WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND d.tensor_name = ? ORDER BY l.occurred_at, l.load_id "
-                     + "FETCH FIRST " + limit + " ROWS ONLY", List.of(deployment, model, tensor));
-             ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                rows.add(new TensorHistoryRow(rs.getString(1), rs.getString(2), rs.getTimestamp(3).toInstant(), rs.getString(4), rs.getLong(5),
-                        rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)));
-            }
-        }
-        return rows;
+        return Sql.list(database, "SELECT l.release_name, l.load_id, l.occurred_at, d.memory_domain, d.resident_bytes, d.stored_format, "
+                + "d.resident_format, d.reason_code, d.reason FROM loads l JOIN plan_tensors d ON d.plan_digest = l.plan_digest "
+                + "WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND d.tensor_name = ? ORDER BY l.occurred_at, l.load_id "
+                + "FETCH FIRST " + limit + " ROWS ONLY", rs -> new TensorHistoryRow(rs.getString(1), rs.getString(2), Sql.instant(rs, 3),
+                rs.getString(4), rs.getLong(5), rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)), deployment, model, tensor);
     }
 
     public long alertCount() throws SQLException {
-        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement("SELECT COUNT(*) FROM alerts");
-             ResultSet rs = s.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
+        try (Connection c = database.getConnection()) {
+            return Sql.number(c, "SELECT COUNT(*) FROM alerts");
         }
     }
 
@@ -291,8 +253,8 @@ public final class AuditQueries {
                 + "after_bytes, delta_bytes, rule_text, detected_at, suppressed_by, published_at, causes FROM alerts"
                 + (deployment == null ? "" : " WHERE deployment_id = ?") + " ORDER BY detected_at DESC, alert_id FETCH FIRST " + limit + " ROWS ONLY";
         List<AlertRow> alerts = new ArrayList<>();
-        try (Connection c = database.getConnection(); PreparedStatement s = prepare(c, sql, deployment == null ? List.of() : List.of(deployment));
-             ResultSet rs = s.executeQuery()) {
+        try (Connection c = database.getConnection(); PreparedStatement s = Sql.prepare(c, sql, deployment == null ? new Object[0]
+                : new Object[] {deployment}); ResultSet rs = s.executeQuery()) {
             // Causes come from the two loads' decisions, read once per pair of loads (several alerts share one).
             Map<String, List<RootCauses.CauseGroup>> byPair = new HashMap<>();
             while (rs.next()) {
@@ -309,7 +271,7 @@ public final class AuditQueries {
                 }
                 alerts.add(new AlertRow(rs.getString(1), kind, rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6), fromLoad, toLoad,
                         rs.getLong(9), rs.getLong(10), rs.getLong(11), rs.getString(12), summaries, RootCauses.topTensors(causes, domain, 5),
-                        rs.getTimestamp(13).toInstant(), rs.getString(14), rs.getTimestamp(15) == null ? null : rs.getTimestamp(15).toInstant()));
+                        Sql.instant(rs, 13), rs.getString(14), Sql.instant(rs, 15)));
             }
         } catch (UncheckedSqlException e) {
             throw e.getCause();
@@ -339,10 +301,7 @@ public final class AuditQueries {
     }
 
     private static Optional<LoadRef> ref(Connection c, String loadId) throws SQLException {
-        try (PreparedStatement s = prepare(c, "SELECT " + LoadRef.COLUMNS + " FROM loads WHERE load_id = ?", List.of(loadId));
-             ResultSet rs = s.executeQuery()) {
-            return rs.next() ? Optional.of(RegressionDetector.ref(rs)) : Optional.empty();
-        }
+        return Sql.first(c, "SELECT " + LoadRef.COLUMNS + " FROM loads WHERE load_id = ?", RegressionDetector::ref, loadId);
     }
 
     /** The diff of two plans. */
@@ -364,12 +323,9 @@ public final class AuditQueries {
     }
 
     private Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release) throws SQLException {
-        try (PreparedStatement s = prepare(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND "
-                + "release_name = ? AND complete = TRUE ORDER BY summary_partition DESC, summary_offset DESC, load_id DESC FETCH FIRST 1 ROWS ONLY",
-                List.of(deployment, model, release));
-             ResultSet rs = s.executeQuery()) {
-            return rs.next() ? Optional.of(summary(rs)) : Optional.empty();
-        }
+        return Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND release_name = ? AND "
+                + "complete = TRUE ORDER BY summary_partition DESC, summary_offset DESC, load_id DESC FETCH FIRST 1 ROWS ONLY", AuditQueries::summary,
+                deployment, model, release);
     }
 
     private List<TensorPlacement> placements(Connection c, LoadSummary load) throws SQLException {
@@ -378,16 +334,8 @@ public final class AuditQueries {
 
     private static LoadSummary summary(ResultSet rs) throws SQLException {
         return new LoadSummary(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
-                rs.getString(7), rs.getString(8), rs.getString(9), rs.getTimestamp(10).toInstant(), rs.getBoolean(11), rs.getInt(12),
+                rs.getString(7), rs.getString(8), rs.getString(9), Sql.instant(rs, 10), rs.getBoolean(11), rs.getInt(12),
                 rs.getLong(13), rs.getLong(14), rs.getLong(15), rs.getInt(16), rs.getInt(17), rs.getInt(18), rs.getString(19), rs.getString(20),
                 rs.getInt(21), rs.getString(22));
-    }
-
-    private static PreparedStatement prepare(Connection c, String sql, List<Object> args) throws SQLException {
-        PreparedStatement s = c.prepareStatement(sql);
-        for (int i = 0; i < args.size(); i++) {
-            s.setObject(i + 1, args.get(i));
-        }
-        return s;
     }
 }

@@ -1,6 +1,7 @@
 package dev.placementaudit.store.regression;
 
 import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.plans.PlanCache;
 import dev.placementaudit.store.plans.TensorPlacement;
 
@@ -114,13 +115,7 @@ public final class RegressionDetector {
     }
 
     private static boolean pairStored(Connection c, String from, String to) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM plan_findings WHERE from_plan = ? AND to_plan = ? AND seq = 0")) {
-            s.setString(1, from);
-            s.setString(2, to);
-            try (ResultSet rs = s.executeQuery()) {
-                return rs.next();
-            }
-        }
+        return Sql.first(c, "SELECT 1 FROM plan_findings WHERE from_plan = ? AND to_plan = ? AND seq = 0", rs -> true, from, to).isPresent();
     }
 
     /** The plans this detector has read or been given, by digest. */
@@ -168,33 +163,21 @@ public final class RegressionDetector {
                 + "deployment_id, model_id, release_name, summary_partition, summary_offset) CROSS JOIN LATERAL ("
                 + PREVIOUS.formatted("v.deployment_id", "v.model_id", "v.release_name", "v.summary_partition", "v.summary_offset") + ") n";
         List<LoadRef> all = List.copyOf(loads);
-        try (PreparedStatement s = c.prepareStatement(sql)) {
-            s.setArray(1, c.createArrayOf("text", all.stream().map(LoadRef::loadId).toArray()));
-            s.setArray(2, c.createArrayOf("text", all.stream().map(LoadRef::deploymentId).toArray()));
-            s.setArray(3, c.createArrayOf("text", all.stream().map(LoadRef::modelId).toArray()));
-            s.setArray(4, c.createArrayOf("text", all.stream().map(LoadRef::release).toArray()));
-            s.setArray(5, c.createArrayOf("int4", all.stream().map(l -> l.position().partition()).toArray()));
-            s.setArray(6, c.createArrayOf("int8", all.stream().map(l -> l.position().offset()).toArray()));
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    found.put(rs.getString("for_load"), ref(rs));
-                }
-            }
+        for (Map.Entry<String, LoadRef> row : Sql.list(c, sql, rs -> Map.entry(rs.getString("for_load"), ref(rs)),
+                c.createArrayOf("text", all.stream().map(LoadRef::loadId).toArray()),
+                c.createArrayOf("text", all.stream().map(LoadRef::deploymentId).toArray()),
+                c.createArrayOf("text", all.stream().map(LoadRef::modelId).toArray()),
+                c.createArrayOf("text", all.stream().map(LoadRef::release).toArray()),
+                c.createArrayOf("int4", all.stream().map(l -> l.position().partition()).toArray()),
+                c.createArrayOf("int8", all.stream().map(l -> l.position().offset()).toArray()))) {
+            found.put(row.getKey(), row.getValue());
         }
         return found;
     }
 
     private static Optional<LoadRef> one(Connection c, String sql, LoadRef load) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(sql)) {
-            s.setString(1, load.deploymentId());
-            s.setString(2, load.modelId());
-            s.setString(3, load.release());
-            s.setInt(4, load.position().partition());
-            s.setLong(5, load.position().offset());
-            try (ResultSet rs = s.executeQuery()) {
-                return rs.next() ? Optional.of(ref(rs)) : Optional.empty();
-            }
-        }
+        return Sql.first(c, sql, RegressionDetector::ref, load.deploymentId(), load.modelId(), load.release(), load.position().partition(),
+                load.position().offset());
     }
 
     /** A load as a row read with {@link LoadRef#COLUMNS} has it. */

@@ -2,6 +2,7 @@ package dev.placementaudit.worker.pipeline;
 
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.resolution.LoadResolution;
+import dev.placementaudit.service.ConsumerLoop;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.worker.WorkerConfig;
@@ -35,7 +36,6 @@ import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
@@ -69,27 +69,18 @@ import java.util.function.Supplier;
  * consumer's static membership taken by another process ({@link FencedInstanceIdException}), or the producer fenced
  * again before any transaction of its new incarnation committed (another live instance keeps taking the id).
  */
-public final class ResolverLoop implements Runnable {
+public final class ResolverLoop extends ConsumerLoop {
     private static final Logger LOG = LoggerFactory.getLogger(ResolverLoop.class);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
-    public enum State { STARTING, RUNNING, STOPPED, FAILED }
-
     private final WorkerConfig config;
-    private final Consumer<byte[], byte[]> consumer;
     /** Made at start, and again whenever an outage has left it unusable. */
     private final TransactionalProducer producer;
     private final WorkerMetrics metrics;
     private final Clock clock;
-    private final ConsumerVitals vitals;
     private final LoadResolution resolution;
     private final RecordPreparation preparation;
 
-    private volatile boolean running = true;
-    private volatile State state = State.STARTING;
-    private volatile long lastPollNanos = System.nanoTime();
-    private volatile Throwable failure;
-    private volatile Set<TopicPartition> assignment = Set.of();
     private boolean isolateNextBatch;
     private int consecutiveFailures;
     /** Why the producer is being made anew, while it is; null otherwise (shown by {@code /health}). */
@@ -103,49 +94,43 @@ public final class ResolverLoop implements Runnable {
 
     public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Supplier<Producer<byte[], byte[]>> producers,
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
+        super("resolver loop", consumer, new ConsumerVitals(config.healthBound(), clock), LOG);
         this.config = config;
-        this.consumer = consumer;
         this.producer = new TransactionalProducer(producers);
         this.metrics = metrics;
         this.clock = clock;
-        this.vitals = new ConsumerVitals(config.healthBound(), clock);
         this.resolution = resolution;
         this.preparation = new RecordPreparation(config, resolution, clock);
     }
 
     @Override
-    public void run() {
+    protected void begin() {
+        producer.make();
+        consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
+    }
+
+    @Override
+    protected void step() {
         try {
-            producer.make();
-            consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
-            state = State.RUNNING;
-            while (running) {
-                try {
-                    step();
-                } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | TransactionalProducer.Unusable e) {
-                    recover(e);
-                }
-            }
-        } catch (WakeupException e) {
-            if (running) {
-                failure = e;
-            }
-        } catch (ProducerFencedException | FencedInstanceIdException e) {
-            failure = e;
+            batchStep();
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | TransactionalProducer.Unusable e) {
+            recover(e);
+        }
+    }
+
+    @Override
+    protected void failed(Throwable e) {
+        if (e instanceof ProducerFencedException || e instanceof FencedInstanceIdException) {
             LOG.error("fenced: another live worker now owns {} {}; stopping this one",
                     e instanceof FencedInstanceIdException ? "group instance id" : "transactional id",
                     e instanceof FencedInstanceIdException ? config.instanceId() : config.transactionalId(), e);
-        } catch (Throwable e) {
-            failure = e;
-            LOG.error("resolver loop failed; stopping", e);
-        } finally {
-            closeClients();
-            state = failure == null ? State.STOPPED : State.FAILED;
+        } else {
+            super.failed(e);
         }
     }
 
     /** One batch: polled (or taken from those ahead), turned into one transaction (or one per record), committed. */
-    private void step() {
+    private void batchStep() {
         Batch batch = ahead.isEmpty() ? poll(config.pollTimeout(), !isolateNextBatch) : ahead.removeFirst();
         if (batch.isEmpty()) {
             return;
@@ -181,7 +166,7 @@ public final class ResolverLoop implements Runnable {
         ahead.clear();
         isolateNextBatch = false;
         int attempt = 0;
-        while (running) {
+        while (running()) {
             try {
                 producer.make();
                 Offsets.seekToCommitted(consumer);
@@ -198,36 +183,9 @@ public final class ResolverLoop implements Runnable {
         }
     }
 
-    /** Asks the loop to stop after the batch in hand; safe from any thread (a SIGTERM hook). */
-    public void shutdown() {
-        running = false;
-        consumer.wakeup();
-    }
-
-    public State state() {
-        return state;
-    }
-
-    public Throwable failure() {
-        return failure;
-    }
-
-    public Set<TopicPartition> assignment() {
-        return assignment;
-    }
-
     /** Why the producer is being made anew right now, or null: the loop is recovering from a broker outage. */
     public String recovering() {
         return recovering;
-    }
-
-    /** What the loop's consumer says about its progress, for {@code /health}. */
-    public ConsumerVitals vitals() {
-        return vitals;
-    }
-
-    public Duration sinceLastPoll() {
-        return Duration.ofNanos(System.nanoTime() - lastPollNanos);
     }
 
     /**
@@ -271,7 +229,7 @@ public final class ResolverLoop implements Runnable {
      */
     private void lookAhead() {
         try {
-            while (ahead.size() < config.batchesAhead() && running) {
+            while (ahead.size() < config.batchesAhead() && running()) {
                 Batch more = poll(Duration.ZERO, true);
                 if (more.isEmpty()) {
                     break;
@@ -279,7 +237,7 @@ public final class ResolverLoop implements Runnable {
                 ahead.addLast(more);
             }
         } catch (WakeupException e) {
-            if (running) {
+            if (running()) {
                 throw e;
             }
         } catch (KafkaException e) {
@@ -291,11 +249,8 @@ public final class ResolverLoop implements Runnable {
     }
 
     private Batch poll(Duration timeout, boolean prepare) {
-        ConsumerRecords<byte[], byte[]> polled = consumer.poll(timeout);
-        lastPollNanos = System.nanoTime();
-        assignment = Set.copyOf(consumer.assignment());
-        vitals.sample(consumer);
-        metrics.lag((long) vitals.lag());
+        ConsumerRecords<byte[], byte[]> polled = poll(timeout);
+        metrics.lag((long) vitals().lag());
         if (polled.isEmpty()) {
             return Batch.NONE;
         }
@@ -392,7 +347,7 @@ public final class ResolverLoop implements Runnable {
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
         producer.commit(offsets, consumer.groupMetadata());
         metrics.committed(outcome.loads, outcome.deadLetters);
-        vitals.progressed();
+        vitals().progressed();
     }
 
     private void abortAndRewind(KafkaException cause) {
@@ -401,7 +356,6 @@ public final class ResolverLoop implements Runnable {
         metrics.aborted();
         rewind();
     }
-
 
     private void backOffAfter(boolean committed) {
         if (committed) {
@@ -417,19 +371,14 @@ public final class ResolverLoop implements Runnable {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            running = false;
+            stopRunning();
         }
     }
 
-
-    private void closeClients() {
+    @Override
+    protected void end() {
         preparation.close();
         producer.close(Duration.ofSeconds(10));
-        try {
-            consumer.close();
-        } catch (RuntimeException e) {
-            LOG.warn("closing the consumer failed: {}", e.toString());
-        }
     }
 
     /**

@@ -1,8 +1,7 @@
 package dev.placementaudit.worker.pipeline;
 
 import dev.placementaudit.resolution.LoadResolution;
-import dev.placementaudit.service.Health;
-import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.service.ConsumerService;
 import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.worker.WorkerConfig;
@@ -14,7 +13,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
@@ -24,27 +22,22 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Supplier;
 
 /** A running resolver-worker: topics ensured, clients built, the loop on its own thread, the ops endpoint up. */
-public final class ResolverWorker implements AutoCloseable {
+public final class ResolverWorker extends ConsumerService {
     private static final Logger LOG = LoggerFactory.getLogger(ResolverWorker.class);
 
     private final WorkerConfig config;
     private final ResolverLoop loop;
-    private final Thread thread;
-    private final OpsServer ops;
     private final List<AutoCloseable> clientMetrics;
 
-    private ResolverWorker(WorkerConfig config, ResolverLoop loop, Thread thread, OpsServer ops, List<AutoCloseable> clientMetrics) {
+    private ResolverWorker(WorkerConfig config, ResolverLoop loop, List<AutoCloseable> clientMetrics) {
+        super("resolver-worker " + config.instanceId(), loop, LOG);
         this.config = config;
         this.loop = loop;
-        this.thread = thread;
-        this.ops = ops;
         this.clientMetrics = clientMetrics;
     }
 
@@ -61,15 +54,13 @@ public final class ResolverWorker implements AutoCloseable {
         Producers producers = new Producers(config, registry);
         ResolverLoop loop = new ResolverLoop(config, consumer, producers, new WorkerMetrics(registry),
                 new LoadResolution(WorkerVersion.resolverVersion()), Clock.systemUTC());
-        Thread thread = new Thread(loop, "resolver-loop-" + config.instanceId());
-        thread.start();
-        ResolverWorker[] self = new ResolverWorker[1];
-        OpsServer ops = config.http().port() < 0 ? null : OpsServer.start(config.http(), registry, () -> self[0].health(), routes -> { });
-        self[0] = new ResolverWorker(config, loop, thread, ops, List.of(consumerMetrics, producers));
+        loop.start("resolver-loop-" + config.instanceId());
+        ResolverWorker worker = new ResolverWorker(config, loop, List.of(consumerMetrics, producers));
+        worker.serve(config.http(), registry, routes -> { });
         LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
                 config.inputTopic(), config.groupId(), config.transactionalId(), WorkerVersion.resolverVersion(),
-                ops == null ? "" : ", ops on :" + ops.port());
-        return self[0];
+                worker.port() < 0 ? "" : ", ops on :" + worker.port());
+        return worker;
     }
 
     /**
@@ -140,20 +131,15 @@ public final class ResolverWorker implements AutoCloseable {
         }
     }
 
-    /**
-     * Up while the loop runs, keeps polling, and nothing has been wrong past {@code worker.health.bound}: the broker out of
-     * reach, no partition assigned, or lag with nothing committed. Each problem is named.
-     */
-    public Health health() {
-        Map<String, Object> details = new LinkedHashMap<>();
-        details.put("state", loop.state().name());
-        details.put("instanceId", config.instanceId());
-        details.put("assignedPartitions", loop.assignment().stream().map(TopicPartition::toString).sorted().toList());
-        details.put("sinceLastPollMs", loop.sinceLastPoll().toMillis());
-        if (loop.failure() != null) {
-            details.put("failure", loop.failure().toString());
-        }
-        List<String> problems = new ArrayList<>(loop.vitals().problems());
+    @Override
+    protected Map<String, Object> identity() {
+        return Map.of("instanceId", config.instanceId());
+    }
+
+    /** Besides the vitals: a producer being made anew after an outage, or a loop that has stopped polling. */
+    @Override
+    protected List<String> problems() {
+        List<String> problems = new ArrayList<>();
         String recovering = loop.recovering();
         if (recovering != null) {
             problems.add("making the transactional producer anew after: " + recovering);
@@ -161,41 +147,12 @@ public final class ResolverWorker implements AutoCloseable {
         if (loop.sinceLastPoll().compareTo(Duration.ofSeconds(60)) >= 0) {
             problems.add("no poll for " + loop.sinceLastPoll().toSeconds() + " s: the loop is stuck");
         }
-        if (!problems.isEmpty()) {
-            details.put("problems", problems);
-        }
-        return new Health(loop.state() == ResolverLoop.State.RUNNING && problems.isEmpty(), details);
+        return problems;
     }
 
-    public Set<TopicPartition> assignment() {
-        return loop.assignment();
-    }
-
-    public ResolverLoop.State state() {
-        return loop.state();
-    }
-
-    public int opsPort() {
-        return ops == null ? -1 : ops.port();
-    }
-
-    /** Blocks until the loop ends (shutdown or failure). */
-    public boolean awaitTermination(Duration timeout) throws InterruptedException {
-        thread.join(timeout.toMillis());
-        return !thread.isAlive();
-    }
-
-    /** Graceful: the batch in hand commits (or aborts), then the clients close. */
+    /** The batch in hand has committed (or aborted) and the loop's clients are closed; their metrics go. */
     @Override
-    public void close() {
-        loop.shutdown();
-        try {
-            if (!awaitTermination(Duration.ofSeconds(30))) {
-                LOG.warn("resolver loop did not stop within 30 s");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    protected void closeResources() {
         for (AutoCloseable metrics : clientMetrics) {
             try {
                 metrics.close();
@@ -203,9 +160,5 @@ public final class ResolverWorker implements AutoCloseable {
                 LOG.debug("closing client metrics failed: {}", e.toString());
             }
         }
-        if (ops != null) {
-            ops.close();
-        }
-        LOG.info("resolver-worker {} stopped ({})", config.instanceId(), loop.state());
     }
 }

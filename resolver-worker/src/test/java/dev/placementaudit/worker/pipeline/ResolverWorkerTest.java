@@ -198,7 +198,7 @@ class ResolverWorkerTest {
         try {
             h.send(List.of(SampleEvents.edgeLoad("d", "r1", 2)));
             h.resolved(1);
-            URI metrics = URI.create("http://127.0.0.1:" + worker.opsPort() + "/metrics");
+            URI metrics = URI.create("http://127.0.0.1:" + worker.port() + "/metrics");
 
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
                     http.send(HttpRequest.newBuilder(metrics).build(), HttpResponse.BodyHandlers.ofString()).body())
@@ -207,7 +207,7 @@ class ResolverWorkerTest {
                     .contains("pa_worker_loads_total{outcome=\"resolved\"} 1.0")
                     .contains("pa_worker_consumer_lag"));
             HttpResponse<String> health = http.send(HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + worker.opsPort() + "/health")).build(), HttpResponse.BodyHandlers.ofString());
+                    URI.create("http://127.0.0.1:" + worker.port() + "/health")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
             assertThat(health.body()).contains("\"status\":\"UP\"").contains(h.input + "-0");
         } finally {

@@ -28,13 +28,22 @@ public final class CliErrors implements CommandLine.IExecutionExceptionHandler {
     }
 
     /**
-     * Installs this handler, and one for bad usage that prints the problem, picocli's nearest match for an unknown
+     * Installs this handler, the {@value #VERBOSE} option on every command, and one for bad usage that prints the problem, picocli's nearest match for an unknown
      * option or command, and where the help is, instead of the whole usage text.
      */
     public static CommandLine install(CommandLine cli) {
+        addVerbose(cli);
         cli.setExecutionExceptionHandler(new CliErrors());
         cli.setParameterExceptionHandler(CliErrors::handleParameterException);
         return cli;
+    }
+
+    /** {@value #VERBOSE} on this command and every subcommand that does not declare it itself. */
+    private static void addVerbose(CommandLine cli) {
+        if (cli.getCommandSpec().findOption(VERBOSE) == null) {
+            cli.getCommandSpec().addOption(CommandLine.Model.OptionSpec.builder(VERBOSE).description("print the stack trace of a failure").build());
+        }
+        cli.getSubcommands().values().forEach(CliErrors::addVerbose);
     }
 
     static int handleParameterException(CommandLine.ParameterException problem, String[] args) {

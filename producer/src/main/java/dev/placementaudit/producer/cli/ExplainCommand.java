@@ -1,0 +1,74 @@
+package dev.placementaudit.producer.cli;
+
+import dev.placementaudit.core.placement.AllocationDecision;
+import dev.placementaudit.core.placement.AllocationResolver;
+import dev.placementaudit.core.placement.ByteSizes;
+import dev.placementaudit.core.placement.MemoryDomain;
+import dev.placementaudit.core.placement.PlanTensor;
+import dev.placementaudit.core.placement.PlannerProfile;
+import dev.placementaudit.core.placement.StorageCapabilities;
+import dev.placementaudit.core.placement.WeightForm;
+import dev.placementaudit.producer.model.ModelFiles;
+import dev.placementaudit.producer.model.Platforms;
+import dev.placementaudit.producer.model.StoredModel;
+import dev.placementaudit.producer.model.StoredTensor;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+
+@Command(name = "explain", mixinStandardHelpOptions = true,
+        description = "Show where every tensor of a model file would land for a deployment, without publishing anything.")
+final class ExplainCommand implements Callable<Integer> {
+    @Option(names = "--model", required = true, paramLabel = "FILE", description = "the model file (GGUF or safetensors)")
+    Path model;
+
+    @Mixin
+    PlanOptions plan = new PlanOptions();
+
+    @Option(names = "--all", description = "list every tensor (default: the 20 largest)")
+    boolean all;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        StoredModel stored = ModelFiles.read(model);
+        PlannerProfile plannerProfile = plan.plannerProfile();
+        StorageCapabilities caps = Platforms.byName(plan.platform);
+        Map<String, WeightForm> forms = plan.formPolicy(plannerProfile).forms(stored.tensors());
+        List<AllocationDecision> decisions = new ArrayList<>();
+        for (StoredTensor tensor : stored.tensors()) {
+            decisions.add(AllocationResolver.resolve(new PlanTensor(tensor.name(), tensor.format(), tensor.elementCount(),
+                    tensor.storedBytes(), forms.get(tensor.name())), plannerProfile, caps));
+        }
+        Map<MemoryDomain, long[]> totals = new EnumMap<>(MemoryDomain.class);
+        decisions.forEach(d -> {
+            long[] t = totals.computeIfAbsent(d.domain(), k -> new long[2]);
+            t[0]++;
+            t[1] += d.residentBytes();
+        });
+        out.printf(Locale.ROOT, "%s: %d tensors, %s stored; profile %s on %s%n", stored.name(), stored.tensors().size(),
+                ByteSizes.format(stored.tensorBytes()), plannerProfile.name(), plan.platform);
+        stored.warnings().forEach(warning -> out.println("  warning: " + warning));
+        totals.forEach((domain, t) -> out.printf(Locale.ROOT, "  %-13s %5d tensors  %10s%n", domain, t[0], ByteSizes.format(t[1])));
+        Set<String> estimated = stored.tensors().stream().filter(StoredTensor::sizeEstimated).map(StoredTensor::name)
+                .collect(Collectors.toSet());
+        decisions.stream().sorted((a, b) -> Long.compare(b.residentBytes(), a.residentBytes())).limit(all ? Long.MAX_VALUE : 20)
+                .forEach(d -> out.println("  " + d.explanation() + (estimated.contains(d.tensorName()) ? " [size estimated]" : "")));
+        return 0;
+    }
+}
