@@ -10,7 +10,7 @@ import java.util.OptionalLong;
  * form that {@link TensorEncodings#parse} reads back. They differ only where the label drops a parameter.
  */
 public sealed interface TensorEncoding
-        permits Dense, BlockQuant, PackedEncoding, TurboQuantPolar, TurboQuantPolarQjl, Opaque {
+        permits Dense, BlockQuant, PackedEncoding, TurboQuant, Opaque {
 
     String label();
 

@@ -1,10 +1,9 @@
 package dev.placementaudit.core.format;
 
 import java.util.Optional;
-import java.util.OptionalLong;
 
 /** TurboQuant polar blocks plus a QJL residual of {@code residual} bits per element. */
-public record TurboQuantPolarQjl(int bits, int residual, int block) implements TensorEncoding {
+public record TurboQuantPolarQjl(int bits, int residual, int block) implements TurboQuant {
     public TurboQuantPolarQjl {
         TurboQuantRules.checkBits(bits);
         if (residual < 1 || residual > 4) {
@@ -13,6 +12,7 @@ public record TurboQuantPolarQjl(int bits, int residual, int block) implements T
         TurboQuantRules.checkBlock(block);
     }
 
+    @Override
     public long bytesPerBlock() {
         return new TurboQuantPolar(bits, block).bytesPerBlock() + TurboQuantRules.ceilDiv((long) block * residual, 8);
     }
@@ -20,16 +20,6 @@ public record TurboQuantPolarQjl(int bits, int residual, int block) implements T
     @Override
     public String label() {
         return "TurboQuant-PolarQjl-" + bits + "b+" + residual + "r";
-    }
-
-    @Override
-    public String spec() {
-        return label() + "/" + block;
-    }
-
-    @Override
-    public OptionalLong physicalBytes(long elementCount) {
-        return OptionalLong.of(TensorEncoding.blockBytes(elementCount, block, bytesPerBlock()));
     }
 
     @Override

@@ -8,7 +8,6 @@ import dev.placementaudit.core.placement.PlanTensor;
 import dev.placementaudit.core.placement.PlannerProfile;
 import dev.placementaudit.core.placement.StorageCapabilities;
 import dev.placementaudit.core.placement.WeightForm;
-import dev.placementaudit.producer.model.ModelFiles;
 import dev.placementaudit.producer.model.Platforms;
 import dev.placementaudit.producer.model.StoredModel;
 import dev.placementaudit.producer.model.StoredTensor;
@@ -18,7 +17,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -31,8 +29,8 @@ import java.util.stream.Collectors;
 @Command(name = "explain", mixinStandardHelpOptions = true,
         description = "Show where every tensor of a model file would land for a deployment, without publishing anything.")
 final class ExplainCommand implements Callable<Integer> {
-    @Option(names = "--model", required = true, paramLabel = "FILE", description = "the model file (GGUF or safetensors)")
-    Path model;
+    @Mixin
+    ModelFileOption model = new ModelFileOption();
 
     @Mixin
     PlanOptions plan = new PlanOptions();
@@ -46,7 +44,7 @@ final class ExplainCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        StoredModel stored = ModelFiles.read(model);
+        StoredModel stored = model.read();
         PlannerProfile plannerProfile = plan.plannerProfile();
         StorageCapabilities caps = Platforms.byName(plan.platform);
         Map<String, WeightForm> forms = plan.formPolicy(plannerProfile).forms(stored.tensors());

@@ -4,7 +4,6 @@ import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.producer.model.FileDigest;
 import dev.placementaudit.producer.model.FormPolicy;
-import dev.placementaudit.producer.model.ModelFiles;
 import dev.placementaudit.producer.model.ModelLoadedBuilder;
 import dev.placementaudit.producer.model.StoredModel;
 import dev.placementaudit.producer.publish.PlacementEvents;
@@ -16,7 +15,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
@@ -26,8 +24,8 @@ import java.util.concurrent.Callable;
 @Command(name = "publish", mixinStandardHelpOptions = true,
         description = "Read a GGUF or safetensors file's header and publish the load a deployment makes of it.")
 final class PublishCommand implements Callable<Integer> {
-    @Option(names = "--model", required = true, paramLabel = "FILE", description = "the model file (GGUF or safetensors)")
-    Path model;
+    @Mixin
+    ModelFileOption model = new ModelFileOption();
 
     @Option(names = "--model-id", description = "stable model id (default: the file name)")
     String modelId;
@@ -44,7 +42,7 @@ final class PublishCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        StoredModel stored = ModelFiles.read(model);
+        StoredModel stored = model.read();
         FormPolicy forms = target.formPolicy();
         // Refused before the broker is even asked: a strict profile's refusal is about the file, not the cluster.
         try {
@@ -55,8 +53,8 @@ final class PublishCommand implements Callable<Integer> {
         // The broker is checked before the file is hashed: a wrong address should not cost a pass over 4 GB first.
         try (PlacementEvents events = kafka.connect()) {
             Progress hashing = new Progress(spec.commandLine().getErr(), "bytes hashed", stored.sizeBytes());
-            stored = stored.withSha256(FileDigest.sha256(model, done -> hashing.update(done, "")));
-            ModelLoaded load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), modelId != null ? modelId : model.getFileName().toString(),
+            stored = stored.withSha256(FileDigest.sha256(model.file, done -> hashing.update(done, "")));
+            ModelLoaded load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), modelId != null ? modelId : model.file.getFileName().toString(),
                     stored, target.target(), forms, Map.of("source", "file"), ProducerCli.PRODUCER + " publish");
             RecordMetadata written = ProducerCli.published(() -> events.publish(load));
             out.printf(Locale.ROOT, "published load %s of %s (%d tensors, %s) for %s/%s to %s-%d@%d%n", load.getLoadId(), stored.name(),
