@@ -6,10 +6,11 @@ import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.cli.AuditStoreCli;
-import dev.placementaudit.store.db.H2Credentials;
 import dev.placementaudit.worker.ResolverWorkerMain;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+
+import java.util.List;
 
 /**
  * {@code placement-audit}: the one launcher of the distribution. One entry point rather than three because the three
@@ -28,21 +29,70 @@ public final class PlacementAudit implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    public static void main(String[] args) {
-        AvroTrust.install();
-        // Before H2 reads it: an embedded store's AUTO_SERVER port listens on loopback only.
-        H2Credentials.bindLoopback();
-        System.exit(commandLine().execute(args));
+    /** The launcher's commands. */
+    private static final List<String> COMMANDS = List.of("producer", "worker", "store", "demo");
+
+    /**
+     * One command, made only when named: its classes are loaded only then (a switch, not a table of method references,
+     * whose creation would load every command's class), so a command's family of jars is all its class path needs.
+     */
+    private static CommandLine command(String name, String sub) {
+        switch (name) {
+            case "producer":
+                return ProducerCli.commandLine(sub);
+            case "worker":
+                return ResolverWorkerMain.commandLine();
+            case "store":
+                return AuditStoreCli.commandLine(sub);
+            case "demo":
+                return new CommandLine(new PipelineDemo());
+            default:
+                throw new IllegalArgumentException("no command " + name);
+        }
     }
 
+    public static void main(String[] args) {
+        String named = commandNamed(args);
+        // The producer, the worker and the demo copy records with Avro's builders, which need the events' package trusted
+        // first; the store decodes only through EventSerde, which trusts it itself. A query or --version loads no Avro.
+        if (named != null && !"store".equals(named)) {
+            AvroTrust.install();
+        }
+        // Before H2 reads it: an embedded store's AUTO_SERVER port listens on loopback only.
+        if (System.getProperty("h2.bindAddress") == null) {
+            System.setProperty("h2.bindAddress", "127.0.0.1");
+        }
+        // --version alone needs no command's model at all.
+        boolean versionOnly = args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"));
+        CommandLine cli = versionOnly ? CliErrors.install(new CommandLine(new PlacementAudit()))
+                : commandLine(named, args.length > 1 ? args[1] : null);
+        System.exit(cli.execute(args));
+    }
+
+    /** Every command: what {@code --help} lists. */
     public static CommandLine commandLine() {
-        CommandLine cli = new CommandLine(new PlacementAudit())
-                .addSubcommand("producer", ProducerCli.commandLine())
-                .addSubcommand("worker", ResolverWorkerMain.commandLine())
-                .addSubcommand("store", AuditStoreCli.commandLine())
-                .addSubcommand("demo", new CommandLine(new PipelineDemo()));
+        return commandLine(null, null);
+    }
+
+    /**
+     * The launcher with only the named command when there is one ({@code placement-audit store where ...} never builds
+     * the producer's, worker's or demo's commands, nor loads their classes: the launcher puts only the store's jars on
+     * its class path), or with every command.
+     */
+    static CommandLine commandLine(String named, String sub) {
+        CommandLine cli = new CommandLine(new PlacementAudit());
+        for (String name : COMMANDS) {
+            if (named == null || named.equals(name)) {
+                cli.addSubcommand(name, command(name, sub));
+            }
+        }
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         return CliErrors.install(cli);
+    }
+
+    /** The command the arguments name (their first word, when it is one of the four), or null. */
+    static String commandNamed(String[] args) {
+        return args.length > 0 && COMMANDS.contains(args[0]) ? args[0] : null;
     }
 
     @Override

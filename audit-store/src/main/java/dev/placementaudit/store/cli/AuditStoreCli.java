@@ -7,6 +7,7 @@ import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ConfDir;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.service.cli.ProjectVersion;
+import dev.placementaudit.service.cli.Subcommands;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.query.AuditQueries;
@@ -31,10 +32,7 @@ import java.util.function.BiConsumer;
 
 /** {@code store run|where|diff|fleet|alerts|budget|rebuild|whatif}. */
 @Command(name = "store", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
-        description = "Where every tensor of every model load landed, release after release.",
-        subcommands = {RunCommand.class, WhereCommand.class, DiffCommand.class, FleetCommand.class,
-                AlertsCommand.class, BudgetCommand.class, RebuildCommand.class, WhatIfCommand.class,
-                VerifyCommand.class, PruneCommand.class})
+        description = "Where every tensor of every model load landed, release after release.")
 public final class AuditStoreCli {
     /**
      * JSON output, made on first use: building an ObjectMapper costs about 0.3 s of a cold JVM, which every command
@@ -45,13 +43,24 @@ public final class AuditStoreCli {
                 .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS).enable(SerializationFeature.INDENT_OUTPUT);
     }
 
+    private static final Subcommands SUBCOMMANDS = new Subcommands().with("run", RunCommand::new).with("where", WhereCommand::new)
+            .with("diff", DiffCommand::new).with("fleet", FleetCommand::new).with("alerts", AlertsCommand::new)
+            .with("budget", BudgetCommand::new).with("rebuild", RebuildCommand::new).with("whatif", WhatIfCommand::new)
+            .with("verify", VerifyCommand::new).with("prune", PruneCommand::new);
+
     public static void main(String[] args) {
         AvroTrust.install();
-        System.exit(commandLine().execute(args));
+        System.exit(commandLine(Subcommands.named(args)).execute(args));
     }
 
+    /** Every subcommand: what {@code --help} lists. */
     public static CommandLine commandLine() {
-        return CliErrors.install(new CommandLine(new AuditStoreCli()));
+        return commandLine(null);
+    }
+
+    /** With only the named subcommand when it is one (see {@link Subcommands}). */
+    public static CommandLine commandLine(String named) {
+        return CliErrors.install(SUBCOMMANDS.addTo(new CommandLine(new AuditStoreCli()), named));
     }
 
     /** How query results are printed. */

@@ -6,6 +6,7 @@ import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ProjectVersion;
+import dev.placementaudit.service.cli.Subcommands;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
@@ -14,18 +15,26 @@ import java.util.function.Supplier;
 
 /** {@code producer publish|simulate|explain|sample-model}: how model loads enter the pipeline. */
 @Command(name = "producer", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
-        description = "Turns model loads into ModelLoaded events on Kafka.",
-        subcommands = {PublishCommand.class, SimulateCommand.class, ExplainCommand.class, SampleModelCommand.class})
+        description = "Turns model loads into ModelLoaded events on Kafka.")
 public final class ProducerCli {
     static final String PRODUCER = "placement-audit-producer/" + ProjectVersion.get();
 
+    private static final Subcommands SUBCOMMANDS = new Subcommands().with("publish", PublishCommand::new)
+            .with("simulate", SimulateCommand::new).with("explain", ExplainCommand::new).with("sample-model", SampleModelCommand::new);
+
     public static void main(String[] args) {
         AvroTrust.install();
-        System.exit(commandLine().execute(args));
+        System.exit(commandLine(Subcommands.named(args)).execute(args));
     }
 
+    /** Every subcommand: what {@code --help} lists. */
     public static CommandLine commandLine() {
-        return CliErrors.install(new CommandLine(new ProducerCli()));
+        return commandLine(null);
+    }
+
+    /** With only the named subcommand when it is one (see {@link Subcommands}). */
+    public static CommandLine commandLine(String named) {
+        return CliErrors.install(SUBCOMMANDS.addTo(new CommandLine(new ProducerCli()), named));
     }
 
     /** Waits for a publish, turning a broker that is not there into a one-line failure. */
