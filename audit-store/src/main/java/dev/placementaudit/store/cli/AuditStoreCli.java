@@ -123,8 +123,13 @@ public final class AuditStoreCli {
 
         /** The store as it is: a query never creates a database, a schema or a table. */
         AuditDatabase open() {
+            return open(0);
+        }
+
+        /** The same, with a pool of {@code size} connections: for work that opens many (prune); 0 for none (a query). */
+        AuditDatabase open(int size) {
             StoreConfig c = storeConfig();
-            return AuditDatabase.openExisting(c.jdbcUrl(), c.jdbcUser(), c.jdbcPassword(), c.jdbcSchema(), 2, c.connectTimeout());
+            return AuditDatabase.openExisting(c.jdbcUrl(), c.jdbcUser(), c.jdbcPassword(), c.jdbcSchema(), size, c.connectTimeout());
         }
 
         AuditQueries queries(AuditDatabase database) {

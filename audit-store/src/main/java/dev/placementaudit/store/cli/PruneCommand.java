@@ -67,7 +67,7 @@ final class PruneCommand implements Callable<Integer> {
         PrintWriter progress = common.progress();
         progress.printf(Locale.ROOT, "%s %s%n", dryRun ? "counting" : "dropping", rule);
         Retention.Result result;
-        try (AuditDatabase db = common.open()) {
+        try (AuditDatabase db = common.open(2)) {
             result = new Retention(db.dataSource(), db.dialect()).prune(rule, dryRun, progress);
             if (!dryRun) {
                 List<ChainHead> anchors;

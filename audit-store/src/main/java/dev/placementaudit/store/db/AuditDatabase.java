@@ -16,7 +16,8 @@ import java.util.Properties;
 import javax.sql.DataSource;
 
 /**
- * The audit store's database: a HikariCP pool over PostgreSQL or H2, migrated by Flyway on open. The same
+ * The audit store's database: a HikariCP pool over PostgreSQL or H2, migrated by Flyway on open (or, for a query that
+ * runs once, plain connections). The same
  * migrations run on both; {@link Dialect} covers the one statement that differs.
  */
 public final class AuditDatabase implements AutoCloseable {
@@ -30,11 +31,17 @@ public final class AuditDatabase implements AutoCloseable {
         H2Credentials.bindLoopback();
     }
 
-    private final HikariDataSource pool;
+    private final DataSource pool;
+    private final AutoCloseable closer;
     private final Dialect dialect;
 
     private AuditDatabase(HikariDataSource pool, Dialect dialect) {
+        this(pool, pool, dialect);
+    }
+
+    private AuditDatabase(DataSource pool, AutoCloseable closer, Dialect dialect) {
         this.pool = pool;
+        this.closer = closer;
         this.dialect = dialect;
     }
 
@@ -73,14 +80,24 @@ public final class AuditDatabase implements AutoCloseable {
     /**
      * Opens a store that must already exist, for reading: never creates a database, a schema or a table (an H2 URL gets
      * {@code IFEXISTS=TRUE}), and fails with a {@link CommandFailure} naming the URL when there is no projection there.
+     *
+     * @param poolSize connections to pool; 0 for no pool (a query that runs once: {@link DirectConnections})
      */
     public static AuditDatabase openExisting(String jdbcUrl, String user, String configuredPassword, String schema, int poolSize,
                                              Duration connectTimeout) {
         Dialect dialect = Dialect.of(jdbcUrl);
         String password = H2Credentials.resolve(jdbcUrl, user, configuredPassword, false);
         String url = dialect == Dialect.H2 && !jdbcUrl.toUpperCase(Locale.ROOT).contains("IFEXISTS=") ? jdbcUrl + ";" + IF_EXISTS : jdbcUrl;
-        probe(url, user, password, schema, connectTimeout, true);
-        AuditDatabase database = new AuditDatabase(pool(url, user, password, schema, poolSize, connectTimeout, dialect), dialect);
+        Connection probed = probe(url, user, password, schema, connectTimeout, true, poolSize == 0);
+        AuditDatabase database;
+        if (poolSize == 0) {
+            // A query: one or two connections, then the process ends. A pool would open its own besides the probe's
+            // (and start its threads); the probe's connection serves the first request instead.
+            DirectConnections direct = new DirectConnections(url, properties(url, user, password, connectTimeout), schema, probed);
+            database = new AuditDatabase(direct, direct, dialect);
+        } else {
+            database = new AuditDatabase(pool(url, user, password, schema, poolSize, connectTimeout, dialect), dialect);
+        }
         H2Files.restrictFiles(jdbcUrl);
         return database;
     }
@@ -115,6 +132,11 @@ public final class AuditDatabase implements AutoCloseable {
      * also checks that the projection is there (in {@code schema}, when given).
      */
     static void probe(String jdbcUrl, String user, String password, String schema, Duration connectTimeout, boolean requireProjection) {
+        probe(jdbcUrl, user, password, schema, connectTimeout, requireProjection, false);
+    }
+
+    /** How to connect: the credentials, and on PostgreSQL the bounds on connecting. */
+    private static Properties properties(String jdbcUrl, String user, String password, Duration connectTimeout) {
         Properties properties = new Properties();
         if (user != null) {
             properties.setProperty("user", user);
@@ -128,30 +150,57 @@ public final class AuditDatabase implements AutoCloseable {
             properties.setProperty("connectTimeout", Long.toString(seconds));
             properties.setProperty("loginTimeout", Long.toString(seconds));
         }
+        return properties;
+    }
+
+    /** The probe; with {@code keep}, its connection is returned open (else null). */
+    private static Connection probe(String jdbcUrl, String user, String password, String schema, Duration connectTimeout,
+                                    boolean requireProjection, boolean keep) {
+        Properties properties = properties(jdbcUrl, user, password, connectTimeout);
         String shown = describe(jdbcUrl);
-        try (Connection c = DriverManager.getConnection(jdbcUrl, properties)) {
+        Connection c;
+        try {
+            c = DriverManager.getConnection(jdbcUrl, properties);
+        } catch (SQLException e) {
+            throw unopened(shown, schema, connectTimeout, e);
+        }
+        try {
             if (schema != null) {
                 c.setSchema(schema);
             }
-            if (!requireProjection) {
-                return;
+            if (requireProjection) {
+                try (Statement s = c.createStatement()) {
+                    s.executeQuery("SELECT 1 FROM loads WHERE 1 = 0").close();
+                } catch (SQLException e) {
+                    throw new CommandFailure("no audit projection in the store at " + shown + (schema == null ? "" : " (schema " + schema + ")")
+                            + ": table 'loads' is missing. Queries never create one; point --store at the store `placement-audit store run` writes", e);
+                }
             }
-            try (Statement s = c.createStatement()) {
-                s.executeQuery("SELECT 1 FROM loads WHERE 1 = 0").close();
-            } catch (SQLException e) {
-                throw new CommandFailure("no audit projection in the store at " + shown + (schema == null ? "" : " (schema " + schema + ")")
-                        + ": table 'loads' is missing. Queries never create one; point --store at the store `placement-audit store run` writes", e);
+            if (keep) {
+                return c;
             }
-        } catch (SQLException e) {
-            if (e.getErrorCode() == H2_DATABASE_NOT_FOUND || "3D000".equals(e.getSQLState())) {
-                throw new CommandFailure("no audit store at " + shown + ": the database does not exist. Queries never create one; "
-                        + "pass --store (a JDBC URL, an H2 file or a name from conf/) or set PA_STORE_JDBC_URL", e);
+            c.close();
+            return null;
+        } catch (SQLException | RuntimeException e) {
+            try {
+                c.close();
+            } catch (SQLException suppressed) {
+                e.addSuppressed(suppressed);
             }
-            if (e.getErrorCode() == H2_SCHEMA_NOT_FOUND || "3F000".equals(e.getSQLState())) {
-                throw new CommandFailure("no audit projection in the store at " + shown + ": schema " + schema + " does not exist", e);
-            }
-            throw new CommandFailure("cannot open the audit store at " + shown + " (waited at most " + seconds + " s): " + firstLine(e.getMessage()), e);
+            throw e instanceof SQLException sql ? unopened(shown, schema, connectTimeout, sql) : (RuntimeException) e;
         }
+    }
+
+    private static CommandFailure unopened(String shown, String schema, Duration connectTimeout, SQLException e) {
+        if (e.getErrorCode() == H2_DATABASE_NOT_FOUND || "3D000".equals(e.getSQLState())) {
+            return new CommandFailure("no audit store at " + shown + ": the database does not exist. Queries never create one; "
+                    + "pass --store (a JDBC URL, an H2 file or a name from conf/) or set PA_STORE_JDBC_URL", e);
+        }
+        if (e.getErrorCode() == H2_SCHEMA_NOT_FOUND || "3F000".equals(e.getSQLState())) {
+            return new CommandFailure("no audit projection in the store at " + shown + ": schema " + schema + " does not exist", e);
+        }
+        return new CommandFailure("cannot open the audit store at " + shown + " (waited at most " + Math.max(1, connectTimeout.toSeconds())
+                + " s): " + firstLine(e.getMessage()), e);
     }
 
     private static String firstLine(String message) {
@@ -218,6 +267,10 @@ public final class AuditDatabase implements AutoCloseable {
 
     @Override
     public void close() {
-        pool.close();
+        try {
+            closer.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("closing the audit store's connections failed: " + e.getMessage(), e);
+        }
     }
 }

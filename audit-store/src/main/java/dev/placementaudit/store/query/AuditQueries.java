@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
 
@@ -175,6 +176,17 @@ public final class AuditQueries {
 
     /** The deployments the fleet view compares a plan within: those running the model on the same platform and profile. */
     private record FleetGroup(String modelId, String platform, String profile) {
+        // Written out, as RootCauses.Key's: a record's generated ones bootstrap method handles in a cold JVM.
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof FleetGroup g && Objects.equals(modelId, g.modelId) && Objects.equals(platform, g.platform)
+                    && Objects.equals(profile, g.profile);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(modelId, platform, profile);
+        }
     }
 
     /** A release head as the fleet view reads it. */

@@ -4,6 +4,7 @@ import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.plans.TensorPlacement;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -210,5 +211,20 @@ public final class RootCauses {
 
     record Key(String beforeDomain, String afterDomain, String beforeReason, String afterReason, String beforeFormat, String afterFormat,
                String afterCode, String afterStored) {
+        // Written out: a record's generated equals and hashCode bootstrap method handles on first use, some 30 ms of a
+        // cold `store diff` (docs/adr/0007-start-up.md).
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && Objects.equals(beforeDomain, k.beforeDomain) && Objects.equals(afterDomain, k.afterDomain)
+                    && Objects.equals(beforeReason, k.beforeReason) && Objects.equals(afterReason, k.afterReason)
+                    && Objects.equals(beforeFormat, k.beforeFormat) && Objects.equals(afterFormat, k.afterFormat)
+                    && Objects.equals(afterCode, k.afterCode) && Objects.equals(afterStored, k.afterStored);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(new Object[] {beforeDomain, afterDomain, beforeReason, afterReason, beforeFormat, afterFormat, afterCode,
+                    afterStored});
+        }
     }
 }
