@@ -5,7 +5,8 @@ Usage: jfr print --events jdk.ExecutionSample worker.jfr | bench/jfr-worker-prof
 
 Counts the execution samples of the worker's own threads (resolver-loop-*, resolver-prepare-*, and the producer's
 network thread of the worker: kafka-producer-network-thread | resolver-*) and files each under the first frame, from
-the top of its stack, that belongs to a known stage. Prints a Markdown table: stage, samples, share.
+the top of its stack, that is not the JDK's own (what called into the JDK pays for it). Prints two Markdown tables:
+the stages, and the methods that took the most samples.
 """
 import re
 import sys
@@ -28,25 +29,44 @@ STAGES = [
     ("Kafka client, other", ("org.apache.kafka",)),
     ("metrics (Micrometer)", ("io.micrometer",)),
     ("worker loop", ("dev.placementaudit.worker.",)),
-    ("allocation, copying, GC barriers (JDK)", ("java.", "jdk.", "sun.")),
 ]
 
+JDK = ("java.", "jdk.", "sun.")
+DIGEST = ("sun.security.provider", "java.security.MessageDigest")
+
+
 def stage(frames):
+    """The stage of the first frame from the top that is not the JDK's own (what called into the JDK pays for it),
+    except a digest, which is the JDK's but a stage of its own."""
     for frame in frames:
+        if frame.startswith(DIGEST):
+            return "digest (SHA-256)"
+        if frame.startswith(JDK):
+            continue
         for name, prefixes in STAGES:
             if frame.startswith(prefixes):
                 return name
-    return "other"
+        return "other"
+    return "the JDK alone (GC, compiler, no caller in the sample)"
+
+
+def first_own(frames):
+    for frame in frames:
+        if not frame.startswith(JDK):
+            return frame
+    return "(JDK only)"
 
 def main():
     text = sys.stdin.read()
     counts = Counter()
+    methods = Counter()
     for event in text.split("jdk.ExecutionSample")[1:]:
         thread = re.search(r'sampledThread = "([^"]*)"', event)
         if not thread or not re.match(r"(resolver-loop-|resolver-prepare-|kafka-producer-network-thread \| resolver-)", thread.group(1)):
             continue
         frames = re.findall(r"^\s+([\w.$]+)\(", event, flags=re.M)
         counts[stage(frames)] += 1
+        methods[first_own(frames)] += 1
     total = sum(counts.values())
     if total == 0:
         print("no samples of the worker's threads")
@@ -56,6 +76,11 @@ def main():
     print("|---|---|---|")
     for name, n in counts.most_common():
         print(f"| {name} | {n} | {100.0 * n / total:.1f}% |")
+    print("\nThe methods that took the most samples (first frame of ours or a library's, from the top):\n")
+    print("| method | samples | share |")
+    print("|---|---|---|")
+    for name, n in methods.most_common(15):
+        print(f"| `{name}` | {n} | {100.0 * n / total:.1f}% |")
     return 0
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a benchmark runner: bench/run.sh worker [--loads N (10000)] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2] [--threads 1,2]
+# Runs a benchmark runner: bench/run.sh worker [--loads N (180000)] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2] [--threads 1,2]
 #                          bench/run.sh store [--mix fleet|distinct] [--loads N] [--runs R] [--query-loads 1000000] [--keep-schema true]   (needs PostgreSQL: PG* env; --runs 0: queries only)
 #                          bench/run.sh store --store-heap 256m [--loads N]   (store run as its own process with that heap; its GC log read)
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
