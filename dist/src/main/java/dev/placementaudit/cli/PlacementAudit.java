@@ -5,12 +5,12 @@ import dev.placementaudit.producer.cli.ProducerCli;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.ProjectVersion;
+import dev.placementaudit.service.cli.Subcommands;
 import dev.placementaudit.store.cli.AuditStoreCli;
 import dev.placementaudit.worker.ResolverWorkerMain;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-import java.util.List;
 
 /**
  * {@code placement-audit}: the one launcher of the distribution. One entry point rather than three because the three
@@ -29,26 +29,16 @@ public final class PlacementAudit implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    /** The launcher's commands. */
-    private static final List<String> COMMANDS = List.of("producer", "worker", "store", "demo");
-
     /**
-     * One command, made only when named: its classes are loaded only then (a switch, not a table of method references,
-     * whose creation would load every command's class), so a command's family of jars is all its class path needs.
+     * The launcher's commands, each made only when named, with only its own subcommand named ({@code sub}). Lambdas, not
+     * method references: creating a reference to {@code ProducerCli::commandLine} loads {@code ProducerCli}, which a
+     * store query's class path does not hold.
      */
-    private static CommandLine command(String name, String sub) {
-        switch (name) {
-            case "producer":
-                return ProducerCli.commandLine(sub);
-            case "worker":
-                return ResolverWorkerMain.commandLine();
-            case "store":
-                return AuditStoreCli.commandLine(sub);
-            case "demo":
-                return new CommandLine(new PipelineDemo());
-            default:
-                throw new IllegalArgumentException("no command " + name);
-        }
+    private static Subcommands commands(String sub) {
+        return new Subcommands().with("producer", () -> ProducerCli.commandLine(sub))
+                .with("worker", () -> ResolverWorkerMain.commandLine())
+                .with("store", () -> AuditStoreCli.commandLine(sub))
+                .with("demo", () -> new CommandLine(new PipelineDemo()));
     }
 
     public static void main(String[] args) {
@@ -80,19 +70,14 @@ public final class PlacementAudit implements Runnable {
      * its class path), or with every command.
      */
     static CommandLine commandLine(String named, String sub) {
-        CommandLine cli = new CommandLine(new PlacementAudit());
-        for (String name : COMMANDS) {
-            if (named == null || named.equals(name)) {
-                cli.addSubcommand(name, command(name, sub));
-            }
-        }
+        CommandLine cli = commands(sub).addTo(new CommandLine(new PlacementAudit()), named);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         return CliErrors.install(cli);
     }
 
     /** The command the arguments name (their first word, when it is one of the four), or null. */
     static String commandNamed(String[] args) {
-        return args.length > 0 && COMMANDS.contains(args[0]) ? args[0] : null;
+        return args.length > 0 && commands(null).has(args[0]) ? args[0] : null;
     }
 
     @Override

@@ -140,6 +140,21 @@ public abstract class ConsumerLoop implements Runnable {
         running = false;
     }
 
+    /** Exponential back-off: {@code first} doubled per attempt (up to 64 times), never more than {@code max}. */
+    protected static long backoffMillis(int attempt, long first, Duration max) {
+        return Math.min(max.toMillis(), first << Math.min(attempt, 6));
+    }
+
+    /** Waits; an interrupt ends the loop after this step, as a shutdown would. */
+    protected final void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stopRunning();
+        }
+    }
+
     protected final void state(State state) {
         this.state = state;
     }

@@ -104,9 +104,7 @@ public final class AuditStoreCli {
         }
 
         void requirePositive(String option, long value) {
-            if (value < 1) {
-                throw usage(option + " must be at least 1, got " + value);
-            }
+            AuditStoreCli.requirePositive(spec, option, value);
         }
 
         StoreConfig storeConfig() {
@@ -156,8 +154,9 @@ public final class AuditStoreCli {
             return c;
         }
 
-        void printJson(PrintWriter out, Object result) throws IOException {
-            out.println(Json.MAPPER.writeValueAsString(result));
+        /** The result as JSON on stdout. */
+        void printJson(Object result) throws IOException {
+            out().println(Json.MAPPER.writeValueAsString(result));
         }
 
         /** Opens the database, runs the query, and prints the result as JSON or, by default, with {@code table}. */
@@ -165,7 +164,7 @@ public final class AuditStoreCli {
             try (AuditDatabase db = open()) {
                 T result = query.run(db);
                 if (json()) {
-                    printJson(out(), result);
+                    printJson(result);
                 } else {
                     table.accept(out(), result);
                 }
@@ -193,9 +192,7 @@ public final class AuditStoreCli {
 
         /** The limit, once checked to be 1 or more. */
         int value() {
-            if (limit < 1) {
-                throw new ParameterException(spec.commandLine(), "--limit must be at least 1, got " + limit);
-            }
+            requirePositive(spec, "--limit", limit);
             return limit;
         }
 
@@ -204,6 +201,13 @@ public final class AuditStoreCli {
             if (shown == limit) {
                 out.printf(Locale.ROOT, "(the newest %d; --limit N for more)%n", limit);
             }
+        }
+    }
+
+    /** A usage error unless {@code value} is 1 or more, naming the option, as picocli reports its own. */
+    static void requirePositive(CommandSpec spec, String option, long value) {
+        if (value < 1) {
+            throw new ParameterException(spec.commandLine(), option + " must be at least 1, got " + value);
         }
     }
 

@@ -87,7 +87,7 @@ final class PruneCommand implements Callable<Integer> {
             }
         }
         if (common.json()) {
-            common.printJson(out, result);
+            common.printJson(result);
         } else {
             out.printf(Locale.ROOT, "%s %d loads (%d decisions) of %d deployments%s; %d chains now start after an anchor%s%n",
                     dryRun ? "would drop" : "dropped", result.loads(), result.decisions(), result.deployments(),

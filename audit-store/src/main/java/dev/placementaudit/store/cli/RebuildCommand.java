@@ -29,7 +29,7 @@ final class RebuildCommand implements Callable<Integer> {
         PrintWriter progress = common.progress();
         var result = new ProjectionRebuild(common.storeConfig(), progress).run(stopAfter, swap, force);
         if (common.json()) {
-            common.printJson(common.out(), result);
+            common.printJson(result);
         }
         return result.equal() || result.swapped() ? 0 : 3;
     }

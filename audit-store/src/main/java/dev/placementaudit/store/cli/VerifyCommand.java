@@ -43,7 +43,7 @@ final class VerifyCommand implements Callable<Integer> {
         }
         PrintWriter out = common.out();
         if (common.json()) {
-            common.printJson(out, report);
+            common.printJson(report);
         } else {
             report.breaks().forEach(b -> out.printf(Locale.ROOT, "BROKEN  %s  entry %s  load %s: %s%n", b.deploymentId(),
                     b.seq() == 0 ? "-" : Long.toString(b.seq()), b.loadId(), b.what()));

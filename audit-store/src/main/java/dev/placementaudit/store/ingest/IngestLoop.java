@@ -225,7 +225,7 @@ public final class IngestLoop extends ConsumerLoop {
                 attempt++;
                 state(State.DATABASE_UNAVAILABLE);
                 metrics.ingestFailure();
-                long backoff = Math.min(MAX_BACKOFF.toMillis(), 200L << Math.min(attempt, 6));
+                long backoff = backoffMillis(attempt, 200, MAX_BACKOFF);
                 LOG.warn("writing a batch of {} records failed (attempt {}), retrying in {} ms: {}", batch.size(), attempt, backoff, outage.toString());
                 // Keep the group membership alive while waiting: poll nothing new, just heartbeat.
                 consumer.pause(consumer.assignment());
@@ -331,7 +331,7 @@ public final class IngestLoop extends ConsumerLoop {
                 } catch (SQLException e) {
                     state(State.DATABASE_UNAVAILABLE);
                     LOG.warn("cannot read stored offsets (attempt {}): {}", attempt, e.toString());
-                    sleep(Math.min(MAX_BACKOFF.toMillis(), 200L << Math.min(attempt, 6)));
+                    pause(backoffMillis(attempt, 200, MAX_BACKOFF));
                 }
             }
             if (stored == null) {
@@ -365,15 +365,6 @@ public final class IngestLoop extends ConsumerLoop {
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             rebalances++;
-        }
-
-        private void sleep(long millis) {
-            try {
-                Thread.sleep(millis);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                stopRunning();
-            }
         }
     }
 }

@@ -178,7 +178,7 @@ public final class ResolverLoop extends ConsumerLoop {
             } catch (KafkaException e) {
                 attempt++;
                 LOG.warn("making the transactional producer anew failed (attempt {}): {}; retrying", attempt, e.toString());
-                pause(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(attempt, 6)));
+                pause(backoffMillis(attempt, 100, MAX_BACKOFF));
             }
         }
     }
@@ -363,17 +363,9 @@ public final class ResolverLoop extends ConsumerLoop {
             return;
         }
         consecutiveFailures++;
-        pause(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(consecutiveFailures, 6)));
+        pause(backoffMillis(consecutiveFailures, 100, MAX_BACKOFF));
     }
 
-    private void pause(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            stopRunning();
-        }
-    }
 
     @Override
     protected void end() {

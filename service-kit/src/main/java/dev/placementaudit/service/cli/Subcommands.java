@@ -21,12 +21,17 @@ public final class Subcommands {
         return this;
     }
 
+    /** Whether there is a subcommand of this name. */
+    public boolean has(String name) {
+        return commands.containsKey(name);
+    }
+
     /**
      * @param named the subcommand the arguments name (the first argument after the parent's name), or null
      * @return the parent, with the named subcommand only when there is one of that name, else with every one
      */
     public CommandLine addTo(CommandLine parent, String named) {
-        boolean one = named != null && commands.containsKey(named);
+        boolean one = named != null && has(named);
         commands.forEach((name, command) -> {
             if (!one || name.equals(named)) {
                 parent.addSubcommand(name, command.get());
