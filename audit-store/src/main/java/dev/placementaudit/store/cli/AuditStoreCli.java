@@ -46,7 +46,8 @@ public final class AuditStoreCli {
     private static final Subcommands SUBCOMMANDS = new Subcommands().with("run", RunCommand::new).with("where", WhereCommand::new)
             .with("diff", DiffCommand::new).with("fleet", FleetCommand::new).with("alerts", AlertsCommand::new)
             .with("budget", BudgetCommand::new).with("rebuild", RebuildCommand::new).with("whatif", WhatIfCommand::new)
-            .with("verify", VerifyCommand::new).with("prune", PruneCommand::new);
+            .with("verify", VerifyCommand::new).with("prune", PruneCommand::new).with("incidents", IncidentsCommand::new)
+            .with("incident", IncidentCommand::new).with("ack", AckCommand::new).with("gate", GateCommand::new);
 
     public static void main(String[] args) {
         AvroTrust.install();
@@ -64,7 +65,7 @@ public final class AuditStoreCli {
     }
 
     /** How query results are printed. */
-    enum OutputFormat { table, json }
+    enum OutputFormat { table, json, junit }
 
     /** Where the store's configuration comes from; every query command opens the database itself. */
     static final class Common {
@@ -80,7 +81,8 @@ public final class AuditStoreCli {
         @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting that wins over every other layer, e.g. --set connect.timeout=3s (repeatable)")
         Map<String, String> overrides = new LinkedHashMap<>();
 
-        @Option(names = "--format", defaultValue = "table", description = "output: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+        @Option(names = "--format", defaultValue = "table", description = "output: ${COMPLETION-CANDIDATES} (junit: `gate` only; default: "
+                + "${DEFAULT-VALUE})")
         OutputFormat format;
 
         /** The command this mixin is part of: where its output goes, and whom a usage error names. */
@@ -161,6 +163,9 @@ public final class AuditStoreCli {
 
         /** Opens the database, runs the query, and prints the result as JSON or, by default, with {@code table}. */
         <T> int show(Query<T> query, BiConsumer<PrintWriter, T> table) throws Exception {
+            if (format == OutputFormat.junit) {
+                throw usage("--format junit is for `store gate`; use table or json here");
+            }
             try (AuditDatabase db = open()) {
                 T result = query.run(db);
                 if (json()) {

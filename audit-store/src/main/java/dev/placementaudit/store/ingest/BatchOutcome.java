@@ -2,6 +2,7 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.chain.ChainHead;
+import dev.placementaudit.store.incidents.IncidentLedger;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.LoadRef;
 
@@ -11,16 +12,17 @@ import java.util.Map;
 /**
  * What one committed batch did: the decision and summary records it took, the decision rows it staged (loads not whole
  * in the batch, or events without a plan digest), the plan tensor rows it wrote (plans first seen), what completed,
- * and how long each of its phases took (rows, lock, complete, chain, detect, commit).
+ * the incidents it opened, resolved or reopened, and how long each of its phases took (rows, lock, complete, chain, detect, commit).
  */
 public record BatchOutcome(int decisions, int summaries, int stagedDecisions, int planTensorRows, List<CompletedLoad> completed, List<Detection> detections,
-                           List<AlertOutbox.StoredAlert> alerts, List<ChainHead> chainHeads, Map<String, Long> phaseNanos) {
+                           List<AlertOutbox.StoredAlert> alerts, List<IncidentLedger.Change> incidents, List<ChainHead> chainHeads, Map<String, Long> phaseNanos) {
     public BatchOutcome {
         phaseNanos = Map.copyOf(phaseNanos);
         chainHeads = List.copyOf(chainHeads);
         completed = List.copyOf(completed);
         detections = List.copyOf(detections);
         alerts = List.copyOf(alerts);
+        incidents = List.copyOf(incidents);
     }
 
     /** A load the batch completed, with its totals per domain (as its summary says): what the gauges show. */

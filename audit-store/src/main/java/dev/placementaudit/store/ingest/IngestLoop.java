@@ -5,6 +5,7 @@ import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.chain.ChainLog;
+import dev.placementaudit.store.incidents.IncidentLedger;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -201,6 +202,7 @@ public final class IngestLoop extends ConsumerLoop {
                             firstAssignedAt);
                 }
                 metrics.committed(outcome);
+                outcome.incidents().forEach(IngestLoop::logIncident);
                 if (!outcome.alerts().isEmpty()) {
                     publishAlertsSoon();
                 }
@@ -366,5 +368,12 @@ public final class IngestLoop extends ConsumerLoop {
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             rebalances++;
         }
+    }
+
+    /** One line per incident opened, resolved or reopened: what an operator tailing the log sees of a cause. */
+    private static void logIncident(IncidentLedger.Change change) {
+        String what = change.before() == null ? "opened" : change.after() == IncidentLedger.State.RESOLVED ? "resolved" : "reopened";
+        LOG.info("incident {} {}: {} {} -> {}: {} ({} deployment(s) showing it)", change.incidentId(), what, change.modelId(),
+                change.fromRelease(), change.toRelease(), change.cause(), change.showing());
     }
 }

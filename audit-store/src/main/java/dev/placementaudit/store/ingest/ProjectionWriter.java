@@ -5,8 +5,10 @@ import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.incidents.IncidentLedger;
 import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.Detection;
+import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -17,6 +19,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +28,7 @@ import java.util.Map;
  * Writes one poll's records into the projection in a single database transaction, phase by phase: the rows (decisions
  * matched against their plans or staged, new plans, dead-letter rows, the consumer offsets they advance to); the locks of
  * the deployments touched; the completion of the loads they finish, in log order; those loads' entries in the hash chain
- * ({@link HashChain}); their comparison with their predecessors, findings, alerts and release heads; the commit. Either
+ * ({@link HashChain}); their comparison with their predecessors, findings, alerts, incidents and release heads; the commit. Either
  * all of it commits or none of it; on restart the consumer seeks to the offsets stored here, so nothing is lost or applied
  * twice (docs/adr/0001), and what it writes is a function of the log (docs/adr/0006).
  */
@@ -40,6 +43,7 @@ public final class ProjectionWriter {
     private final StoredOffsets offsets;
     private final DeploymentLocks locks;
     private final LoadCompletion completion;
+    private final IncidentLedger incidents;
     private final UnstorableRecords unstorable = new UnstorableRecords(items -> apply(items, false));
     /** Runs just before a batch commits; tests hold a transaction open there to race another against it. */
     private volatile Runnable beforeCommit = () -> { };
@@ -58,6 +62,7 @@ public final class ProjectionWriter {
         this.offsets = new StoredOffsets(dialect, groupId);
         this.locks = new DeploymentLocks(dialect);
         this.completion = new LoadCompletion(plans, detector);
+        this.incidents = new IncidentLedger(dialect);
     }
 
     /** Decodes and checks each record; nothing is written yet. */
@@ -116,7 +121,11 @@ public final class ProjectionWriter {
                 }
                 detector.storeFindings(c, detections);
                 List<AlertOutbox.StoredAlert> alerts = outbox.record(c, detections, now);
-                ReleaseHeads.advance(c, completions.stream().map(StoredLoad.Completion::load).toList());
+                List<LoadRef> completed = completions.stream().map(StoredLoad.Completion::load).toList();
+                Map<String, Detection> byLoad = new HashMap<>();
+                detections.forEach(d -> byLoad.put(d.load().loadId(), d));
+                List<IncidentLedger.Change> incidentChanges = incidents.record(c, completed, byLoad, now);
+                ReleaseHeads.advance(c, completed);
                 phases.end("detect");
 
                 if (commit) {
@@ -128,7 +137,7 @@ public final class ProjectionWriter {
                 phases.end("commit");
                 return new BatchOutcome(records.decisionRecords(), records.summaryRecords(), rows.stagedRows(), rows.planRows(),
                         completions.stream().map(done -> new BatchOutcome.CompletedLoad(done.load(), done.heapBytes(), done.offHeapBytes(),
-                                done.mappedBytes())).toList(), detections, alerts, heads, phases.nanos());
+                                done.mappedBytes())).toList(), detections, alerts, incidentChanges, heads, phases.nanos());
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;

@@ -45,6 +45,12 @@ public final class ProjectionDigest {
         TABLES.put("alerts", "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, from_load_id, to_load_id, "
                 + "before_bytes, after_bytes, delta_bytes, rule_text, threshold_percent, threshold_bytes, top_tensors, suppressed_by, causes "
                 + "FROM %s.alerts ORDER BY alert_id");
+        // One incident per cause across the fleet, and each deployment's part in it (docs/incidents.md); the version and
+        // when it last changed depend on how loads fell into batches, so they are left out.
+        TABLES.put("incidents", "SELECT incident_id, model_id, from_release, to_release, primary_kind, kinds, cause, before_domain, "
+                + "after_domain, before_reason, after_reason, before_format, after_format, tensor_count, tensors_digest, tensors, state, "
+                + "first_seen, last_seen FROM %s.incidents ORDER BY incident_id");
+        TABLES.put("incident_deployments", "SELECT * FROM %s.incident_deployments ORDER BY incident_id, deployment_id");
     }
 
     private ProjectionDigest() {

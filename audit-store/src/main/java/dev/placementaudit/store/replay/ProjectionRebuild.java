@@ -37,14 +37,16 @@ import java.util.Map;
  *       log; if the live store moves on meanwhile, nothing is swapped (stop the store, or rerun).</li>
  *   <li>The rebuild schema keeps its own offsets with its rows, the way the live one does: an interrupted rebuild
  *       resumes where it stopped when rerun.</li>
- *   <li>Growth budgets are configuration, not log: they are copied first, so suppression replays the same.</li>
+ *   <li>Growth budgets and incident acknowledgements are configuration, not log: they are copied first, so suppression
+ *       replays the same.</li>
  *   <li>The swap replaces the live rows in one transaction and keeps each alert's publication time, so nothing
  *       is published again.</li>
  * </ul>
  */
 public final class ProjectionRebuild {
     private static final String REBUILD_GROUP = "projection-rebuild";
-    private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "loads", "release_heads", "alerts");
+    private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "loads", "release_heads", "alerts",
+            "incidents", "incident_deployments");
 
     private final StoreConfig config;
     private final PrintWriter out;
@@ -225,6 +227,8 @@ public final class ProjectionRebuild {
         try (Connection c = rebuild.transaction(); Statement s = c.createStatement()) {
             s.execute("DELETE FROM " + to + ".growth_budgets");
             s.execute("INSERT INTO " + to + ".growth_budgets SELECT * FROM " + from + ".growth_budgets");
+            s.execute("DELETE FROM " + to + ".incident_acks");
+            s.execute("INSERT INTO " + to + ".incident_acks SELECT * FROM " + from + ".incident_acks");
             c.commit();
         }
     }

@@ -1,0 +1,60 @@
+package dev.placementaudit.store.cli;
+
+import dev.placementaudit.core.placement.ByteSizes;
+import dev.placementaudit.service.cli.CommandFailure;
+import dev.placementaudit.store.cli.AuditStoreCli.Common;
+import dev.placementaudit.store.incidents.Incidents;
+import dev.placementaudit.store.regression.RootCauses;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+import java.sql.Connection;
+import java.time.Instant;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+@Command(name = "incident", mixinStandardHelpOptions = true,
+        description = "One incident: its cause, its tensors, and every deployment that showed it, with the bytes it moved there.")
+final class IncidentCommand implements Callable<Integer> {
+    @Mixin
+    Common common = new Common();
+    @Parameters(paramLabel = "INCIDENT", description = "the incident's id, or enough of its start to name one")
+    String id;
+
+    @Override
+    public Integer call() throws Exception {
+        return common.show(db -> {
+            try (Connection c = db.dataSource().getConnection()) {
+                return find(c, id);
+            }
+        }, (o, d) -> {
+            Incidents.Incident i = d.incident();
+            IncidentsCommand.print(o, i, Instant.now());
+            o.printf(Locale.ROOT, "    before: %s, %s, %s%n", name(d.beforeDomain()), d.beforeFormat(), d.beforeReason());
+            o.printf(Locale.ROOT, "    after:  %s, %s, %s%n", name(d.afterDomain()), d.afterFormat(), d.afterReason());
+            o.printf(Locale.ROOT, "    kinds: %s%n", String.join(", ", i.kinds()));
+            o.printf(Locale.ROOT, "tensors (%d):%n", i.tensorCount());
+            d.tensors().forEach(t -> o.println("    " + t));
+            o.printf(Locale.ROOT, "deployments (%d showing it now, %d ever):%n", i.showing(), i.affected());
+            for (Incidents.Deployment dep : d.deployments()) {
+                o.printf(Locale.ROOT, "    %-24s %-8s %3d load(s)  %s moved  off-heap %s%s  seen %s .. %s  last load %s%n", dep.deploymentId(),
+                        dep.showing() ? "showing" : "left", dep.loads(), ByteSizes.format(dep.bytesMoved()), dep.offHeapDelta() >= 0 ? "+" : "-",
+                        ByteSizes.format(Math.abs(dep.offHeapDelta())), dep.firstSeen(), dep.lastSeen(), dep.lastLoadId());
+            }
+        });
+    }
+
+    /** The incident an id or prefix names; a usage failure (exit 2) naming what was looked for when none or several do. */
+    static Incidents.Detail find(Connection c, String id) throws java.sql.SQLException {
+        try {
+            return Incidents.find(c, id).orElseThrow(() -> new CommandFailure("no incident '" + id + "' in the store: `store incidents` lists them"));
+        } catch (IllegalArgumentException e) {
+            throw new CommandFailure(e.getMessage());
+        }
+    }
+
+    private static String name(String domain) {
+        return domain == null ? "(none)" : RootCauses.domainName(domain);
+    }
+}

@@ -1,0 +1,193 @@
+package dev.placementaudit.store.incidents;
+
+import dev.placementaudit.store.db.Sql;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What the store knows of its incidents (read side): the list, one incident with its deployments, acknowledgement,
+ * and the release gate's verdict. Exposure is counted when asked, from the release heads: of the deployments whose
+ * latest load of the model is on the incident's release, how many still show the cause.
+ */
+public final class Incidents {
+    private Incidents() {
+    }
+
+    /** Who acknowledged a cause as expected, why, and until when (null: until withdrawn). */
+    public record Ack(String by, Instant at, String note, Instant until) {
+        public boolean activeAt(Instant now) {
+            return until == null || until.isAfter(now);
+        }
+    }
+
+    /**
+     * One incident as listed.
+     *
+     * @param showing     deployments whose latest load of the model still shows the cause
+     * @param affected    deployments that ever showed it
+     * @param onRelease   deployments whose latest load of the model is on {@code toRelease}: exposure's denominator
+     * @param bytesMoved  bytes the cause moves, summed over the deployments showing it
+     * @param offHeapDelta off-heap bytes it adds, summed over the deployments showing it
+     */
+    public record Incident(String incidentId, String state, String modelId, String fromRelease, String toRelease, String primaryKind,
+                           List<String> kinds, String cause, int tensorCount, Instant firstSeen, Instant lastSeen, int showing, int affected,
+                           int onRelease, long loads, long bytesMoved, long offHeapDelta, Ack acknowledged) {
+        /** Showing out of on the release, 0 to 1 (0 when none is on it). */
+        public double exposure() {
+            return onRelease == 0 ? 0 : (double) showing / onRelease;
+        }
+
+        public boolean open() {
+            return "OPEN".equals(state);
+        }
+
+        /** Open and not acknowledged (or its acknowledgement ran out): what pages someone and blocks a release. */
+        public boolean paging(Instant now) {
+            return open() && (acknowledged == null || !acknowledged.activeAt(now));
+        }
+
+        /** "37 of 100 deployments (37%)". */
+        public String exposureText() {
+            return String.format(Locale.ROOT, "%d of %d deployment%s (%.0f%%)", showing, onRelease, onRelease == 1 ? "" : "s", exposure() * 100);
+        }
+    }
+
+    /** A deployment's part in an incident. */
+    public record Deployment(String deploymentId, boolean showing, int loads, long bytesMoved, long offHeapDelta, long heapDelta,
+                             long mappedDelta, Instant firstSeen, Instant lastSeen, String lastLoadId, String fromPlan, String toPlan) {
+    }
+
+    /** One incident with its tensors (sorted by name) and deployments (showing first, then by name). */
+    public record Detail(Incident incident, String beforeDomain, String afterDomain, String beforeReason, String afterReason,
+                         String beforeFormat, String afterFormat, List<String> tensors, List<Deployment> deployments) {
+    }
+
+    private static final String LIST = "SELECT i.incident_id, i.state, i.model_id, i.from_release, i.to_release, i.primary_kind, i.kinds, i.cause, "
+            + "i.tensor_count, i.first_seen, i.last_seen, a.acknowledged_by, a.acknowledged_at, a.note, a.until_time, "
+            + "(SELECT COALESCE(SUM(CASE WHEN d.showing THEN 1 ELSE 0 END), 0) FROM incident_deployments d WHERE d.incident_id = i.incident_id) AS showing, "
+            + "(SELECT COUNT(*) FROM incident_deployments d WHERE d.incident_id = i.incident_id) AS affected, "
+            + "(SELECT COALESCE(SUM(d.loads), 0) FROM incident_deployments d WHERE d.incident_id = i.incident_id) AS loads, "
+            + "(SELECT COALESCE(SUM(CASE WHEN d.showing THEN d.bytes_moved ELSE 0 END), 0) FROM incident_deployments d "
+            + "WHERE d.incident_id = i.incident_id) AS bytes_moved, "
+            + "(SELECT COALESCE(SUM(CASE WHEN d.showing THEN d.offheap_delta ELSE 0 END), 0) FROM incident_deployments d "
+            + "WHERE d.incident_id = i.incident_id) AS offheap_delta "
+            + "FROM incidents i LEFT JOIN incident_acks a ON a.incident_id = i.incident_id";
+
+    /** Deployments whose latest load of a model (in log order) is on a release. */
+    private static final String ON_RELEASE = "SELECT COUNT(*) FROM release_heads h WHERE h.model_id = ? AND h.release_name = ? AND NOT EXISTS ("
+            + "SELECT 1 FROM release_heads x WHERE x.deployment_id = h.deployment_id AND x.model_id = h.model_id AND "
+            + "(x.summary_partition, x.summary_offset) > (h.summary_partition, h.summary_offset))";
+
+    /**
+     * Incidents, open ones first, then the most recently seen; each filter optional.
+     *
+     * @param openOnly only those still shown by a deployment
+     */
+    public static List<Incident> list(Connection c, boolean openOnly, String release, String model) throws SQLException {
+        List<String> where = new ArrayList<>();
+        List<Object> args = new ArrayList<>();
+        if (openOnly) {
+            where.add("i.state = 'OPEN'");
+        }
+        if (release != null) {
+            where.add("i.to_release = ?");
+            args.add(release);
+        }
+        if (model != null) {
+            where.add("i.model_id = ?");
+            args.add(model);
+        }
+        String sql = LIST + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where));
+        Map<List<String>, Integer> onRelease = new HashMap<>();
+        List<Incident> incidents = new ArrayList<>();
+        for (Incident i : Sql.list(c, sql, Incidents::incident, args.toArray())) {
+            List<String> key = List.of(i.modelId(), i.toRelease());
+            Integer on = onRelease.get(key);
+            if (on == null) {
+                on = count(c, i.modelId(), i.toRelease());
+                onRelease.put(key, on);
+            }
+            incidents.add(withOnRelease(i, on));
+        }
+        incidents.sort(Comparator.comparing((Incident i) -> !i.open()).thenComparing(Incident::lastSeen, Comparator.reverseOrder())
+                .thenComparing(Incident::incidentId));
+        return incidents;
+    }
+
+    /** The incident with this id, or the one whose id starts with it (an error names the candidates when several do). */
+    public static Optional<Detail> find(Connection c, String idOrPrefix) throws SQLException {
+        String id = resolve(c, idOrPrefix).orElse(null);
+        if (id == null) {
+            return Optional.empty();
+        }
+        Incident incident = Sql.first(c, LIST + " WHERE i.incident_id = ?", Incidents::incident, id).orElseThrow();
+        incident = withOnRelease(incident, count(c, incident.modelId(), incident.toRelease()));
+        Detail detail = Sql.first(c, "SELECT before_domain, after_domain, before_reason, after_reason, before_format, after_format, tensors "
+                + "FROM incidents WHERE incident_id = ?", rs -> new Detail(null, rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                rs.getString(5), rs.getString(6), Arrays.asList(rs.getString(7).split("\n")), List.of()), id).orElseThrow();
+        List<Deployment> deployments = Sql.list(c, "SELECT deployment_id, showing, loads, bytes_moved, offheap_delta, heap_delta, mapped_delta, "
+                + "first_seen, last_seen, last_load_id, from_plan, to_plan FROM incident_deployments WHERE incident_id = ? "
+                + "ORDER BY showing DESC, deployment_id", rs -> new Deployment(rs.getString(1), rs.getBoolean(2), rs.getInt(3), rs.getLong(4),
+                rs.getLong(5), rs.getLong(6), rs.getLong(7), Sql.instant(rs, 8), Sql.instant(rs, 9), rs.getString(10), rs.getString(11),
+                rs.getString(12)), id);
+        return Optional.of(new Detail(incident, detail.beforeDomain(), detail.afterDomain(), detail.beforeReason(), detail.afterReason(),
+                detail.beforeFormat(), detail.afterFormat(), detail.tensors(), deployments));
+    }
+
+    /**
+     * The full id of the incident named by an id or a prefix of one.
+     *
+     * @throws IllegalArgumentException when the prefix names several
+     */
+    public static Optional<String> resolve(Connection c, String idOrPrefix) throws SQLException {
+        List<String> ids = Sql.list(c, "SELECT incident_id FROM incidents WHERE incident_id LIKE ? ORDER BY incident_id FETCH FIRST 6 ROWS ONLY",
+                rs -> rs.getString(1), idOrPrefix.replace("%", "").replace("_", "\\_") + "%");
+        if (ids.contains(idOrPrefix) || ids.size() == 1) {
+            return ids.contains(idOrPrefix) ? Optional.of(idOrPrefix) : Optional.of(ids.get(0));
+        }
+        if (ids.size() > 1) {
+            throw new IllegalArgumentException("'" + idOrPrefix + "' names several incidents (" + String.join(", ", ids.subList(0, Math.min(5, ids.size())))
+                    + (ids.size() > 5 ? ", ..." : "") + "): give more of the id");
+        }
+        return Optional.empty();
+    }
+
+    /** Marks an incident's cause as expected fleet-wide (replacing an earlier acknowledgement). */
+    public static void acknowledge(Connection c, String upsert, String incidentId, String by, String note, Instant until, Instant now)
+            throws SQLException {
+        Sql.update(c, upsert, incidentId, by, Timestamp.from(now), note, until == null ? null : Timestamp.from(until));
+    }
+
+    private static Incident incident(ResultSet rs) throws SQLException {
+        String by = rs.getString("acknowledged_by");
+        Ack ack = by == null ? null : new Ack(by, Sql.instant(rs, rs.findColumn("acknowledged_at")), rs.getString("note"),
+                rs.getTimestamp("until_time") == null ? null : rs.getTimestamp("until_time").toInstant());
+        String kinds = rs.getString("kinds");
+        return new Incident(rs.getString("incident_id"), rs.getString("state"), rs.getString("model_id"), rs.getString("from_release"),
+                rs.getString("to_release"), rs.getString("primary_kind"), kinds.isEmpty() ? List.of() : List.of(kinds.split(",")),
+                rs.getString("cause"), rs.getInt("tensor_count"), rs.getTimestamp("first_seen").toInstant(), rs.getTimestamp("last_seen").toInstant(),
+                rs.getInt("showing"), rs.getInt("affected"), 0, rs.getLong("loads"), rs.getLong("bytes_moved"), rs.getLong("offheap_delta"), ack);
+    }
+
+    private static Incident withOnRelease(Incident i, int onRelease) {
+        return new Incident(i.incidentId(), i.state(), i.modelId(), i.fromRelease(), i.toRelease(), i.primaryKind(), i.kinds(), i.cause(),
+                i.tensorCount(), i.firstSeen(), i.lastSeen(), i.showing(), i.affected(), Math.max(onRelease, i.showing()), i.loads(), i.bytesMoved(),
+                i.offHeapDelta(), i.acknowledged());
+    }
+
+    private static int count(Connection c, String model, String release) throws SQLException {
+        return (int) Sql.number(c, ON_RELEASE, model, release);
+    }
+}

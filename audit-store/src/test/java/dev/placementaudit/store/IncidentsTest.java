@@ -1,0 +1,124 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.store.config.StoreConfig;
+import dev.placementaudit.store.incidents.Incidents;
+import dev.placementaudit.store.replay.ProjectionRebuild;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * One incident per cause across the fleet: opened by the first load that shows it, joined by every deployment that
+ * shows it, untouched by a reload, resolved when no deployment's latest load shows it, reopened when one does again,
+ * with exposure counted against the deployments on the release; a rebuild from the log gives the same incidents; the
+ * CLI lists it, shows it, acknowledges it, and the gate passes or blocks on it.
+ */
+@ExtendWith(KafkaBrokerExtension.class)
+class IncidentsTest {
+
+    @DatabaseTest
+    void oneCauseAcrossTheFleetIsOneIncidentFromOpenToResolvedAndBack(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        String[] cli = CliRun.settings(h);
+        try (AuditStore store = h.start()) {
+            // r2 dequantizes the blk.* weights: they lose their mapping on a and b; c stays on r1; d starts on r2 (no predecessor).
+            publishAndWait(h, List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
+                    StoreHarness.load("c", "r1", 2, 2, false), StoreHarness.load("d", "r2", 2, 3, true),
+                    StoreHarness.load("a", "r2", 2, 10, true), StoreHarness.load("b", "r2", 2, 11, true)));
+            Incidents.Incident opened = only(db, h);
+            assertThat(opened.state()).isEqualTo("OPEN");
+            assertThat(opened.fromRelease()).isEqualTo("r1");
+            assertThat(opened.toRelease()).isEqualTo("r2");
+            assertThat(opened.primaryKind()).isEqualTo("LOST_MAPPING");
+            assertThat(opened.kinds()).contains("LOST_MAPPING", "FORMAT_CHANGED");
+            assertThat(opened.incidentId()).matches("inc-[0-9a-f]{16}");
+            assertThat(opened.showing()).isEqualTo(2);
+            assertThat(opened.onRelease()).as("a, b and d are on r2").isEqualTo(3);
+            assertThat(opened.exposureText()).isEqualTo("2 of 3 deployments (67%)");
+            assertThat(opened.tensorCount()).isEqualTo(2);
+            long version = h.count("SELECT version FROM incidents");
+
+            // A reload of an affected deployment changes nothing material; c joins.
+            publishAndWait(h, List.of(StoreHarness.load("a", "r2", 2, 12, true), StoreHarness.load("c", "r2", 2, 13, true)));
+            Incidents.Incident joined = only(db, h);
+            assertThat(joined.incidentId()).isEqualTo(opened.incidentId());
+            assertThat(joined.showing()).isEqualTo(3);
+            assertThat(joined.loads()).isEqualTo(4);
+            assertThat(joined.exposureText()).isEqualTo("3 of 4 deployments (75%)");
+            assertThat(h.count("SELECT version FROM incidents")).as("c joining is a change").isEqualTo(version + 1);
+            assertThat(h.count("SELECT loads FROM incident_deployments WHERE deployment_id = 'a'")).isEqualTo(2);
+
+            CliRun list = CliRun.run(cli, "incidents", "--open");
+            assertThat(list.exit()).as(list.err()).isZero();
+            assertThat(list.out()).contains(opened.incidentId(), "OPEN", "r1 -> r2", "LOST_MAPPING", "3 of 4 deployments (75%)");
+            CliRun one = CliRun.run(cli, "incident", opened.incidentId().substring(0, 8));
+            assertThat(one.exit()).as(one.err()).isZero();
+            assertThat(one.out()).contains("tensors (2):", "deployments (3 showing it now, 3 ever):", "showing");
+            CliRun blocked = CliRun.run(cli, "gate", "--release", "r2");
+            assertThat(blocked.exit()).isEqualTo(1);
+            assertThat(blocked.out()).contains("gate r2: BLOCKED by 1 incident(s)", opened.incidentId());
+            assertThat(CliRun.run(cli, "gate", "--release", "r2", "--max-exposure", "80").exit()).as("75% is under 80%").isZero();
+            assertThat(CliRun.run(cli, "gate", "--release", "r3").exit()).isZero();
+            CliRun junit = CliRun.run(cli, "gate", "--release", "r2", "--format", "junit");
+            assertThat(junit.exit()).isEqualTo(1);
+            assertThat(junit.out()).contains("<testsuite name=\"placement-audit gate r2\" tests=\"1\" failures=\"1\"", "<failure message=");
+
+            CliRun ack = CliRun.run(cli, "ack", opened.incidentId(), "--note", "JIRA-7: r2 dequantizes on purpose", "--by", "sre-on-call");
+            assertThat(ack.exit()).as(ack.err()).isZero();
+            assertThat(ack.out()).contains("acknowledged by sre-on-call");
+            CliRun passes = CliRun.run(cli, "gate", "--release", "r2");
+            assertThat(passes.exit()).as("an acknowledged cause pages nobody").isZero();
+            assertThat(passes.out()).contains("let through (1)", "acknowledged by sre-on-call: JIRA-7");
+            assertThat(CliRun.run(cli, "incident", "inc-nothing").exit()).isEqualTo(2);
+
+            // r3 restores the mapping everywhere: no deployment's latest load shows the cause any more.
+            publishAndWait(h, List.of(StoreHarness.load("a", "r3", 2, 20, false), StoreHarness.load("b", "r3", 2, 21, false),
+                    StoreHarness.load("c", "r3", 2, 22, false)));
+            Incidents.Incident resolved = only(db, h);
+            assertThat(resolved.state()).isEqualTo("RESOLVED");
+            assertThat(resolved.showing()).isZero();
+            assertThat(resolved.affected()).isEqualTo(3);
+
+            // A deployment that moves r1 -> r2 later brings it back.
+            publishAndWait(h, List.of(StoreHarness.load("e", "r1", 2, 30, false), StoreHarness.load("e", "r2", 2, 31, true)));
+            Incidents.Incident reopened = only(db, h);
+            assertThat(reopened.incidentId()).isEqualTo(opened.incidentId());
+            assertThat(reopened.state()).isEqualTo("OPEN");
+            assertThat(reopened.showing()).isEqualTo(1);
+            assertThat(reopened.onRelease()).as("d and e are on r2").isEqualTo(2);
+        }
+        StringWriter out = new StringWriter();
+        ProjectionRebuild.Result rebuilt = new ProjectionRebuild(StoreConfig.from(Settings.of(h.settings())), new PrintWriter(out, true))
+                .run(Long.MAX_VALUE, false, false);
+        assertThat(rebuilt.live().get("incidents")).startsWith("1 rows ");
+        assertThat(rebuilt.live().get("incident_deployments")).startsWith("4 rows ");
+        assertThat(rebuilt.equal()).as("%s%n%s", rebuilt.live(), rebuilt.rebuilt()).isTrue();
+    }
+
+    private static void publishAndWait(StoreHarness h, List<ModelLoaded> loads) throws Exception {
+        long before = h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE");
+        h.publish(loads);
+        await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == before + loads.size());
+    }
+
+    private static Incidents.Incident only(TestDatabase db, StoreHarness h) throws Exception {
+        try (Connection c = db.dataSource().getConnection()) {
+            List<Incidents.Incident> all = Incidents.list(c, false, null, null);
+            assertThat(all).hasSize(1);
+            return all.get(0);
+        }
+    }
+}
