@@ -26,7 +26,14 @@ CREATE TABLE incidents (
     last_seen            TIMESTAMP WITH TIME ZONE NOT NULL,
     -- Bumped on every change of its deployments; what the publisher compares with what it last published.
     version              BIGINT        NOT NULL,
-    updated_at           TIMESTAMP WITH TIME ZONE NOT NULL
+    updated_at           TIMESTAMP WITH TIME ZONE NOT NULL,
+    -- The outbox: what was last published to placement-alerts (a PlacementIncident, keyed by incident_id), and the
+    -- lease an instance holds while publishing (as for alerts).
+    published_version    BIGINT,
+    published_state      VARCHAR(10),
+    published_at         TIMESTAMP WITH TIME ZONE,
+    claimed_by           VARCHAR(36),
+    claimed_until        TIMESTAMP WITH TIME ZONE
 );
 CREATE INDEX incidents_by_release ON incidents (to_release, model_id);
 CREATE INDEX incidents_open ON incidents (state);

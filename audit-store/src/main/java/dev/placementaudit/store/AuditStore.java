@@ -6,6 +6,7 @@ import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.alerts.AlertPublisher;
+import dev.placementaudit.store.incidents.IncidentPublisher;
 import dev.placementaudit.store.api.ApiRoutes;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.config.StoreConfig;
@@ -103,7 +104,9 @@ public final class AuditStore extends ConsumerService {
         producerConfig.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-dlq");
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         KafkaProducer<byte[], byte[]> deadLetters = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
-        AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic());
+        AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.perLoadAlerts(),
+                new IncidentPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.incidentUpdateInterval(),
+                        Clock.systemUTC()));
         ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic(), config.groupId());
         IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic()), config.deadLetterTopic(),
                 config.groupId(),

@@ -1,6 +1,10 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.events.IncidentEvent;
+import dev.placementaudit.events.IncidentState;
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.PlacementIncident;
+import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.incidents.Incidents;
@@ -9,13 +13,16 @@ import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
+import dev.placementaudit.testkit.TopicReader;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -28,12 +35,15 @@ import static org.awaitility.Awaitility.await;
  */
 @ExtendWith(KafkaBrokerExtension.class)
 class IncidentsTest {
+    private static final EventSerde<PlacementIncident> INCIDENTS = EventSerde.of(PlacementIncident.class);
 
     @DatabaseTest
     void oneCauseAcrossTheFleetIsOneIncidentFromOpenToResolvedAndBack(KafkaBroker broker, TestDatabase db) throws Exception {
         StoreHarness h = new StoreHarness(broker, db);
         String[] cli = CliRun.settings(h);
-        try (AuditStore store = h.start()) {
+        Map<String, String> settings = h.settings();
+        settings.put("store.alerts.per.load", "false");
+        try (AuditStore store = h.start(settings)) {
             // r2 dequantizes the blk.* weights: they lose their mapping on a and b; c stays on r1; d starts on r2 (no predecessor).
             publishAndWait(h, List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
                     StoreHarness.load("c", "r1", 2, 2, false), StoreHarness.load("d", "r2", 2, 3, true),
@@ -50,6 +60,7 @@ class IncidentsTest {
             assertThat(opened.exposureText()).isEqualTo("2 of 3 deployments (67%)");
             assertThat(opened.tensorCount()).isEqualTo(2);
             long version = h.count("SELECT version FROM incidents");
+            awaitPublished(h, "OPEN");
 
             // A reload of an affected deployment changes nothing material; c joins.
             publishAndWait(h, List.of(StoreHarness.load("a", "r2", 2, 12, true), StoreHarness.load("c", "r2", 2, 13, true)));
@@ -91,6 +102,7 @@ class IncidentsTest {
             assertThat(resolved.state()).isEqualTo("RESOLVED");
             assertThat(resolved.showing()).isZero();
             assertThat(resolved.affected()).isEqualTo(3);
+            awaitPublished(h, "RESOLVED");
 
             // A deployment that moves r1 -> r2 later brings it back.
             publishAndWait(h, List.of(StoreHarness.load("e", "r1", 2, 30, false), StoreHarness.load("e", "r2", 2, 31, true)));
@@ -99,6 +111,26 @@ class IncidentsTest {
             assertThat(reopened.state()).isEqualTo("OPEN");
             assertThat(reopened.showing()).isEqualTo(1);
             assertThat(reopened.onRelease()).as("d and e are on r2").isEqualTo(2);
+            awaitPublished(h, "OPEN");
+            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE published_version = version")).as("the ack went out with the reopening").isEqualTo(1);
+
+            // On placement-alerts: the incident's state changes, keyed by its id. c joining and the acknowledgement fell
+            // within a minute of the opening (the default update interval), so they went out with the next state change;
+            // a's reload published nothing. No per-load alert is there (store.alerts.per.load is off by default).
+            List<PlacementIncident> events = TopicReader.readCommitted(broker, h.alerts, 3, Duration.ofSeconds(30), Duration.ofSeconds(2))
+                    .stream().peek(r -> assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo(opened.incidentId()))
+                    .map(r -> INCIDENTS.decode(r.value())).toList();
+            assertThat(events).extracting(PlacementIncident::getEvent)
+                    .containsExactly(IncidentEvent.OPENED, IncidentEvent.RESOLVED, IncidentEvent.REOPENED);
+            // Opened by the first of a and b to complete (b may have come in the same batch or within the minute after).
+            assertThat(events.get(0).getDeploymentsShowing()).isBetween(1, 2);
+            assertThat(events.subList(1, 3)).extracting(PlacementIncident::getDeploymentsShowing).containsExactly(0, 1);
+            PlacementIncident last = events.get(2);
+            assertThat(last.getState()).isEqualTo(IncidentState.OPEN);
+            assertThat(last.getAcknowledgedBy()).isEqualTo("sre-on-call");
+            assertThat(last.getDeploymentsOnRelease()).isEqualTo(2);
+            assertThat(last.getVersion()).isGreaterThan(events.get(1).getVersion());
+            assertThat(last.getTensors()).hasSize(2);
         }
         StringWriter out = new StringWriter();
         ProjectionRebuild.Result rebuilt = new ProjectionRebuild(StoreConfig.from(Settings.of(h.settings())), new PrintWriter(out, true))
@@ -112,6 +144,10 @@ class IncidentsTest {
         long before = h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE");
         h.publish(loads);
         await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == before + loads.size());
+    }
+
+    private static void awaitPublished(StoreHarness h, String state) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> h.count("SELECT COUNT(*) FROM incidents WHERE published_state = '" + state + "'") == 1);
     }
 
     private static Incidents.Incident only(TestDatabase db, StoreHarness h) throws Exception {

@@ -32,7 +32,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * Several store instances on one PostgreSQL database, in one consumer group, assigned round-robin, so a load's
  * decisions and its summary are often ingested by different instances in concurrent transactions: each load still
- * completes exactly once, is compared with its predecessor once, raises its alerts once, and is chained in log order,
+ * completes exactly once, is compared with its predecessor once, raises its alerts once, joins its incident once
+ * (incidents span deployments that different instances ingest), and is chained in log order,
  * with one instance killed with SIGKILL midway. The projection they wrote equals a rebuild from the log by one reader.
  */
 @ExtendWith(KafkaBrokerExtension.class)
@@ -96,6 +97,14 @@ class MultiInstanceStoreTest {
             assertThat(h.count("SELECT COUNT(*) FROM alerts WHERE kind = 'LOST_MAPPING'")).isEqualTo(regressed);
             assertThat(h.count("SELECT COUNT(*) FROM (SELECT previous_load_id FROM findings GROUP BY load_id, previous_load_id) x"))
                     .as("each load compared with one predecessor").isEqualTo((long) DEPLOYMENTS * (RELEASES - 1));
+            // One incident per odd release (r0 -> r1, r2 -> r3, ...), each shown by every deployment, written by whichever
+            // instance took each deployment; all but the last resolved by the next release, which maps the weights again.
+            assertThat(h.count("SELECT COUNT(*) FROM incidents")).isEqualTo(RELEASES / 2);
+            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE state = 'OPEN' AND to_release = 'r" + (RELEASES - 1) + "'")).isEqualTo(1);
+            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE state = 'RESOLVED'")).isEqualTo(RELEASES / 2 - 1);
+            assertThat(h.count("SELECT COUNT(*) FROM incident_deployments")).isEqualTo((long) DEPLOYMENTS * (RELEASES / 2));
+            assertThat(h.count("SELECT COUNT(*) FROM incident_deployments WHERE showing")).isEqualTo(DEPLOYMENTS);
+            assertThat(h.count("SELECT SUM(loads) FROM incident_deployments")).as("each load counted once").isEqualTo(regressed);
             try (Connection c = db.dataSource().getConnection()) {
                 ChainVerifier.Report report = ChainVerifier.verify(c, Optional.empty(),
                         Optional.of(ChainLog.read(broker.clientConfig(), h.chain, h.group, Duration.ofSeconds(10))));

@@ -73,6 +73,8 @@ final class StoreHarness {
         s.put("store.decisions.topic", decisions);
         s.put("store.resolved.topic", resolved);
         s.put("store.alerts.topic", alerts);
+        // The per-load alerts on the topic too, as before incidents: most tests here read them there (IncidentsTest does not).
+        s.put("store.alerts.per.load", "true");
         s.put("store.chain.topic", chain);
         s.put("store.group.id", group);
         s.put("store.instance.id", group + "-1");

@@ -4,17 +4,19 @@ import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.events.PlacementIncident;
 import org.apache.avro.Schema;
 import org.apache.avro.specific.SpecificRecord;
 
 import java.util.List;
 
-/** The four events of the contract, each with its generated class and its full schema history. */
+/** The events of the contract, each with its generated class and its full schema history. */
 public enum EventType {
     MODEL_LOADED("ModelLoaded", ModelLoaded.class, ModelLoaded.getClassSchema()),
     ALLOCATION_DECIDED("AllocationDecided", AllocationDecided.class, AllocationDecided.getClassSchema()),
     LOAD_RESOLVED("LoadResolved", LoadResolved.class, LoadResolved.getClassSchema()),
-    PLACEMENT_ALERT("PlacementAlert", PlacementAlert.class, PlacementAlert.getClassSchema());
+    PLACEMENT_ALERT("PlacementAlert", PlacementAlert.class, PlacementAlert.getClassSchema()),
+    PLACEMENT_INCIDENT("PlacementIncident", PlacementIncident.class, PlacementIncident.getClassSchema());
 
     private final String schemaName;
     private final Class<? extends SpecificRecord> recordClass;

@@ -4,6 +4,7 @@ import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.events.PlacementIncident;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
@@ -31,6 +32,8 @@ class EventSerdeTest {
         assertThat(resolved.decode(resolved.encode(Samples.loadResolved()))).isEqualTo(Samples.loadResolved());
         EventSerde<PlacementAlert> alerts = EventSerde.of(PlacementAlert.class);
         assertThat(alerts.decode(alerts.encode(Samples.placementAlert()))).isEqualTo(Samples.placementAlert());
+        EventSerde<PlacementIncident> incidents = EventSerde.of(PlacementIncident.class);
+        assertThat(incidents.decode(incidents.encode(Samples.placementIncident()))).isEqualTo(Samples.placementIncident());
     }
 
     @Test
@@ -49,6 +52,7 @@ class EventSerdeTest {
         assertSameBytesAsAvro(EventSerde.of(AllocationDecided.class), Samples.allocationDecided());
         assertSameBytesAsAvro(EventSerde.of(LoadResolved.class), Samples.loadResolved());
         assertSameBytesAsAvro(EventSerde.of(PlacementAlert.class), Samples.placementAlert());
+        assertSameBytesAsAvro(EventSerde.of(PlacementIncident.class), Samples.placementIncident());
     }
 
     @Test

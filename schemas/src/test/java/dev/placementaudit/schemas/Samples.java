@@ -9,7 +9,10 @@ import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.MemoryDomain;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.ModelRef;
+import dev.placementaudit.events.IncidentEvent;
+import dev.placementaudit.events.IncidentState;
 import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.events.PlacementIncident;
 import dev.placementaudit.events.PlatformCapabilities;
 import dev.placementaudit.events.ProfileSettings;
 import dev.placementaudit.events.ReasonCode;
@@ -104,6 +107,19 @@ final class Samples {
                 .setRule("off-heap growth > 10% and > 1 MB").setThresholdPercent(10.0).setThresholdBytes(1_048_576L)
                 .setTopTensors(List.of())
                 .setDetectedAt(AT)
+                .build();
+    }
+
+    static PlacementIncident placementIncident() {
+        return PlacementIncident.newBuilder()
+                .setIncidentId("inc-0123456789abcdef").setEvent(IncidentEvent.OPENED).setState(IncidentState.OPEN).setVersion(1)
+                .setModelId("llama-3.2-1b-q4km").setFromRelease("2026.11.1").setToRelease("2026.11.2")
+                .setPrimaryKind("LOST_MAPPING").setKinds(List.of("FORMAT_CHANGED", "LOST_MAPPING"))
+                .setCause("16 tensors re-encoded at load (Q6_K -> Dense(4B)): lost mapping, +816 MB off-heap, -816 MB mapped")
+                .setTensorCount(16).setTensors(List.of("blk.0.ffn_down.weight"))
+                .setDeploymentsShowing(37).setDeploymentsAffected(40).setDeploymentsOnRelease(100).setExposure(0.37)
+                .setBytesMoved(1_711_276_032L).setOffHeapDeltaBytes(855_638_016L)
+                .setFirstSeen(AT).setLastSeen(AT).setPublishedAt(AT)
                 .build();
     }
 }

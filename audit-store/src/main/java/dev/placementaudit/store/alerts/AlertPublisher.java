@@ -5,6 +5,7 @@ import dev.placementaudit.events.AlertTensor;
 import dev.placementaudit.events.PlacementAlert;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.incidents.IncidentPublisher;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -31,7 +32,8 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
- * Drains the alert outbox to the {@code placement-alerts} topic: claims a page of unsuppressed, unpublished alerts,
+ * Drains the outboxes to the {@code placement-alerts} topic: the incidents ({@link IncidentPublisher}) and, where
+ * {@code store.alerts.per.load} asks for them, the per-load alerts. For those it claims a page of unsuppressed, unpublished alerts,
  * publishes them, waits for the broker's acknowledgement, then marks them published. A crash between the two
  * republishes them with the same alertId once the claim has lapsed (at least once; consumers dedupe on the id), never
  * loses them.
@@ -52,10 +54,24 @@ public final class AlertPublisher implements AutoCloseable {
     private final DataSource database;
     private final String topic;
     private final KafkaProducer<String, PlacementAlert> producer;
+    private final boolean perLoad;
+    private final IncidentPublisher incidents;
 
+    /** Publishes the per-load alert outbox only. */
     public AlertPublisher(DataSource database, Map<String, Object> kafka, String topic) {
+        this(database, kafka, topic, true, null);
+    }
+
+    /**
+     * @param perLoad   whether the per-load alerts go to the topic too ({@code store.alerts.per.load}); when not, they are
+     *                  recorded (the CLI and API read them) but the topic carries incidents alone
+     * @param incidents what publishes the incidents, or null
+     */
+    public AlertPublisher(DataSource database, Map<String, Object> kafka, String topic, boolean perLoad, IncidentPublisher incidents) {
         this.database = database;
         this.topic = topic;
+        this.perLoad = perLoad;
+        this.incidents = incidents;
         Map<String, Object> config = new HashMap<>(kafka);
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         config.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -67,8 +83,12 @@ public final class AlertPublisher implements AutoCloseable {
         this.producer = new KafkaProducer<>(config, new StringSerializer(), EventSerde.of(PlacementAlert.class));
     }
 
-    /** @return how many alerts were published */
+    /** @return how many alert and incident events were published */
     public int publishPending() throws SQLException {
+        return (incidents == null ? 0 : incidents.publishPending()) + (perLoad ? publishAlerts() : 0);
+    }
+
+    private int publishAlerts() throws SQLException {
         List<PlacementAlert> pending = claim();
         if (pending.isEmpty()) {
             return 0;
@@ -194,6 +214,9 @@ public final class AlertPublisher implements AutoCloseable {
 
     @Override
     public void close() {
+        if (incidents != null) {
+            incidents.close();
+        }
         producer.close(Duration.ofSeconds(10));
     }
 }

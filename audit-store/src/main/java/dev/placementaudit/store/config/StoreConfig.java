@@ -19,6 +19,10 @@ import java.util.Map;
  * @param connectTimeout how long a command waits for a broker or database that does not answer ({@code connect.timeout})
  * @param healthBound    how long the broker may be unreachable, no partition assigned, or lag left uncommitted before
  *                       {@code /health} says DOWN ({@code store.health.bound})
+ * @param perLoadAlerts  whether {@code placement-alerts} also carries a {@code PlacementAlert} per load and kind, as before
+ *                       incidents ({@code store.alerts.per.load}, default false: one {@code PlacementIncident} per cause)
+ * @param incidentUpdateInterval the least time between two updates of one incident on {@code placement-alerts}
+ *                       ({@code store.incidents.update.interval}, default 1m); opening and resolving go out at once
  * @param http           where the API, dashboard and ops endpoints listen ({@code store.http.*}, {@code store.api.*}):
  *                       loopback unless configured, and never another address without a token unless declared insecure
  */
@@ -46,7 +50,9 @@ public record StoreConfig(
         int topicPartitions,
         short topicReplication,
         Duration connectTimeout,
-        Duration healthBound) {
+        Duration healthBound,
+        boolean perLoadAlerts,
+        Duration incidentUpdateInterval) {
 
     /** Where the store keeps its data when no URL is given: an H2 file below the working directory. */
     public static final String DEFAULT_H2_PATH = "./data/audit";
@@ -92,7 +98,9 @@ public record StoreConfig(
                 settings.integer("store.topics.partitions", 3, 1, 10_000),
                 (short) settings.integer("store.topics.replication", 1, 1, 32),
                 settings.connectTimeout(),
-                settings.duration("store.health.bound", Duration.ofSeconds(60)));
+                settings.duration("store.health.bound", Duration.ofSeconds(60)),
+                settings.bool("store.alerts.per.load", false),
+                settings.duration("store.incidents.update.interval", Duration.ofMinutes(1)));
         settings.unreadKeys("store.").forEach(key -> LoggerFactory.getLogger(StoreConfig.class)
                 .warn("configuration {} is not an audit-store setting (misspelt?); ignored", key));
         return config;

@@ -168,6 +168,8 @@ public final class Incidents {
     public static void acknowledge(Connection c, String upsert, String incidentId, String by, String note, Instant until, Instant now)
             throws SQLException {
         Sql.update(c, upsert, incidentId, by, Timestamp.from(now), note, until == null ? null : Timestamp.from(until));
+        // A material change: placement-alerts says the cause is acknowledged with the incident's next update.
+        Sql.update(c, "UPDATE incidents SET version = version + 1, updated_at = ? WHERE incident_id = ?", Timestamp.from(now), incidentId);
     }
 
     private static Incident incident(ResultSet rs) throws SQLException {

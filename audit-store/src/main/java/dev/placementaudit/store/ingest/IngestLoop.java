@@ -203,7 +203,7 @@ public final class IngestLoop extends ConsumerLoop {
                 }
                 metrics.committed(outcome);
                 outcome.incidents().forEach(IngestLoop::logIncident);
-                if (!outcome.alerts().isEmpty()) {
+                if (!outcome.alerts().isEmpty() || !outcome.incidents().isEmpty()) {
                     publishAlertsSoon();
                 }
                 vitals().progressed();

@@ -238,6 +238,11 @@ public final class ProjectionRebuild {
         try (Connection c = live.transaction(); Statement s = c.createStatement()) {
             s.execute("UPDATE " + rebuildSchema + ".alerts SET published_at = (SELECT o.published_at FROM " + liveSchema
                     + ".alerts o WHERE o.alert_id = " + rebuildSchema + ".alerts.alert_id)");
+            // What placement-alerts last carried of each incident stays known: a swap republishes only what differs.
+            for (String column : List.of("published_version", "published_state", "published_at")) {
+                s.execute("UPDATE " + rebuildSchema + ".incidents SET " + column + " = (SELECT o." + column + " FROM " + liveSchema
+                        + ".incidents o WHERE o.incident_id = " + rebuildSchema + ".incidents.incident_id)");
+            }
             for (String table : SWAPPED) {
                 s.execute("DELETE FROM " + liveSchema + "." + table);
                 s.execute("INSERT INTO " + liveSchema + "." + table + " SELECT * FROM " + rebuildSchema + "." + table);

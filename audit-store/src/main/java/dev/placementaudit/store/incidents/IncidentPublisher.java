@@ -1,0 +1,184 @@
+package dev.placementaudit.store.incidents;
+
+import dev.placementaudit.events.IncidentEvent;
+import dev.placementaudit.events.IncidentState;
+import dev.placementaudit.events.PlacementIncident;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.db.Sql;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+
+/**
+ * Publishes incidents to {@code placement-alerts} as {@code PlacementIncident} events keyed by incident id: the state
+ * an incident is in, whenever it differs from what was last published. Opening, resolving and reopening go out at
+ * once; any other material change (deployments joining or leaving) at most once per {@code interval} per incident,
+ * the latest state then. A reload of a deployment already showing the cause changes nothing material, so it publishes
+ * nothing. The latest event of a key is the incident as it stands, so the topic can be compacted.
+ *
+ * <p>Shared by several store instances like the alert outbox: an instance leases the incidents it will publish with one
+ * conditional update and marks them published once the broker has acknowledged; a crash in between republishes the same
+ * version after the lease lapses (at least once; consumers keep the highest version of a key).
+ */
+public final class IncidentPublisher implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(IncidentPublisher.class);
+    /** Incidents published per call. */
+    public static final int PAGE = 200;
+    private static final Duration LEASE = Duration.ofSeconds(90);
+    private static final int TENSORS_PER_EVENT = 100;
+
+    private final DataSource database;
+    private final String topic;
+    private final Duration interval;
+    private final Clock clock;
+    private final KafkaProducer<String, PlacementIncident> producer;
+
+    public IncidentPublisher(DataSource database, Map<String, Object> kafka, String topic, Duration interval, Clock clock) {
+        this.database = database;
+        this.topic = topic;
+        this.interval = interval;
+        this.clock = clock;
+        Map<String, Object> config = new HashMap<>(kafka);
+        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-incidents");
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+        config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "15000");
+        this.producer = new KafkaProducer<>(config, new StringSerializer(), EventSerde.of(PlacementIncident.class));
+    }
+
+    /** @return how many incident events were published */
+    public int publishPending() throws SQLException {
+        Instant now = clock.instant();
+        List<PlacementIncident> pending = claim(now);
+        if (pending.isEmpty()) {
+            return 0;
+        }
+        List<Future<?>> sends = new ArrayList<>();
+        try {
+            for (PlacementIncident incident : pending) {
+                sends.add(producer.send(new ProducerRecord<>(topic, incident.getIncidentId(), incident)));
+            }
+            for (Future<?> send : sends) {
+                send.get(30, TimeUnit.SECONDS);
+            }
+        } catch (Exception e) {
+            LOG.warn("publishing {} incident events failed; they go out on a later sweep: {}", pending.size(), e.toString());
+            release(pending);
+            return 0;
+        }
+        try (Connection c = database.getConnection();
+             PreparedStatement s = c.prepareStatement("UPDATE incidents SET published_version = ?, published_state = ?, published_at = ?, "
+                     + "claimed_by = NULL, claimed_until = NULL WHERE incident_id = ?")) {
+            for (PlacementIncident i : pending) {
+                Sql.bind(s, i.getVersion(), i.getState().name(), Timestamp.from(i.getPublishedAt()), i.getIncidentId());
+                s.addBatch();
+            }
+            s.executeBatch();
+        }
+        pending.forEach(i -> LOG.info("incident {} {} published: {} {} -> {}, {} of {} deployment(s)", i.getIncidentId(), i.getEvent(),
+                i.getModelId(), i.getFromRelease(), i.getToRelease(), i.getDeploymentsShowing(), i.getDeploymentsOnRelease()));
+        return pending.size();
+    }
+
+    /**
+     * Up to a page of incidents whose state differs from what was last published, due now (a state change at once, an
+     * update once the interval since the last has passed), leased to this call.
+     */
+    private List<PlacementIncident> claim(Instant now) throws SQLException {
+        String due = "version > COALESCE(published_version, 0) AND (published_state IS NULL OR published_state <> state OR "
+                + "published_at IS NULL OR published_at <= ?) AND (claimed_until IS NULL OR claimed_until < ?)";
+        Timestamp updatesBefore = Timestamp.from(now.minus(interval));
+        Timestamp at = Timestamp.from(now);
+        try (Connection c = database.getConnection()) {
+            List<String> candidates = Sql.list(c, "SELECT incident_id FROM incidents WHERE " + due + " ORDER BY updated_at, incident_id FETCH FIRST "
+                    + PAGE + " ROWS ONLY", rs -> rs.getString(1), updatesBefore, at);
+            if (candidates.isEmpty()) {
+                return List.of();
+            }
+            String claim = UUID.randomUUID().toString();
+            try (PreparedStatement s = InList.prepare(c, "UPDATE incidents SET claimed_by = ?, claimed_until = ? WHERE incident_id IN (%s) AND "
+                    + due, candidates, 3)) {
+                s.setString(1, claim);
+                s.setTimestamp(2, Timestamp.from(now.plus(LEASE)));
+                s.setTimestamp(candidates.size() + 3, updatesBefore);
+                s.setTimestamp(candidates.size() + 4, at);
+                s.executeUpdate();
+            }
+            List<PlacementIncident> claimed = new ArrayList<>();
+            Map<String, String[]> published = new HashMap<>();
+            try (PreparedStatement s = InList.prepare(c, "SELECT incident_id, version, published_state, tensors FROM incidents WHERE "
+                    + "incident_id IN (%s) AND claimed_by = ?", candidates)) {
+                s.setString(candidates.size() + 1, claim);
+                try (var rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        published.put(rs.getString(1), new String[]{Long.toString(rs.getLong(2)), rs.getString(3), rs.getString(4)});
+                    }
+                }
+            }
+            for (String id : candidates) {
+                String[] row = published.get(id);
+                if (row == null) {
+                    continue;
+                }
+                Incidents.Detail detail = Incidents.find(c, id).orElseThrow();
+                claimed.add(event(detail.incident(), Long.parseLong(row[0]), row[1], detail.tensors(), now));
+            }
+            return claimed;
+        }
+    }
+
+    private static PlacementIncident event(Incidents.Incident i, long version, String publishedState, List<String> tensors, Instant now) {
+        IncidentEvent event = publishedState == null ? IncidentEvent.OPENED
+                : publishedState.equals(i.state()) ? IncidentEvent.UPDATED
+                : i.open() ? IncidentEvent.REOPENED : IncidentEvent.RESOLVED;
+        return PlacementIncident.newBuilder()
+                .setIncidentId(i.incidentId()).setEvent(event).setState(IncidentState.valueOf(i.state())).setVersion(version)
+                .setModelId(i.modelId()).setFromRelease(i.fromRelease()).setToRelease(i.toRelease())
+                .setPrimaryKind(i.primaryKind()).setKinds(i.kinds()).setCause(i.cause())
+                .setTensorCount(i.tensorCount()).setTensors(tensors.subList(0, Math.min(TENSORS_PER_EVENT, tensors.size())))
+                .setDeploymentsShowing(i.showing()).setDeploymentsAffected(i.affected()).setDeploymentsOnRelease(i.onRelease())
+                .setExposure(i.exposure()).setBytesMoved(i.bytesMoved()).setOffHeapDeltaBytes(i.offHeapDelta())
+                .setFirstSeen(i.firstSeen()).setLastSeen(i.lastSeen())
+                .setAcknowledgedBy(i.acknowledged() == null ? null : i.acknowledged().by())
+                .setAcknowledgedNote(i.acknowledged() == null ? null : i.acknowledged().note())
+                .setPublishedAt(now)
+                .build();
+    }
+
+    private void release(List<PlacementIncident> pending) {
+        try (Connection c = database.getConnection(); PreparedStatement s = InList.prepare(c,
+                "UPDATE incidents SET claimed_by = NULL, claimed_until = NULL WHERE incident_id IN (%s)",
+                pending.stream().map(PlacementIncident::getIncidentId).toList())) {
+            s.executeUpdate();
+        } catch (SQLException e) {
+            LOG.warn("cannot release the lease on {} incidents (it lapses within {} s): {}", pending.size(), LEASE.toSeconds(), e.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        producer.close(Duration.ofSeconds(10));
+    }
+}
