@@ -13,6 +13,8 @@ import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.config.StoreConfig;
+import dev.placementaudit.store.db.Sql;
+import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.RootCauses;
 import dev.placementaudit.testkit.EmbeddedKafkaBroker;
@@ -30,6 +32,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -41,6 +44,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
+import javax.sql.DataSource;
 
 /**
  * The whole pipeline on one machine with nothing installed: a KRaft broker in this JVM, the resolver-worker, the
@@ -54,8 +58,6 @@ import java.util.stream.Stream;
                 + "whose second release regresses, and print what the audit finds.")
 public final class PipelineDemo implements Callable<Integer> {
     private static final List<String> RELEASES = List.of("r1", "r2");
-    /** Alerts the report lists; it says how many more there are. */
-    private static final int MAX_ALERTS_SHOWN = 40;
     /** The file {@code --serve} writes: source it to point the CLI at the running demo. */
     public static final String ENV_FILE = "demo.env";
 
@@ -121,8 +123,8 @@ public final class PipelineDemo implements Callable<Integer> {
                     out.flush();
                 }
                 out.println();
-                waitForAlerts(queries);
-                report(out, queries);
+                waitForIncidents(audit.database().dataSource());
+                report(out, queries, audit.database().dataSource());
                 out.printf(Locale.ROOT, "%ndone in %.1f s.%n", (System.nanoTime() - started) / 1e9);
                 if (serve) {
                     serveUntilStopped(out, broker.bootstrapServers(), jdbc, audit.port());
@@ -168,15 +170,20 @@ public final class PipelineDemo implements Callable<Integer> {
         Thread.currentThread().join();
     }
 
-    private static void waitForAlerts(AuditQueries queries) throws Exception {
+    /** Until placement-alerts carries every incident as it stands (or 10 s). */
+    private static void waitForIncidents(DataSource database) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (queries.alerts(null, 1000).stream().anyMatch(a -> a.publishedAt() == null && a.suppressedBy() == null)
-                && System.nanoTime() < deadline) {
+        while (System.nanoTime() < deadline) {
+            try (Connection c = database.getConnection()) {
+                if (Sql.number(c, "SELECT COUNT(*) FROM incidents WHERE published_version IS NULL OR published_version < version") == 0) {
+                    return;
+                }
+            }
             Thread.sleep(100);
         }
     }
 
-    private static void report(PrintWriter out, AuditQueries queries) throws Exception {
+    private static void report(PrintWriter out, AuditQueries queries, DataSource database) throws Exception {
         out.println();
         out.println("WHERE EVERY TENSOR LANDED (latest load per deployment, model and release)");
         out.printf(Locale.ROOT, "  %-12s %-22s %-4s %8s %10s %10s %10s%n", "deployment", "model", "rel", "tensors", "heap", "off-heap", "mapped");
@@ -210,18 +217,20 @@ public final class PipelineDemo implements Callable<Integer> {
                     f.kind(), ByteSizes.format(f.beforeBytes()), ByteSizes.format(f.afterBytes()), f.afterReason()));
         }
         out.println();
-        // Every alert, in an order that does not depend on timing: by deployment, model, release and kind.
-        long total = queries.alertCount();
-        List<AuditQueries.AlertRow> alerts = queries.alerts(null, (int) Math.max(1, total)).stream()
-                .sorted(Comparator.comparing(AuditQueries.AlertRow::deploymentId).thenComparing(AuditQueries.AlertRow::modelId)
-                        .thenComparing(AuditQueries.AlertRow::toRelease).thenComparing(AuditQueries.AlertRow::kind)).toList();
-        out.printf(Locale.ROOT, "ALERTS (published to placement-alerts): %d%s%n", total,
-                total > MAX_ALERTS_SHOWN ? ", the first " + MAX_ALERTS_SHOWN + " shown; placement-audit store alerts lists them all" : "");
-        alerts.stream().limit(MAX_ALERTS_SHOWN).forEach(a -> {
-            out.printf(Locale.ROOT, "  %-15s %-12s %-20s %s -> %s  %s -> %s  %s%n", a.kind(), a.deploymentId(), a.modelId(), a.fromRelease(),
-                    a.toRelease(), ByteSizes.format(a.beforeBytes()), ByteSizes.format(a.afterBytes()), a.rule());
-            a.causes().forEach(cause -> out.println("      why: " + cause.cause()));
-        });
+        // One incident per cause across the fleet, in an order that does not depend on timing: by model, then id.
+        List<Incidents.Incident> incidents;
+        try (Connection c = database.getConnection()) {
+            incidents = Incidents.list(c, false, null, null).stream().sorted(Comparator.comparing(Incidents.Incident::modelId)
+                    .thenComparing(Incidents.Incident::incidentId)).toList();
+        }
+        out.printf(Locale.ROOT, "INCIDENTS (published to placement-alerts, one per cause): %d%n", incidents.size());
+        for (Incidents.Incident i : incidents) {
+            out.printf(Locale.ROOT, "  %s %-8s %-20s %s -> %s  %s  %s%n", i.incidentId(), i.state(), i.modelId(), i.fromRelease(), i.toRelease(),
+                    i.primaryKind(), i.exposureText());
+            out.println("      why: " + i.cause());
+        }
+        out.printf(Locale.ROOT, "  behind them: %d per-load alerts (placement-audit store alerts lists them); placement-audit store incident ID "
+                + "shows one, store gate --release r2 holds the release back%n", queries.alertCount());
     }
 
     private static void say(PrintWriter out, String line) {

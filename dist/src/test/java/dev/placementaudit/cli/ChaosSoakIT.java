@@ -1,6 +1,7 @@
 package dev.placementaudit.cli;
 
 import dev.placementaudit.events.PlacementAlert;
+import dev.placementaudit.events.PlacementIncident;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.testkit.BrokerProcess;
 import dev.placementaudit.testkit.EmbeddedKafkaBroker;
@@ -16,6 +17,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -43,7 +45,8 @@ import static org.awaitility.Awaitility.await;
  * two store instances of one projection on PostgreSQL), fed fleets that include late loads (a share of each release
  * reported after the next one, and later rounds dated before earlier ones), while the worker, a store and the broker
  * are killed with SIGKILL at random and brought back, several times. Then every guarantee the README states is
- * checked: every load complete once, no finding twice, no load chained twice, every alert published, {@code store
+ * checked: every load complete once, no finding twice, no load chained twice, every alert published, every
+ * incident on placement-alerts as the store holds it, {@code store
  * verify} clean, {@code store rebuild} equal to the live projection, and every service's health UP once it has caught
  * up.
  *
@@ -52,6 +55,7 @@ import static org.awaitility.Awaitility.await;
  */
 class ChaosSoakIT {
     private static final EventSerde<PlacementAlert> ALERTS = EventSerde.of(PlacementAlert.class);
+    private static final EventSerde<PlacementIncident> INCIDENTS = EventSerde.of(PlacementIncident.class);
     private static final int DEPLOYMENTS = 8;
     private static final int STORES = 2;
 
@@ -76,6 +80,10 @@ class ChaosSoakIT {
             // Health says DOWN once a problem has lasted 5 s, not a minute: a wedged or lagging service shows within the soak.
             env.put("PA_WORKER_HEALTH_BOUND", "5s");
             env.put("PA_STORE_HEALTH_BOUND", "5s");
+            // Both streams on placement-alerts: the incidents (updates every 2 s at most, so the end state is out quickly)
+            // and, for the consumers that still read them, the per-load alerts.
+            env.put("PA_STORE_ALERTS_PER_LOAD", "true");
+            env.put("PA_STORE_INCIDENTS_UPDATE_INTERVAL", "2s");
             if (db.password() != null) {
                 env.put("PA_STORE_JDBC_PASSWORD", db.password());
             }
@@ -181,11 +189,30 @@ class ChaosSoakIT {
         assertThat(count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL")).as("every alert published").isZero();
         long alerts = count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL");
         assertThat(alerts).as("the dequantizing releases raise alerts").isPositive();
-        List<ConsumerRecord<byte[], byte[]>> onTopic = TopicReader.readCommitted(broker, "placement-alerts", (int) alerts, Duration.ofSeconds(60),
-                Duration.ofSeconds(3));
-        Map<String, Long> perAlert = onTopic.stream().collect(Collectors.groupingBy(r -> ALERTS.decode(r.value()).getAlertId(), Collectors.counting()));
+        long incidents = count(db, "SELECT COUNT(*) FROM incidents");
+        assertThat(incidents).as("the dequantizing releases open incidents").isPositive();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).until(() ->
+                count(db, "SELECT COUNT(*) FROM incidents WHERE published_version IS NULL OR published_version < version") == 0);
+        List<ConsumerRecord<byte[], byte[]>> onTopic = TopicReader.readCommitted(broker, "placement-alerts", (int) (alerts + incidents),
+                Duration.ofSeconds(60), Duration.ofSeconds(3));
+        Map<String, Long> perAlert = onTopic.stream().filter(r -> !isIncident(r)).collect(Collectors.groupingBy(r -> ALERTS.decode(r.value()).getAlertId(),
+                Collectors.counting()));
         assertThat(perAlert).as("every alert on the topic").hasSize((int) alerts);
         kills.put("alerts published again after a kill", (int) perAlert.values().stream().filter(n -> n > 1).count());
+        // Each incident's latest event on the topic (its highest version: a key's events may repeat after a kill) is the
+        // incident as the store holds it.
+        Map<String, PlacementIncident> latest = new HashMap<>();
+        onTopic.stream().filter(ChaosSoakIT::isIncident).map(r -> INCIDENTS.decode(r.value()))
+                .forEach(i -> latest.merge(i.getIncidentId(), i, (a, b) -> a.getVersion() >= b.getVersion() ? a : b));
+        assertThat(latest).as("every incident on the topic").hasSize((int) incidents);
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT i.incident_id, i.state, "
+                + "(SELECT COUNT(*) FROM incident_deployments d WHERE d.incident_id = i.incident_id AND d.showing) FROM incidents i")) {
+            while (rs.next()) {
+                PlacementIncident event = latest.get(rs.getString(1));
+                assertThat(event.getState().name()).as("incident %s's state on the topic", rs.getString(1)).isEqualTo(rs.getString(2));
+                assertThat(event.getDeploymentsShowing()).as("incident %s's deployments on the topic", rs.getString(1)).isEqualTo(rs.getInt(3));
+            }
+        }
 
         Launcher.Run verify = launcher.run(Duration.ofSeconds(120), "store", "verify");
         assertThat(verify.exit()).as(verify.toString()).isZero();
@@ -220,6 +247,10 @@ class ChaosSoakIT {
             Files.createDirectories(Path.of(file).toAbsolutePath().getParent());
             Files.writeString(Path.of(file), text);
         }
+    }
+
+    private static boolean isIncident(ConsumerRecord<byte[], byte[]> record) {
+        return record.key() != null && new String(record.key(), StandardCharsets.UTF_8).startsWith("inc-");
     }
 
     private static long count(TestDatabase db, String sql) throws SQLException {

@@ -10,30 +10,33 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code placement-audit demo}, as a user runs it from the distribution: its report names every alert with its root
- * causes, the example regression as causes (not 33 findings), says how many alerts there are, and reads the same
- * from one run to the next.
+ * {@code placement-audit demo}, as a user runs it from the distribution: its report names each incident (one per cause
+ * across the fleet) with its exposure and cause, the example regression as causes (not 33 findings), says how many
+ * per-load alerts are behind them, and reads the same from one run to the next.
  */
 class DemoIT {
 
     @Test
-    void theReportShowsEveryAlertWithItsCauseInTheSameOrderEveryRun(@TempDir Path first, @TempDir Path second) throws Exception {
+    void theReportShowsEveryIncidentWithItsCauseAndExposureInTheSameOrderEveryRun(@TempDir Path first, @TempDir Path second) throws Exception {
         Launcher.Run one = Launcher.of(Launcher.packagedHome(), first).run(Duration.ofSeconds(120), "demo", "--dir", "data");
         Launcher.Run two = Launcher.of(Launcher.packagedHome(), second).run(Duration.ofSeconds(120), "demo", "--dir", "data");
 
         assertThat(one.exit()).as(one.err()).isZero();
         assertThat(two.exit()).as(two.err()).isZero();
-        String alerts = section(one.out(), "ALERTS");
-        assertThat(alerts).startsWith("ALERTS (published to placement-alerts): 18\n");
-        List<String> lines = alerts.lines().skip(1).toList();
-        assertThat(lines).hasSize(36);
-        for (int i = 0; i < lines.size(); i += 2) {
-            assertThat(lines.get(i)).as("alert line").matches("  (LOST_MAPPING|OFFHEAP_GROWTH) .*");
+        // One incident per cause (each model's ffn_down weights, once where they were mapped and once where they were
+        // already off-heap), with its exposure; the ids are fingerprints, so both runs print the same.
+        String incidents = section(one.out(), "INCIDENTS");
+        assertThat(incidents).startsWith("INCIDENTS (published to placement-alerts, one per cause): 4\n");
+        List<String> lines = incidents.lines().skip(1).toList();
+        assertThat(lines).hasSize(9);
+        for (int i = 0; i < 8; i += 2) {
+            assertThat(lines.get(i)).as("incident line").matches("  inc-[0-9a-f]{16} OPEN +\\S+ +r1 -> r2  (LOST_MAPPING|OFFHEAP_GROWTH)  \\d of 6 deployments \\(\\d+%\\)");
             assertThat(lines.get(i + 1)).as("its cause, right under it").startsWith("      why: ").contains("tensors re-encoded at load");
         }
-        assertThat(alerts).contains("OFFHEAP_GROWTH  server-002   llama-3.2-1b-q4km    r1 -> r2")
-                .contains("      why: 16 tensors re-encoded at load (Float32/Q6_K -> Float32/Dense(4B)): +814 MB off-heap");
-        assertThat(section(two.out(), "ALERTS")).as("the same alerts in the same order").isEqualTo(alerts);
+        assertThat(incidents).contains("llama-3.2-1b-q4km    r1 -> r2  LOST_MAPPING  4 of 6 deployments (67%)")
+                .contains("      why: 16 tensors re-encoded at load (Float32/Q6_K -> Float32/Dense(4B)): lost mapping, +1.0 GB off-heap, -210 MB mapped")
+                .contains("behind them: 18 per-load alerts");
+        assertThat(section(two.out(), "INCIDENTS")).as("the same incidents in the same order").isEqualTo(incidents);
         String regression = section(one.out(), "REGRESSION");
         assertThat(regression).contains("1 root causes").contains("16 tensors re-encoded at load (Float32/Q6_K -> Float32/Dense(4B)): lost mapping")
                 .contains("... and 13 more");
