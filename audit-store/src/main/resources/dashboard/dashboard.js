@@ -59,14 +59,23 @@ function query(params) { return Object.entries(params).map(([k, v]) => k + '=' +
 function diffHash(deployment, model, from, to) { return '#diff?' + query({ deployment, model, from, to }); }
 function tensorHash(deployment, model, tensor) { return '#tensor?' + query({ deployment, model, tensor }); }
 function historyHash(deployment, model) { return '#history?' + query({ deployment, model }); }
+function incidentHash(id) { return '#incident?' + query({ id }); }
+function percent(f) { return Math.round(f * 100) + '%'; }
+function ackText(a) { return a ? `acknowledged by ${a.by}: ${a.note}` + (a.until ? ` (until ${a.until})` : '') : ''; }
 
 // --- Views -------------------------------------------------------------------------------------------------------
 
 async function overview(params) {
   const releases = await api('/api/releases');
   const release = params.release || releases[releases.length - 1];
-  const [alerts, fleet] = await Promise.all([api('/api/alerts?limit=' + LIST_LIMIT),
+  const [incidents, alerts, fleet] = await Promise.all([api('/api/incidents?limit=' + LIST_LIMIT), api('/api/alerts?limit=' + LIST_LIMIT),
     release ? api('/api/fleet?release=' + encodeURIComponent(release)) : Promise.resolve(null)]);
+  const open = incidents.filter(i => i.state === 'OPEN');
+  const incidentRows = incidents.map(i => el('tr', { class: 'incident ' + i.state.toLowerCase() },
+    td(i.state, i.state === 'OPEN' && !i.acknowledged ? 'bad' : 'muted'), td(link(i.incidentId, incidentHash(i.incidentId))), td(i.modelId),
+    td(i.fromRelease + ' → ' + i.toRelease), td(i.primaryKind), td(`${i.showing} of ${i.onRelease}`, 'num'), td(percent(i.exposure), 'num'),
+    td(bytes(i.bytesMoved), 'num'),
+    td([el('div', { class: 'cause' }, i.cause), i.acknowledged ? el('div', { class: 'muted' }, ackText(i.acknowledged)) : ''])));
   const alertRows = alerts.map(a => el('tr', { class: 'alert' },
     td(a.kind, 'bad'), td(link(a.deploymentId, historyHash(a.deploymentId, a.modelId))), td(a.modelId),
     td(link(a.fromRelease + ' → ' + a.toRelease, diffHash(a.deploymentId, a.modelId, a.fromRelease, a.toRelease))),
@@ -81,6 +90,11 @@ async function overview(params) {
     td(link('tensors', '#load?' + query({ id: r.loadId }))),
     td(r.regressions ? r.regressions + ' finding(s)' : '', r.regressions ? 'bad' : ''), td(r.driftsFromFleet ? 'DRIFT' : '', 'bad'))) : [];
   return [
+    section(`Incidents: ${open.length} open (one per cause across the fleet)`,
+      incidents.length ? table(['state', 'incident', 'model', 'releases', 'kind', { text: 'affected of on release', num: true },
+        { text: 'exposure', num: true }, { text: 'bytes moved', num: true }, 'cause'], incidentRows, 'incidents')
+        : el('p', { class: 'muted' }, 'No incidents.'),
+      truncated(incidents.length, LIST_LIMIT, 'incidents')),
     section(`Alerts (${alerts.length}${alerts.length >= LIST_LIMIT ? '+' : ''})`,
       alerts.length ? table(['kind', 'deployment', 'model', 'releases (diff)', { text: 'delta', num: true }, 'why'], alertRows, 'alerts')
         : el('p', { class: 'muted' }, 'No alerts.'),
@@ -115,6 +129,31 @@ async function diff(params) {
     totals.length ? el('ul', {}, totals) : '',
     el('h3', {}, `${d.causes.length} root cause${d.causes.length === 1 ? '' : 's'}, largest first`),
     causes.length ? causes : el('p', { class: 'muted' }, 'Every tensor landed where it did before.'))];
+}
+
+async function incident(params) {
+  const d = await api('/api/incident?' + query({ id: params.id }));
+  const i = d.incident;
+  const rows = d.deployments.map(x => el('tr', { class: x.showing ? 'showing' : 'left' },
+    td(link(x.deploymentId, historyHash(x.deploymentId, i.modelId))), td(x.showing ? 'showing' : 'left', x.showing ? 'bad' : 'muted'),
+    td(x.loads, 'num'), td(bytes(x.bytesMoved), 'num'), td(signed(x.offHeapDelta), 'num'), td(signed(x.mappedDelta), 'num'),
+    td(x.firstSeen.replace('T', ' ').replace('Z', '')), td(x.lastSeen.replace('T', ' ').replace('Z', '')),
+    td(link('diff', diffHash(x.deploymentId, i.modelId, i.fromRelease, i.toRelease)))));
+  const example = d.deployments.find(x => x.showing) || d.deployments[0];
+  const representative = example ? await diff({ deployment: example.deploymentId, model: i.modelId, from: i.fromRelease, to: i.toRelease })
+    .catch(() => [el('p', { class: 'muted' }, 'The example deployment\'s loads are no longer in the store.')]) : [];
+  return [section(`Incident ${i.incidentId}: ${i.modelId} · ${i.fromRelease} → ${i.toRelease}`,
+    el('p', { class: i.state === 'OPEN' ? 'bad' : 'muted', id: 'incident-state' }, `${i.state} · ${i.primaryKind} · ${i.exposureText} · `
+      + `${bytes(i.bytesMoved)} moved · seen ${i.firstSeen} .. ${i.lastSeen} in ${i.loads} load(s)`),
+    el('p', { class: 'cause' }, i.cause),
+    el('p', { class: 'muted' }, `before: ${d.beforeDomain || '-'}, ${d.beforeFormat || '-'}, ${d.beforeReason || '-'} · after: ${d.afterDomain || '-'}, `
+      + `${d.afterFormat || '-'}, ${d.afterReason || '-'} · kinds: ${i.kinds.join(', ')}`),
+    i.acknowledged ? el('p', { class: 'muted' }, ackText(i.acknowledged)) : '',
+    el('details', {}, el('summary', {}, `${i.tensorCount} tensor(s)`), el('ul', {}, d.tensors.map(t => el('li', {}, t)))),
+    el('h3', {}, `Deployments: ${i.showing} showing it now, ${i.affected} ever`),
+    table(['deployment', 'now', { text: 'loads', num: true }, { text: 'bytes moved', num: true }, { text: 'off-heap', num: true },
+      { text: 'mapped', num: true }, 'first seen', 'last seen', ''], rows, 'deployments')),
+    example ? el('h3', {}, `One of them: ${example.deploymentId}`) : '', ...representative];
 }
 
 async function load(params) {
@@ -176,7 +215,10 @@ async function historyView(params) {
     truncated(loads.length, LIST_LIMIT, 'loads'))];
 }
 
-/** Heap, off-heap and mapped bytes of each load on a time axis: one line per domain, a point per load. */
+/**
+ * Heap, off-heap and mapped bytes of each load on a time axis: one line per domain, a point per load, drawn as steps:
+ * a load's bytes hold until the next load, so the line is flat between loads and jumps at each.
+ */
 function chart(loads) {
   const width = 900, height = 260, pad = 56, svgNs = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(svgNs, 'svg');
@@ -199,7 +241,8 @@ function chart(loads) {
   ticks.forEach(t => add('text', { x: x(t), y: height - pad + 18, 'text-anchor': 'middle', 'font-size': 11, class: 'time-tick' },
     new Date(t).toISOString().slice(0, 16).replace('T', ' ')));
   [['heapBytes', 'var(--heap)', 'heap'], ['offHeapBytes', 'var(--offheap)', 'off-heap'], ['mappedBytes', 'var(--mmap)', 'mapped']].forEach(([key, color, name]) => {
-    add('polyline', { points: loads.map((l, i) => x(times[i]) + ',' + y(l[key])).join(' '), fill: 'none', stroke: color, 'stroke-width': 2, class: 'series ' + key });
+    const steps = loads.flatMap((l, i) => (i > 0 ? [x(times[i]) + ',' + y(loads[i - 1][key])] : []).concat([x(times[i]) + ',' + y(l[key])]));
+    add('polyline', { points: steps.join(' '), fill: 'none', stroke: color, 'stroke-width': 2, class: 'series ' + key });
     loads.forEach((l, i) => add('circle', { cx: x(times[i]), cy: y(l[key]), r: 3, fill: color }).appendChild(
       Object.assign(document.createElementNS(svgNs, 'title'), { textContent: `${l.release} ${name} ${bytes(l[key])}` })));
   });
@@ -210,8 +253,8 @@ function chart(loads) {
 
 // --- Routing, refresh --------------------------------------------------------------------------------------------
 
-const VIEWS = { '': overview, fleet: overview, diff, load, tensor, history: historyView };
-const NEEDS = { diff: ['deployment', 'model', 'from', 'to'], load: ['id'], tensor: ['deployment', 'model', 'tensor'], history: ['deployment', 'model'] };
+const VIEWS = { '': overview, fleet: overview, incident, diff, load, tensor, history: historyView };
+const NEEDS = { incident: ['id'], diff: ['deployment', 'model', 'from', 'to'], load: ['id'], tensor: ['deployment', 'model', 'tensor'], history: ['deployment', 'model'] };
 
 function route() {
   const hash = location.hash.replace(/^#/, '');
@@ -223,6 +266,7 @@ function trail(r) {
   const parts = [link('overview', '#')];
   const p = r.params;
   if (p.deployment && p.model) { parts.push(' › ', link(p.deployment + ' · ' + p.model, historyHash(p.deployment, p.model))); }
+  if (r.name === 'incident') { parts.push(' › ', el('span', {}, 'incident ' + p.id)); }
   if (r.name === 'diff') { parts.push(' › ', el('span', {}, `diff ${p.from} → ${p.to}`)); }
   if (r.name === 'tensor') { parts.push(' › ', el('span', {}, p.tensor)); }
   if (r.name === 'load') { parts.push(' › ', el('span', {}, 'load ' + p.id)); }

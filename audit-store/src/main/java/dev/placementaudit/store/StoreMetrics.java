@@ -1,6 +1,7 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.ingest.BatchOutcome;
 import dev.placementaudit.store.ingest.IngestListener;
 import dev.placementaudit.store.regression.Finding;
@@ -15,6 +16,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -23,6 +25,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
@@ -30,7 +33,9 @@ import javax.sql.DataSource;
  * latest complete load of each deployment, model and release. {@code pa_store_alert_delta_bytes{kind,deployment,model,
  * from_release,to_release}}: for each deployment and model whose latest complete load raised an alert no budget
  * covers, the bytes it moved; the row goes when a later load of that deployment and model raises none. The shipped
- * Prometheus rules fire on it, so Alertmanager receives each alert with its deployment, model and releases.
+ * Prometheus rules fired on it before incidents. {@code pa_store_incident_deployments{incident,model,from_release,
+ * to_release,kind}}: one row per open, unacknowledged incident, valued at the deployments showing its cause; the shipped
+ * rules fire on it, so Alertmanager receives one alert per cause across the fleet, with a link that opens the incident.
  */
 public final class StoreMetrics implements IngestListener {
     private final MeterRegistry registry;
@@ -54,6 +59,12 @@ public final class StoreMetrics implements IngestListener {
     /** Whether rows were added or changed since the gauges were last registered (values of existing load rows change in place). */
     private boolean loadsChanged = true;
     private boolean alertsChanged = true;
+    private final MultiGauge incidentDeployments;
+    private long incidentsReadAt = System.nanoTime();
+    private boolean incidentsMayHaveChanged;
+    private static final long INCIDENTS_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** Even with no batch, how often the incidents are read again: an acknowledgement is made from another process. */
+    private static final long INCIDENTS_QUIET_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private final Map<String, Timer> phaseTimers = new HashMap<>();
     private final Map<String, Counter> counters = new HashMap<>();
 
@@ -72,8 +83,11 @@ public final class StoreMetrics implements IngestListener {
         this.alertsPublished = Counter.builder("pa.store.alerts.published").register(registry);
         this.alertDelta = MultiGauge.builder("pa.store.alert.delta.bytes").baseUnit("bytes")
                 .description("bytes moved by the alerts no budget covers, of the latest compared load per deployment and model").register(registry);
+        this.incidentDeployments = MultiGauge.builder("pa.store.incident.deployments")
+                .description("deployments whose latest load shows an open, unacknowledged incident's cause: one row per incident").register(registry);
         refreshGauges();
         refreshAlerts();
+        refreshIncidents();
     }
 
     @Override
@@ -110,6 +124,10 @@ public final class StoreMetrics implements IngestListener {
         }
         if (!outcome.completed().isEmpty()) {
             updateGauges(outcome.completed());
+            incidentsMayHaveChanged = true;
+            if (!outcome.incidents().isEmpty()) {
+                refreshIncidents();
+            }
         }
     }
 
@@ -141,6 +159,29 @@ public final class StoreMetrics implements IngestListener {
     public void publishDeferred() {
         publishGauges();
         publishAlerts();
+        long now = System.nanoTime();
+        if (now - incidentsReadAt > (incidentsMayHaveChanged ? INCIDENTS_INTERVAL_NANOS : INCIDENTS_QUIET_INTERVAL_NANOS)) {
+            refreshIncidents();
+        }
+    }
+
+    /**
+     * One row per open, unacknowledged incident, valued at how many deployments show it: read from the incidents (a
+     * handful of rows, whatever the fleet's size), so the series follow causes, not deployments.
+     */
+    private void refreshIncidents() {
+        incidentsReadAt = System.nanoTime();
+        incidentsMayHaveChanged = false;
+        List<Incidents.Incident> open;
+        try (Connection c = database.getConnection()) {
+            open = Incidents.list(c, true, null, null);
+        } catch (SQLException e) {
+            return;
+        }
+        Instant now = Instant.now();
+        incidentDeployments.register(open.stream().filter(i -> i.paging(now)).map(i -> MultiGauge.Row.of(Tags.of("incident", i.incidentId(),
+                "model", i.modelId(), "from_release", i.fromRelease(), "to_release", i.toRelease(), "kind", i.primaryKind()), i.showing()))
+                .collect(Collectors.toList()), true);
     }
 
     @Override

@@ -137,6 +137,16 @@ public final class ApiRoutes {
         config.routes.get("/api/releases", ctx -> ctx.json(queries.releases()));
         config.routes.get("/api/tensor-history", ctx -> ctx.json(queries.tensorHistory(id(ctx, "deployment", true), id(ctx, "model", true),
                 tensorName(ctx), limit(ctx))));
+        config.routes.get("/api/incidents", ctx -> ctx.json(queries.incidents("true".equals(ctx.queryParam("open")), id(ctx, "release", false),
+                id(ctx, "model", false), limit(ctx))));
+        config.routes.get("/api/incident", ctx -> {
+            String id = id(ctx, "id", true);
+            try {
+                ctx.json(queries.incident(id).orElseThrow(() -> new ApiException(404, "no incident " + id)));
+            } catch (IllegalArgumentException e) {
+                throw new ApiException(400, e.getMessage());
+            }
+        });
         config.routes.get("/api/alerts", ctx -> ctx.json(queries.alerts(id(ctx, "deployment", false), limit(ctx))));
         config.routes.get("/api/whatif", ctx -> {
             if (whatIf == null) {

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.incidents;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.placementaudit.store.db.Sql;
 
 import java.sql.Connection;
@@ -45,6 +46,7 @@ public final class Incidents {
                            List<String> kinds, String cause, int tensorCount, Instant firstSeen, Instant lastSeen, int showing, int affected,
                            int onRelease, long loads, long bytesMoved, long offHeapDelta, Ack acknowledged) {
         /** Showing out of on the release, 0 to 1 (0 when none is on it). */
+        @JsonProperty("exposure")
         public double exposure() {
             return onRelease == 0 ? 0 : (double) showing / onRelease;
         }
@@ -59,6 +61,7 @@ public final class Incidents {
         }
 
         /** "37 of 100 deployments (37%)". */
+        @JsonProperty("exposureText")
         public String exposureText() {
             return String.format(Locale.ROOT, "%d of %d deployment%s (%.0f%%)", showing, onRelease, onRelease == 1 ? "" : "s", exposure() * 100);
         }

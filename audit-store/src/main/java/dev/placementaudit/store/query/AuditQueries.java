@@ -2,6 +2,7 @@ package dev.placementaudit.store.query;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.db.Sql;
+import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.plans.PlanCache;
 import dev.placementaudit.store.plans.TensorPlacement;
 import dev.placementaudit.store.regression.Finding;
@@ -252,6 +253,25 @@ public final class AuditQueries {
                 + "WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND d.tensor_name = ? ORDER BY l.occurred_at, l.load_id "
                 + "FETCH FIRST " + limit + " ROWS ONLY", rs -> new TensorHistoryRow(rs.getString(1), rs.getString(2), Sql.instant(rs, 3),
                 rs.getString(4), rs.getLong(5), rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)), deployment, model, tensor);
+    }
+
+    /** Incidents, open ones first, then the most recently seen (see {@link Incidents#list}); at most {@code limit}. */
+    public List<Incidents.Incident> incidents(boolean openOnly, String release, String model, int limit) throws SQLException {
+        try (Connection c = database.getConnection()) {
+            List<Incidents.Incident> all = Incidents.list(c, openOnly, release, model);
+            return all.subList(0, Math.min(limit, all.size()));
+        }
+    }
+
+    /**
+     * One incident by id or unique prefix, with its tensors and deployments.
+     *
+     * @throws IllegalArgumentException when the prefix names several
+     */
+    public Optional<Incidents.Detail> incident(String idOrPrefix) throws SQLException {
+        try (Connection c = database.getConnection()) {
+            return Incidents.find(c, idOrPrefix);
+        }
     }
 
     public long alertCount() throws SQLException {

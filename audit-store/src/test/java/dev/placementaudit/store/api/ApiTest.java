@@ -76,6 +76,28 @@ class ApiTest {
                     .containsExactly("r1 MMAP_FILE", "r2 HOST_OFFHEAP");
             assertThat(history.get(0).get("occurredAt").asText()).as("times as ISO-8601 text").endsWith("Z");
             assertThat(ok(base + "/api/releases")).extracting(JsonNode::asText).containsExactly("r1", "r2");
+
+            // One incident: phone-1's r1 -> r2 lost the mapping of its 3 re-encoded tensors; phone-2 is on r2 without it.
+            JsonNode incidents = ok(base + "/api/incidents?open=true&release=r2");
+            assertThat(incidents).hasSize(1);
+            JsonNode incident = incidents.get(0);
+            assertThat(incident.get("state").asText()).isEqualTo("OPEN");
+            assertThat(incident.get("primaryKind").asText()).isEqualTo("LOST_MAPPING");
+            assertThat(incident.get("showing").asInt()).isEqualTo(1);
+            assertThat(incident.get("onRelease").asInt()).isEqualTo(2);
+            assertThat(incident.get("exposure").asDouble()).isEqualTo(0.5);
+            assertThat(incident.get("exposureText").asText()).isEqualTo("1 of 2 deployments (50%)");
+            assertThat(ok(base + "/api/incidents?release=r1")).isEmpty();
+            String id = incident.get("incidentId").asText();
+            JsonNode one = ok(base + "/api/incident?id=" + id.substring(0, 10));
+            assertThat(one.get("incident").get("incidentId").asText()).isEqualTo(id);
+            assertThat(one.get("tensors")).extracting(JsonNode::asText).containsExactly("blk.0.attn_q.weight", "blk.1.attn_q.weight",
+                    "blk.2.attn_q.weight");
+            assertThat(one.get("deployments")).hasSize(1);
+            assertThat(one.get("deployments").get(0).get("deploymentId").asText()).isEqualTo("phone-1");
+            assertThat(one.get("deployments").get(0).get("showing").asBoolean()).isTrue();
+            assertStatus(base + "/api/incident?id=inc-ffffffffffffffff", "s3cret", 404, "no incident inc-ffffffffffffffff");
+            assertStatus(base + "/api/incident", "s3cret", 400, "'id' is required");
             assertStatus(base + "/api/tensor-history?deployment=phone-1&model=sample-model", "s3cret", 400, "'tensor' is required");
 
             JsonNode alerts = ok(base + "/api/alerts?deployment=phone-1");

@@ -26,8 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The dashboard end to end in headless Chromium (Debian's package), along the path an SRE takes: the overview lists
- * every alert with its cause and links to its diff; the diff shows the root causes, expandable to each tensor with both
+ * The dashboard end to end in headless Chromium (Debian's package), along the path an SRE takes: the overview leads
+ * with the incidents (one per cause, with exposure), each opening to its deployments and a representative diff, then
+ * lists every alert with its cause and links to its diff; the diff shows the root causes, expandable to each tensor with both
  * sides' bytes, formats and reasons, and links to the loads; a load lists every tensor (filterable) and links to a
  * tensor's history; the history and the chart of bytes over time complete it. Each step follows the link the page
  * before it rendered. Screenshots are kept in target/ as artifacts.
@@ -55,6 +56,13 @@ class DashboardTest {
                 assertThat(overview).contains("Alerts (2)").contains("OFFHEAP_GROWTH").contains("LOST_MAPPING")
                         .contains("3 tensors re-encoded at load (Float32/Q4_K -&gt; Float32/Dense(4B)): lost mapping, +12 MB off-heap")
                         .contains("Fleet on release").contains("regressions: phone-1").contains("last updated");
+                assertThat(overview).contains("Incidents: 1 open (one per cause across the fleet)").contains("1 of 2").contains("50%");
+                String incidentLink = link(overview, "#incident?");
+                assertThat(incidentLink).matches("#incident\\?id=inc-[0-9a-f]{16}");
+                String incident = page(chromium, base + incidentLink, "incident");
+                assertThat(incident).contains("sample-model · r1 → r2").contains("OPEN · LOST_MAPPING · 1 of 2 deployments (50%)")
+                        .contains("Deployments: 1 showing it now, 1 ever").contains("One of them: phone-1")
+                        .contains("Diff: phone-1 · sample-model · r1 → r2").contains("3 tensor(s)");
                 String diffLink = link(overview, "#diff?");
                 assertThat(diffLink).isEqualTo("#diff?deployment=phone-1&model=sample-model&from=r1&to=r2");
 
@@ -131,6 +139,8 @@ class DashboardTest {
                     browser.clickLink("phone-1 · sample-model");
                     browser.awaitView("history");
                     assertThat(browser.evaluate("document.querySelectorAll('#chart polyline').length").asInt()).isEqualTo(3);
+                    assertThat(browser.evaluate("document.querySelector('#chart polyline').getAttribute('points').split(' ').length").asInt())
+                            .as("two loads drawn as a step: the first load's bytes hold until the second").isEqualTo(3);
                     assertThat(browser.evaluate("history.length").asInt()).as("each click a new entry: back works").isGreaterThanOrEqualTo(5);
                 }
             }
