@@ -2,6 +2,7 @@ package dev.placementaudit.store;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.testkit.DatabaseTargets;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
@@ -30,11 +31,13 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The shipped rules with a real Prometheus and a real Alertmanager (Debian's packages, on loopback): Prometheus
- * scrapes a running store, evaluates deploy/prometheus/placement-audit.rules.yml, and the off-heap growth the store
- * found arrives in Alertmanager with its deployment, model and releases, and a link to the dashboard's diff.
+ * scrapes a running store, evaluates deploy/prometheus/placement-audit.rules.yml, and a regression the store found on
+ * 120 deployments arrives in Alertmanager as one alert (one cause, one incident) with its model, releases and kind, and
+ * a link that opens the incident on the store's dashboard.
  */
 @ExtendWith(KafkaBrokerExtension.class)
 class AlertmanagerEndToEndTest {
+    private static final int DEPLOYMENTS = 120;
     private static final ObjectMapper JSON = new ObjectMapper();
     private final HttpClient http = HttpClient.newHttpClient();
     private final List<Process> processes = new ArrayList<>();
@@ -43,16 +46,24 @@ class AlertmanagerEndToEndTest {
     Path dir;
 
     @Test
-    void anOffHeapGrowthTheStoreFindsArrivesInAlertmanagerWithItsLabelsAndADashboardLink(KafkaBroker broker) throws Exception {
+    void aRegressionOnMoreThanAHundredDeploymentsArrivesInAlertmanagerAsOneAlertThatOpensItsIncident(KafkaBroker broker) throws Exception {
         Path prometheus = RequiredTool.find("prometheus", "prometheus");
         Path alertmanager = RequiredTool.find("prometheus-alertmanager", "prometheus-alertmanager", "alertmanager");
         try (TestDatabase db = DatabaseTargets.open(TestDatabase.Kind.H2)) {
             StoreHarness h = new StoreHarness(broker, db);
-            h.publish(List.of(StoreHarness.load("phone-9", "r1", 3, 0, false), StoreHarness.load("phone-9", "r2", 3, 24, true)));
+            // One change in r2 on 120 deployments: one cause, one incident, one alert in Alertmanager.
+            List<ModelLoaded> loads = new ArrayList<>();
+            for (int d = 0; d < DEPLOYMENTS; d++) {
+                loads.add(StoreHarness.load("phone-" + d, "r1", 3, 0, false));
+            }
+            for (int d = 0; d < DEPLOYMENTS; d++) {
+                loads.add(StoreHarness.load("phone-" + d, "r2", 3, 24, true));
+            }
+            h.publish(loads);
             Map<String, String> settings = h.settings();
             settings.put("store.http.port", "0");
             try (AuditStore store = h.start(settings)) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM alerts WHERE kind = 'OFFHEAP_GROWTH'") == 1);
+                await().atMost(Duration.ofSeconds(90)).until(() -> h.count("SELECT COUNT(*) FROM incident_deployments WHERE showing") == DEPLOYMENTS);
                 String target = "127.0.0.1:" + store.port();
                 int amPort = freePort();
                 int promPort = freePort();
@@ -85,12 +96,16 @@ class AlertmanagerEndToEndTest {
                         "--storage.tsdb.path=" + dir.resolve("prom-data"), "--web.listen-address=127.0.0.1:" + promPort);
 
                 AtomicReference<JsonNode> received = new AtomicReference<>();
+                List<JsonNode> all = new ArrayList<>();
                 try {
                     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
                         HttpResponse<String> alerts = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + amPort + "/api/v2/alerts"))
                                 .build(), HttpResponse.BodyHandlers.ofString());
-                        for (JsonNode alert : JSON.readTree(alerts.body())) {
-                            if (alert.get("labels").get("alertname").asText().equals("PlacementOffHeapGrowth")) {
+                        all.clear();
+                        JSON.readTree(alerts.body()).forEach(all::add);
+                        for (JsonNode alert : all) {
+                            if (alert.get("labels").get("alertname").asText().equals("PlacementRegression")
+                                    && alert.get("annotations").get("summary").asText().contains("on " + DEPLOYMENTS + " deployment(s)")) {
                                 received.set(alert);
                                 return true;
                             }
@@ -102,22 +117,36 @@ class AlertmanagerEndToEndTest {
                             + "\nalertmanager said:\n" + tail(dir.resolve("alertmanager.log")), e);
                 }
 
+                // Give Prometheus a few more evaluations: nothing else may arrive for the same cause.
+                Thread.sleep(3_000);
+                HttpResponse<String> after = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + amPort + "/api/v2/alerts")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                List<String> names = new ArrayList<>();
+                JSON.readTree(after.body()).forEach(a -> names.add(a.get("labels").get("alertname").asText()));
+                assertThat(names).as("one alert for a cause on %d deployments", DEPLOYMENTS).containsExactly("PlacementRegression");
+
                 JsonNode labels = received.get().get("labels");
-                assertThat(labels.get("deployment").asText()).isEqualTo("phone-9");
+                String incident = labels.get("incident").asText();
+                assertThat(incident).matches("inc-[0-9a-f]{16}");
                 assertThat(labels.get("model").asText()).isEqualTo("sample-model");
                 assertThat(labels.get("from_release").asText()).isEqualTo("r1");
                 assertThat(labels.get("to_release").asText()).isEqualTo("r2");
+                assertThat(labels.get("kind").asText()).isEqualTo("LOST_MAPPING");
                 assertThat(labels.get("severity").asText()).isEqualTo("warning");
+                assertThat(labels.has("deployment")).as("no deployment label: cardinality follows causes").isFalse();
                 JsonNode annotations = received.get().get("annotations");
-                assertThat(annotations.get("summary").asText()).startsWith("phone-9 sample-model: off-heap grew ").endsWith("from r1 to r2");
+                assertThat(annotations.get("summary").asText()).isEqualTo("sample-model r1 -> r2: LOST_MAPPING on " + DEPLOYMENTS
+                        + " deployment(s) (" + incident + ")");
                 String link = annotations.get("dashboard").asText();
-                assertThat(link).isEqualTo("http://" + target + "/#diff?deployment=phone-9&model=sample-model&from=r1&to=r2");
-                // The link's page is the store's dashboard, and the diff it opens answers.
+                assertThat(link).isEqualTo("http://" + target + "/#incident?id=" + incident);
+                // The link's page is the store's dashboard, and the incident it opens answers with every deployment.
                 assertThat(http.send(HttpRequest.newBuilder(URI.create(link)).build(), HttpResponse.BodyHandlers.ofString()).body())
                         .contains("placement-audit");
-                HttpResponse<String> diff = http.send(HttpRequest.newBuilder(URI.create("http://" + target
-                        + "/api/diff?deployment=phone-9&model=sample-model&from=r1&to=r2")).build(), HttpResponse.BodyHandlers.ofString());
-                assertThat(JSON.readTree(diff.body()).get("causes").get(0).get("cause").asText()).contains("re-encoded at load");
+                HttpResponse<String> opened = http.send(HttpRequest.newBuilder(URI.create("http://" + target + "/api/incident?id=" + incident))
+                        .build(), HttpResponse.BodyHandlers.ofString());
+                JsonNode detail = JSON.readTree(opened.body());
+                assertThat(detail.get("incident").get("cause").asText()).contains("re-encoded at load");
+                assertThat(detail.get("deployments")).hasSize(DEPLOYMENTS);
             } finally {
                 for (Process p : processes) {
                     p.destroy();
