@@ -197,7 +197,32 @@ class FastFailureIT {
         Launcher.Run run = launcher().run(Duration.ofSeconds(30), "store", "fleet", "--release", "r2", "--format", "xml");
 
         assertThat(run.exit()).as(run.toString()).isEqualTo(2);
-        assertThat(run.err()).contains("expected one of [table, json]");
+        assertThat(run.err()).contains("expected one of [table, json, junit]");
+    }
+
+    @Test
+    void aGateThatCannotReadTheStoreExitsTwoNotOneOrZero() throws Exception {
+        // A pipeline must tell "the release is blocked" (1) from "the gate could not decide" (2).
+        Launcher.Run run = launcher().run(Duration.ofSeconds(30), "store", "gate", "--release", "r2", "--store", "staging", "--format", "junit");
+
+        assertFailsFast(run, START_UP, "no audit store 'staging'");
+        assertThat(run.out()).as("no JUnit report that could pass for a verdict").isEmpty();
+    }
+
+    @Test
+    void aGateBoundIsAPercentage() throws Exception {
+        Launcher.Run run = launcher().run(Duration.ofSeconds(30), "store", "gate", "--release", "r2", "--max-exposure", "150");
+
+        assertThat(run.exit()).as(run.toString()).isEqualTo(2);
+        assertThat(run.err()).startsWith("error: --max-exposure must be between 0 and 100, got 150.0");
+    }
+
+    @Test
+    void junitIsTheGatesFormatOnly() throws Exception {
+        Launcher.Run run = launcher().run(Duration.ofSeconds(30), "store", "fleet", "--release", "r2", "--format", "junit");
+
+        assertThat(run.exit()).as(run.toString()).isEqualTo(2);
+        assertThat(run.err()).startsWith("error: --format junit is for `store gate`");
     }
 
     @Test
