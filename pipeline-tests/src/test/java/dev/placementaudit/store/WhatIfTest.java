@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.core.format.BlockQuant;
 import dev.placementaudit.core.format.Dense;
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.PlatformCapabilities;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.EventType;
 import dev.placementaudit.service.Settings;
@@ -93,6 +94,40 @@ class WhatIfTest {
         assertThat(report.deployments()).extracting(WhatIf.DeploymentTotals::deploymentId).containsExactly("a", "b", "c", "early", "old-runtime");
         assertThat(unchanged.changed()).as("the recorded policy reproduces the recorded decisions").isZero();
         assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).as("history untouched").isEqualTo(decisionsBefore);
+    }
+
+    @DatabaseTest
+    void thePreShipGateFailsOnACauseTheFleetDoesNotHaveAndPassesOnOneItHasOpen(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        String input = h.decisions.replace(".decided", ".loads");
+        broker.createTopics(2, input);
+        Map<String, String> storeSettings = h.settings();
+        storeSettings.put("store.loads.topic", input);
+        String[] cli = CliRun.settings(h);
+        String[] gate = {"--loads-topic", input, "--servable", "Dense(4B),Q6_K", "--gate"};
+        try (ResolverWorker worker = startWorker(broker, h, input); AuditStore store = h.start(storeSettings)) {
+            send(broker, input, List.of(StoreHarness.load("a", "r1", 2, 1, false), StoreHarness.load("b", "r1", 2, 2, false)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 2);
+
+            // Without Q4_K among the mapped-servable encodings, a's and b's Q4_K weights would lose their mapping: a cause
+            // the fleet has no incident for.
+            CliRun blocked = CliRun.run(cli, "whatif", gate);
+            assertThat(blocked.exit()).as(blocked.out() + blocked.err()).isEqualTo(1);
+            assertThat(blocked.out()).contains("gate: BLOCKED - of 2 deployments' latest loads, 2 would be planned differently; 1 cause(s) would "
+                    + "open a new incident").contains("NEW   sample-model r1 -> candidate  LOST_MAPPING  on 2 deployment(s)")
+                    .contains("why: 2 tensors ");
+            assertThat(CliRun.run(cli, "whatif", "--loads-topic", input, "--gate").exit()).as("the recorded policy moves nothing").isZero();
+
+            // r2 ships that very change on a: the fleet now has the incident open, so the candidate brings nothing new.
+            ModelLoaded r2 = StoreHarness.load("a", "r2", 2, 3, false);
+            send(broker, input, List.of(ModelLoaded.newBuilder(r2).setPlatform(PlatformCapabilities.newBuilder(r2.getPlatform())
+                    .setMappedServableEncodings(List.of("Dense(4B)", "Q6_K")).build()).build()));
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM incidents WHERE state = 'OPEN'") == 1);
+            CliRun known = CliRun.run(cli, "whatif", gate);
+            assertThat(known.exit()).as(known.out() + known.err()).isZero();
+            assertThat(known.out()).contains("gate: pass - of 2 deployments' latest loads, 1 would be planned differently; 0 cause(s)")
+                    .contains("known sample-model r1 -> candidate  LOST_MAPPING  on 1 deployment(s)").contains("(open today as inc-");
+        }
     }
 
     @DatabaseTest

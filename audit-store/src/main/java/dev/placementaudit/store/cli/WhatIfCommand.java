@@ -5,13 +5,15 @@ import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
 import dev.placementaudit.store.cli.AuditStoreCli.LoadFilter;
-import dev.placementaudit.store.cli.AuditStoreCli.Query;
 import dev.placementaudit.store.config.StoreConfig;
+import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.replay.PreShipGate;
 import dev.placementaudit.store.replay.WhatIf;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -43,21 +45,60 @@ final class WhatIfCommand implements Callable<Integer> {
     Boolean mappedFiles;
     @Option(names = "--tensors", defaultValue = "20", description = "tensor changes to list in the table (default: ${DEFAULT-VALUE})")
     int tensors;
+    @Option(names = "--gate", description = "a pre-ship gate: re-plan each deployment's latest load under the candidate and exit 1 if that "
+            + "would open an incident the fleet does not have open today (exit 0 otherwise)")
+    boolean gate;
+
+    /** The what-if report and, with --gate, the gate's verdict. */
+    record Gated(WhatIf.Report whatIf, PreShipGate.Verdict gate) {
+    }
 
     @Override
     public Integer call() throws Exception {
         common.requirePositive("--tensors", tensors);
         StoreConfig config = common.storeConfig();
         KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of(loadsTopic));
+        if (gate) {
+            return gated(config);
+        }
         return common.show(db -> new WhatIf(db.dataSource(), config.kafka(), loadsTopic,
-                config.connectTimeout()).run(query()),
-                (o, report) -> {
-                    o.println(report.summary());
-                    report.deployments().forEach(d -> o.printf(Locale.ROOT, "  %-16s %4d loads  %6d unchanged  %6d changed  %6d new  %s%n",
-                            d.deploymentId(), d.loads(), d.unchanged(), d.changed(), d.added(), d.deltaByDomain()));
-                    report.changes().stream().limit(tensors).forEach(t -> o.printf(Locale.ROOT, "  %-9s %-16s %-32s %s -> %s  %s%n",
-                            t.change(), t.deploymentId(), t.tensorName(), t.beforeDomain(), t.afterDomain(), ByteSizes.format(t.residentBytes())));
-                });
+                config.connectTimeout()).run(query()), this::print);
+    }
+
+    private void print(PrintWriter o, WhatIf.Report report) {
+        o.println(report.summary());
+        report.deployments().forEach(d -> o.printf(Locale.ROOT, "  %-16s %4d loads  %6d unchanged  %6d changed  %6d new  %s%n",
+                d.deploymentId(), d.loads(), d.unchanged(), d.changed(), d.added(), d.deltaByDomain()));
+        report.changes().stream().limit(tensors).forEach(t -> o.printf(Locale.ROOT, "  %-9s %-16s %-32s %s -> %s  %s%n",
+                t.change(), t.deploymentId(), t.tensorName(), t.beforeDomain(), t.afterDomain(), ByteSizes.format(t.residentBytes())));
+    }
+
+    /** The report, then the gate's verdict; 1 when the candidate would open an incident the fleet does not have open. */
+    private int gated(StoreConfig config) throws Exception {
+        Gated result;
+        try (AuditDatabase db = common.open()) {
+            WhatIf whatIf = new WhatIf(db.dataSource(), config.kafka(), loadsTopic, config.connectTimeout());
+            WhatIf.Query query = query();
+            WhatIf.Report report = whatIf.run(query);
+            PreShipGate.Verdict verdict = new PreShipGate(db.dataSource(), config.offHeapGrowth(), config.heapGrowth())
+                    .check(query.candidate().describe(), whatIf.latestUnderCandidate(query));
+            result = new Gated(report, verdict);
+        }
+        if (common.json()) {
+            common.printJson(result);
+        } else {
+            PrintWriter o = common.out();
+            print(o, result.whatIf());
+            PreShipGate.Verdict v = result.gate();
+            o.printf(Locale.ROOT, "gate: %s - of %d deployments' latest loads, %d would be planned differently; %d cause(s) would open a new "
+                    + "incident%n", v.pass() ? "pass" : "BLOCKED", v.loads(), v.replanned(), v.fresh().size());
+            for (PreShipGate.WouldOpen w : v.wouldOpen()) {
+                o.printf(Locale.ROOT, "  %s %s %s -> candidate  %s  on %d deployment(s), %s moved%n", w.openIncident() == null ? "NEW  " : "known",
+                        w.modelId(), w.fromRelease(), w.primaryKind(), w.deployments().size(), ByteSizes.format(w.bytesMoved()));
+                o.printf(Locale.ROOT, "      why: %s%s%n", w.cause(), w.openIncident() == null ? "" : " (open today as " + w.openIncident() + ")");
+            }
+        }
+        return result.gate().pass() ? 0 : GateCommand.BLOCKED;
     }
 
     WhatIf.Query query() {

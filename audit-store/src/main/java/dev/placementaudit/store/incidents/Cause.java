@@ -65,7 +65,7 @@ public record Cause(String incidentId, String modelId, String fromRelease, Strin
     }
 
     /** The strongest of these kinds: lost mapping, then off-heap growth, then heap growth. */
-    static FindingKind primary(Set<FindingKind> kinds) {
+    public static FindingKind primary(Set<FindingKind> kinds) {
         return PRIMARY_ORDER.stream().filter(kinds::contains).findFirst().orElse(FindingKind.FORMAT_CHANGED);
     }
 

@@ -226,7 +226,8 @@ public final class StoredPlans {
         return HexFormat.of().formatHex(sha.digest());
     }
 
-    static TensorPlacement placement(AllocationDecided d) {
+    /** A decision as a plan holds it. */
+    public static TensorPlacement placement(AllocationDecided d) {
         return new TensorPlacement(d.getTensorName(), d.getTensorIndex(), d.getDomain().name(), d.getResidentBytes(), d.getStoredFormat(),
                 d.getResidentFormat(), d.getReasonCode().name(), PlanDigest.blockers(d.getMappingBlockers()), d.getReason());
     }

@@ -158,6 +158,34 @@ public final class WhatIf {
                 fleet.added, fleet.delta, perDeployment.values().stream().map(Totals::row).toList(), changes, summary);
     }
 
+    /**
+     * The latest load of each deployment and model in the range (in log order: a deployment's loads share a
+     * partition), validated, with the candidate policy in place of the one it recorded: what the fleet would run if
+     * the candidate shipped now. Loads that do not decode or validate are left out, as in {@link #run}.
+     */
+    public List<ValidLoad> latestUnderCandidate(Query query) {
+        Map<List<String>, ValidLoad> latest = new LinkedHashMap<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
+            for (ConsumerRecord<byte[], byte[]> record : records(consumer, query)) {
+                ValidLoad valid;
+                try {
+                    valid = validator.validate(loads.decode(record.value()));
+                } catch (UndecodableEventException | InvalidLoadException e) {
+                    continue;
+                }
+                ModelLoaded load = valid.event();
+                if ((query.deployment() != null && !query.deployment().equals(load.getDeployment().getId()))
+                        || (query.model() != null && !query.model().equals(load.getModel().getId()))) {
+                    continue;
+                }
+                List<String> key = List.of(load.getDeployment().getId(), load.getModel().getId());
+                latest.remove(key);
+                latest.put(key, new ValidLoad(load, query.candidate().apply(valid.policy()), valid.tensors()));
+            }
+        }
+        return List.copyOf(latest.values());
+    }
+
     private KafkaConsumer<byte[], byte[]> consumer() {
         Map<String, Object> config = new HashMap<>(kafka);
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
