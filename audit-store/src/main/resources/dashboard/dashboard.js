@@ -152,7 +152,10 @@ async function incident(params) {
     el('details', {}, el('summary', {}, `${i.tensorCount} tensor(s)`), el('ul', {}, d.tensors.map(t => el('li', {}, t)))),
     el('h3', {}, `Deployments: ${i.showing} showing it now, ${i.affected} ever`),
     table(['deployment', 'now', { text: 'loads', num: true }, { text: 'bytes moved', num: true }, { text: 'off-heap', num: true },
-      { text: 'mapped', num: true }, 'first seen', 'last seen', ''], rows, 'deployments')),
+      { text: 'mapped', num: true }, 'first seen', 'last seen', ''], rows, 'deployments'),
+    el('h3', {}, `Exposure over time (deployments showing it, of ${i.onRelease} on ${i.toRelease} now)`),
+    table(['from', { text: 'showing', num: true }], d.exposureOverTime.map(p => el('tr', {}, td(p.at.replace('T', ' ').replace('Z', '')),
+      td(`${p.showing} (${percent(i.onRelease ? p.showing / i.onRelease : 0)})`, 'num'))), 'exposure')),
     example ? el('h3', {}, `One of them: ${example.deploymentId}`) : '', ...representative];
 }
 

@@ -52,6 +52,8 @@ CREATE TABLE incident_deployments (
     mapped_delta         BIGINT        NOT NULL,
     first_seen           TIMESTAMP WITH TIME ZONE NOT NULL,
     last_seen            TIMESTAMP WITH TIME ZONE NOT NULL,
+    -- When it left: the time of the load that no longer showed the cause (null while showing).
+    left_seen            TIMESTAMP WITH TIME ZONE,
     last_load_id         VARCHAR(36)   NOT NULL,
     from_plan            VARCHAR(64),
     to_plan              VARCHAR(64),

@@ -102,6 +102,11 @@ class IncidentsTest {
             assertThat(resolved.state()).isEqualTo("RESOLVED");
             assertThat(resolved.showing()).isZero();
             assertThat(resolved.affected()).isEqualTo(3);
+            CliRun history = CliRun.run(cli, "incident", opened.incidentId());
+            assertThat(history.out()).as("joins at a's, b's and c's first r2 loads, leaves at their r3 loads")
+                    .contains("exposure over time (deployments showing it, of 1 on r2 now):\n"
+                            + "    2026-11-01T10:00:00Z  1\n    2026-11-01T11:00:00Z  2\n    2026-11-01T13:00:00Z  3\n"
+                            + "    2026-11-01T20:00:00Z  2\n    2026-11-01T21:00:00Z  1\n    2026-11-01T22:00:00Z  0\n");
             awaitPublished(h, "RESOLVED");
 
             // A deployment that moves r1 -> r2 later brings it back.

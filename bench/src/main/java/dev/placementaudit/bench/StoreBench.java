@@ -116,6 +116,12 @@ public final class StoreBench {
     /** Rows the last ingest run staged and plan tensor rows it wrote (pa_store_decisions_staged, pa_store_plan_tensor_rows). */
     private double lastStaged;
     private double lastPlanRows;
+    /** The last run's incidents (and open ones), the events it published on placement-alerts, those still due, and per-load alert rows. */
+    private long lastIncidents;
+    private long lastOpenIncidents;
+    private double lastEvents;
+    private long lastPending;
+    private long lastAlertRows;
 
     private StoreBench(String bootstrap, String mix, int loads, int runs, long queryLoads) {
         this.bootstrap = bootstrap;
@@ -149,9 +155,9 @@ public final class StoreBench {
         for (int run = 1; run <= runs; run++) {
             copy.add(rawCopy(copyRows, "bench_copy_" + run + "_" + suffix()));
             store.add(ingest(base, "bench_store_" + run + "_" + suffix()));
-            System.out.printf(Locale.ROOT, "run %d  raw COPY %.2f s (%.0f rows/s)   audit-store %.2f s (%.0f decisions/s); database %s%n", run,
-                    copy.get(run - 1), stream.decisions() / copy.get(run - 1), store.get(run - 1), stream.decisions() / store.get(run - 1),
-                    lastSizes);
+            System.out.printf(Locale.ROOT, "run %d  raw COPY %.2f s (%.0f rows/s)   audit-store %.2f s (%.0f decisions/s); incidents %d, events %.0f "
+                    + "(+%d due); database %s%n", run, copy.get(run - 1), stream.decisions() / copy.get(run - 1), store.get(run - 1),
+                    stream.decisions() / store.get(run - 1), lastIncidents, lastEvents, lastPending, lastSizes);
         }
         Files.deleteIfExists(copyRows);
         double copyMedian = median(copy);
@@ -170,6 +176,11 @@ public final class StoreBench {
                 storeMedian, stream.decisions() / storeMedian, copyMedian / storeMedian));
         md.append(String.format(Locale.ROOT, "%nThe last run staged %,.0f decision rows and wrote %,.0f plan tensor rows (pa_store_decisions_staged, "
                 + "pa_store_plan_tensor_rows).%n", lastStaged, lastPlanRows));
+        md.append(String.format(Locale.ROOT, "%nIncidents after the last run: **%d** (%d open), one per cause across the fleet. Events on "
+                + "placement-alerts: **%.0f** published while it ingested (PlacementIncident: opened at once, other changes at most once a minute "
+                + "per incident), %d incident(s) with an update still due when the run ended: at most **%.0f** events in all, %.1f per incident "
+                + "(goal <= 3). Per-load alerts recorded (not published; store.alerts.per.load is off): %,d.%n", lastIncidents, lastOpenIncidents,
+                lastEvents, lastPending, lastEvents + lastPending, (lastEvents + lastPending) / Math.max(1, lastIncidents), lastAlertRows));
         double phaseTotal = lastPhases.values().stream().mapToDouble(Double::doubleValue).sum();
         md.append("\nWhere the last run's batches spent their time (pa_store_batch_phase_seconds, ms): ");
         List<String> order = new ArrayList<>(List.of("rows", "lock", "complete", "chain", "detect", "commit"));
@@ -393,7 +404,12 @@ public final class StoreBench {
             lastPhases.clear();
             registry.find("pa.store.batch.phase").timers().forEach(t -> lastPhases.put(t.getId().getTag("phase"),
                     t.totalTime(TimeUnit.MILLISECONDS)));
+            lastEvents = registry.counter("pa.store.alerts.published").count();
             try (Connection c = store.database().dataSource().getConnection()) {
+                lastIncidents = count(c, "SELECT COUNT(*) FROM " + schema + ".incidents");
+                lastOpenIncidents = count(c, "SELECT COUNT(*) FROM " + schema + ".incidents WHERE state = 'OPEN'");
+                lastPending = count(c, "SELECT COUNT(*) FROM " + schema + ".incidents WHERE published_version IS NULL OR published_version < version");
+                lastAlertRows = count(c, "SELECT COUNT(*) FROM " + schema + ".alerts");
                 lastSizes.clear();
                 lastSizes.putAll(sizes(c, schema));
                 drop(c, schema);
@@ -403,6 +419,13 @@ public final class StoreBench {
     }
 
 
+
+    private static long count(Connection c, String sql) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
 
     /** Bytes per table of the schema, indexes and TOAST included (pg_total_relation_size), largest first. */
     static Map<String, Long> sizes(Connection c, String schema) throws SQLException {

@@ -42,6 +42,8 @@ final class IncidentCommand implements Callable<Integer> {
                         dep.showing() ? "showing" : "left", dep.loads(), ByteSizes.format(dep.bytesMoved()), dep.offHeapDelta() >= 0 ? "+" : "-",
                         ByteSizes.format(Math.abs(dep.offHeapDelta())), dep.firstSeen(), dep.lastSeen(), dep.lastLoadId());
             }
+            o.printf(Locale.ROOT, "exposure over time (deployments showing it, of %d on %s now):%n", i.onRelease(), i.toRelease());
+            d.exposureOverTime().forEach(p -> o.printf(Locale.ROOT, "    %s  %d%n", p.at(), p.showing()));
         });
     }
 

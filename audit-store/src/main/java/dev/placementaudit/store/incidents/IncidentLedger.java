@@ -49,10 +49,11 @@ public final class IncidentLedger {
             "VARCHAR(150)", "INTEGER", "VARCHAR(64)", "VARCHAR(65535)", "VARCHAR(10)", "TIMESTAMP WITH TIME ZONE",
             "TIMESTAMP WITH TIME ZONE", "BIGINT", "TIMESTAMP WITH TIME ZONE");
     private static final List<String> DEPLOYMENT_COLUMNS = List.of("incident_id", "deployment_id", "model_id", "showing", "loads",
-            "bytes_moved", "offheap_delta", "heap_delta", "mapped_delta", "first_seen", "last_seen", "last_load_id", "from_plan", "to_plan");
+            "bytes_moved", "offheap_delta", "heap_delta", "mapped_delta", "first_seen", "last_seen", "left_seen", "last_load_id", "from_plan",
+            "to_plan");
     private static final List<String> DEPLOYMENT_TYPES = List.of("VARCHAR(40)", "VARCHAR(200)", "VARCHAR(200)", "BOOLEAN", "INTEGER",
-            "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE", "VARCHAR(36)", "VARCHAR(64)",
-            "VARCHAR(64)");
+            "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE",
+            "VARCHAR(36)", "VARCHAR(64)", "VARCHAR(64)");
     /** The most tensor names an incident row lists (the digest covers them all). */
     private static final int TENSOR_TEXT_LIMIT = 60_000;
 
@@ -98,6 +99,7 @@ public final class IncidentLedger {
             for (Affected a : rows) {
                 if (a.showing && !ids.contains(a.incidentId)) {
                     a.showing = false;
+                    a.leftSeen = load.occurredAt();
                     mark(a, dirty, material);
                 }
             }
@@ -111,6 +113,7 @@ public final class IncidentLedger {
                     material.add(a.incidentId);
                 }
                 a.showing = true;
+                a.leftSeen = null;
                 a.loads++;
                 RootCauses.CauseGroup g = cause.group();
                 a.bytesMoved = g.bytesMoved();
@@ -179,6 +182,7 @@ public final class IncidentLedger {
                     a.heapDelta = rs.getLong("heap_delta");
                     a.mappedDelta = rs.getLong("mapped_delta");
                     a.lastSeen = rs.getTimestamp("last_seen").toInstant();
+                    a.leftSeen = rs.getTimestamp("left_seen") == null ? null : rs.getTimestamp("left_seen").toInstant();
                     a.lastLoadId = rs.getString("last_load_id");
                     a.fromPlan = rs.getString("from_plan");
                     a.toPlan = rs.getString("to_plan");
@@ -231,7 +235,8 @@ public final class IncidentLedger {
         try (PreparedStatement upsert = c.prepareStatement(upsertDeployment)) {
             for (Affected a : dirty) {
                 Sql.bind(upsert, a.incidentId, a.deploymentId, a.modelId, a.showing, a.loads, a.bytesMoved, a.offHeapDelta, a.heapDelta,
-                        a.mappedDelta, Timestamp.from(a.firstSeen), Timestamp.from(a.lastSeen), a.lastLoadId, a.fromPlan, a.toPlan);
+                        a.mappedDelta, Timestamp.from(a.firstSeen), Timestamp.from(a.lastSeen), a.leftSeen == null ? null : Timestamp.from(a.leftSeen),
+                        a.lastLoadId, a.fromPlan, a.toPlan);
                 upsert.addBatch();
             }
             upsert.executeBatch();
@@ -321,6 +326,7 @@ public final class IncidentLedger {
         long mappedDelta;
         Instant firstSeen;
         Instant lastSeen;
+        Instant leftSeen;
         String lastLoadId;
         String fromPlan;
         String toPlan;

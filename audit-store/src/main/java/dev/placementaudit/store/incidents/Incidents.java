@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * What the store knows of its incidents (read side): the list, one incident with its deployments, acknowledgement,
@@ -67,14 +68,22 @@ public final class Incidents {
         }
     }
 
-    /** A deployment's part in an incident. */
+    /** A deployment's part in an incident ({@code leftSeen}: the time of the load that no longer showed it; null while showing). */
     public record Deployment(String deploymentId, boolean showing, int loads, long bytesMoved, long offHeapDelta, long heapDelta,
-                             long mappedDelta, Instant firstSeen, Instant lastSeen, String lastLoadId, String fromPlan, String toPlan) {
+                             long mappedDelta, Instant firstSeen, Instant lastSeen, Instant leftSeen, String lastLoadId, String fromPlan, String toPlan) {
     }
 
-    /** One incident with its tensors (sorted by name) and deployments (showing first, then by name). */
+    /** How many deployments showed the cause from {@code at} on (load times: a deployment joins when it first showed it, leaves at the load that no longer did). */
+    public record ExposurePoint(Instant at, int showing) {
+    }
+
+    /**
+     * One incident with its tensors (sorted by name), deployments (showing first, then by name) and exposure over time
+     * (a step at each join or leave, out of {@code incident.onRelease()} on the release now).
+     */
     public record Detail(Incident incident, String beforeDomain, String afterDomain, String beforeReason, String afterReason,
-                         String beforeFormat, String afterFormat, List<String> tensors, List<Deployment> deployments) {
+                         String beforeFormat, String afterFormat, List<String> tensors, List<Deployment> deployments,
+                         List<ExposurePoint> exposureOverTime) {
     }
 
     private static final String LIST = "SELECT i.incident_id, i.state, i.model_id, i.from_release, i.to_release, i.primary_kind, i.kinds, i.cause, "
@@ -139,14 +148,32 @@ public final class Incidents {
         incident = withOnRelease(incident, count(c, incident.modelId(), incident.toRelease()));
         Detail detail = Sql.first(c, "SELECT before_domain, after_domain, before_reason, after_reason, before_format, after_format, tensors "
                 + "FROM incidents WHERE incident_id = ?", rs -> new Detail(null, rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                rs.getString(5), rs.getString(6), Arrays.asList(rs.getString(7).split("\n")), List.of()), id).orElseThrow();
+                rs.getString(5), rs.getString(6), Arrays.asList(rs.getString(7).split("\n")), List.of(), List.of()), id).orElseThrow();
         List<Deployment> deployments = Sql.list(c, "SELECT deployment_id, showing, loads, bytes_moved, offheap_delta, heap_delta, mapped_delta, "
-                + "first_seen, last_seen, last_load_id, from_plan, to_plan FROM incident_deployments WHERE incident_id = ? "
+                + "first_seen, last_seen, left_seen, last_load_id, from_plan, to_plan FROM incident_deployments WHERE incident_id = ? "
                 + "ORDER BY showing DESC, deployment_id", rs -> new Deployment(rs.getString(1), rs.getBoolean(2), rs.getInt(3), rs.getLong(4),
-                rs.getLong(5), rs.getLong(6), rs.getLong(7), Sql.instant(rs, 8), Sql.instant(rs, 9), rs.getString(10), rs.getString(11),
-                rs.getString(12)), id);
+                rs.getLong(5), rs.getLong(6), rs.getLong(7), Sql.instant(rs, 8), Sql.instant(rs, 9),
+                rs.getTimestamp(10) == null ? null : rs.getTimestamp(10).toInstant(), rs.getString(11), rs.getString(12), rs.getString(13)), id);
         return Optional.of(new Detail(incident, detail.beforeDomain(), detail.afterDomain(), detail.beforeReason(), detail.afterReason(),
-                detail.beforeFormat(), detail.afterFormat(), detail.tensors(), deployments));
+                detail.beforeFormat(), detail.afterFormat(), detail.tensors(), deployments, overTime(deployments)));
+    }
+
+    /** A step at every join and leave, in time order; joins and leaves at the same time make one step. */
+    static List<ExposurePoint> overTime(List<Deployment> deployments) {
+        TreeMap<Instant, Integer> steps = new TreeMap<>();
+        for (Deployment d : deployments) {
+            steps.merge(d.firstSeen(), 1, Integer::sum);
+            if (!d.showing() && d.leftSeen() != null) {
+                steps.merge(d.leftSeen(), -1, Integer::sum);
+            }
+        }
+        List<ExposurePoint> points = new ArrayList<>();
+        int showing = 0;
+        for (Map.Entry<Instant, Integer> step : steps.entrySet()) {
+            showing += step.getValue();
+            points.add(new ExposurePoint(step.getKey(), Math.max(0, showing)));
+        }
+        return points;
     }
 
     /**
