@@ -9,7 +9,6 @@ import dev.placementaudit.store.incidents.IncidentPublisher;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
@@ -24,7 +23,6 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
@@ -72,15 +70,8 @@ public final class AlertPublisher implements AutoCloseable {
         this.topic = topic;
         this.perLoad = perLoad;
         this.incidents = incidents;
-        Map<String, Object> config = new HashMap<>(kafka);
-        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
-        config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-alerts");
-        // Publishing runs between ingest batches: it may fail (the alerts wait in the outbox), never hold ingestion up.
-        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
-        config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-        config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "15000");
-        this.producer = new KafkaProducer<>(config, new StringSerializer(), EventSerde.of(PlacementAlert.class));
+        this.producer = new KafkaProducer<>(IncidentPublisher.outboxProducer(kafka, "audit-store-alerts"), new StringSerializer(),
+                EventSerde.of(PlacementAlert.class));
     }
 
     /** @return how many alert and incident events were published */

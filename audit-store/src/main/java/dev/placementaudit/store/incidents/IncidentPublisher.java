@@ -58,14 +58,23 @@ public final class IncidentPublisher implements AutoCloseable {
         this.topic = topic;
         this.interval = interval;
         this.clock = clock;
+        this.producer = new KafkaProducer<>(outboxProducer(kafka, "audit-store-incidents"), new StringSerializer(),
+                EventSerde.of(PlacementIncident.class));
+    }
+
+    /**
+     * An outbox's producer settings: idempotent, acknowledged by every replica, and bounded in time, since publishing
+     * runs between ingest batches: it may fail (what it publishes waits in its table), never hold ingestion up.
+     */
+    public static Map<String, Object> outboxProducer(Map<String, Object> kafka, String clientId) {
         Map<String, Object> config = new HashMap<>(kafka);
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         config.put(ProducerConfig.ACKS_CONFIG, "all");
-        config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-incidents");
+        config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, clientId);
         config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
         config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "15000");
-        this.producer = new KafkaProducer<>(config, new StringSerializer(), EventSerde.of(PlacementIncident.class));
+        return config;
     }
 
     /** @return how many incident events were published */
