@@ -151,8 +151,11 @@ class AuditStoreIngestTest {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
         try (AuditStore store = h.start(h.settings(), registry)) {
-            List<ConsumerRecord<byte[], byte[]>> published = TopicReader.readCommitted(broker, h.alerts, 2);
-            List<PlacementAlert> alerts = published.stream().map(r -> EventSerde.of(PlacementAlert.class).decode(r.value())).toList();
+            // The per-load alerts (store.alerts.per.load is on in the harness) and the one incident they belong to.
+            List<ConsumerRecord<byte[], byte[]>> published = TopicReader.readCommitted(broker, h.alerts, 3);
+            assertThat(published).filteredOn(StoreHarness::isIncident).hasSize(1);
+            List<PlacementAlert> alerts = published.stream().filter(r -> !StoreHarness.isIncident(r))
+                    .map(r -> EventSerde.of(PlacementAlert.class).decode(r.value())).toList();
 
             assertThat(h.count("SELECT COUNT(*) FROM findings WHERE kind = '" + FindingKind.LOST_MAPPING + "'")).isEqualTo(3);
             assertThat(h.count("SELECT COUNT(*) FROM findings WHERE kind = '" + FindingKind.FORMAT_CHANGED + "'")).isEqualTo(3);
@@ -199,7 +202,8 @@ class AuditStoreIngestTest {
             AuditQueries.AlertRow growth = alerts.stream().filter(a -> a.kind().equals("OFFHEAP_GROWTH")).findFirst().orElseThrow();
             assertThat(growth.suppressedBy()).isEqualTo("within budget of 64 MB: PLAT-42: r2 dequantizes attention on purpose");
             assertThat(growth.publishedAt()).isNull();
-            List<PlacementAlert> onTopic = TopicReader.readCommitted(broker, h.alerts, 1).stream()
+            // A growth budget covers the deployment's per-load alert; the incident (a cause, not a deployment) is published.
+            List<PlacementAlert> onTopic = TopicReader.readCommitted(broker, h.alerts, 2).stream().filter(r -> !StoreHarness.isIncident(r))
                     .map(r -> EventSerde.of(PlacementAlert.class).decode(r.value())).toList();
             assertThat(onTopic).extracting(PlacementAlert::getKind).containsExactly(AlertKind.LOST_MAPPING);
         }
@@ -217,7 +221,8 @@ class AuditStoreIngestTest {
         try (AuditStore store = h.start(settings)) {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM alerts WHERE published_at IS NOT NULL") == 2);
 
-            assertThat(TopicReader.readCommitted(broker, alerts, 2)).hasSize(2);
+            assertThat(TopicReader.readCommitted(broker, alerts, 3)).as("two per-load alerts and their incident").hasSize(3)
+                    .filteredOn(StoreHarness::isIncident).hasSize(1);
             assertThat(TopicReader.readCommitted(broker, alerts + ".dlq", 0)).isEmpty();
         }
     }

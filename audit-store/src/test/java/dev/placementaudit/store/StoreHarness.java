@@ -16,6 +16,7 @@ import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -172,7 +173,12 @@ final class StoreHarness {
      * Each deployment, model and release with a complete load has one head, and it is the latest of them, with that
      * load's comparison and the regressions it found.
      */
-    static void assertReleaseHeads(StoreHarness h) throws java.sql.SQLException {
+    /** Whether a record on the alerts topic is an incident (keyed by its id) rather than a per-load alert (keyed by deployment). */
+    static boolean isIncident(ConsumerRecord<byte[], byte[]> record) {
+        return record.key() != null && new String(record.key(), StandardCharsets.UTF_8).startsWith("inc-");
+    }
+
+        static void assertReleaseHeads(StoreHarness h) throws java.sql.SQLException {
         org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads")).isEqualTo(h.count(
                 "SELECT COUNT(*) FROM (SELECT DISTINCT deployment_id, model_id, release_name FROM loads WHERE complete = TRUE) x"));
         org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads r WHERE NOT EXISTS (SELECT 1 FROM loads l "
