@@ -172,14 +172,13 @@ public final class StoreMetrics implements IngestListener {
     private void refreshIncidents() {
         incidentsReadAt = System.nanoTime();
         incidentsMayHaveChanged = false;
-        List<Incidents.Incident> open;
+        List<Incidents.Incident> paging;
         try (Connection c = database.getConnection()) {
-            open = Incidents.list(c, true, null, null);
+            paging = Incidents.paging(c, Instant.now());
         } catch (SQLException e) {
             return;
         }
-        Instant now = Instant.now();
-        incidentDeployments.register(open.stream().filter(i -> i.paging(now)).map(i -> MultiGauge.Row.of(Tags.of("incident", i.incidentId(),
+        incidentDeployments.register(paging.stream().map(i -> MultiGauge.Row.of(Tags.of("incident", i.incidentId(),
                 "model", i.modelId(), "from_release", i.fromRelease(), "to_release", i.toRelease(), "kind", i.primaryKind()), i.showing()))
                 .collect(Collectors.toList()), true);
     }

@@ -14,6 +14,8 @@ import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
 import dev.placementaudit.testkit.TopicReader;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.PrintWriter;
@@ -43,7 +45,8 @@ class IncidentsTest {
         String[] cli = CliRun.settings(h);
         Map<String, String> settings = h.settings();
         settings.put("store.alerts.per.load", "false");
-        try (AuditStore store = h.start(settings)) {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (AuditStore store = h.start(settings, registry)) {
             // r2 dequantizes the blk.* weights: they lose their mapping on a and b; c stays on r1; d starts on r2 (no predecessor).
             publishAndWait(h, List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
                     StoreHarness.load("c", "r1", 2, 2, false), StoreHarness.load("d", "r2", 2, 3, true),
@@ -61,6 +64,9 @@ class IncidentsTest {
             assertThat(opened.tensorCount()).isEqualTo(2);
             long version = h.count("SELECT version FROM incidents");
             awaitPublished(h, "OPEN");
+            String series = "pa_store_incident_deployments{from_release=\"r1\",incident=\"" + opened.incidentId()
+                    + "\",kind=\"LOST_MAPPING\",model=\"sample-model\",to_release=\"r2\"}";
+            await().atMost(Duration.ofSeconds(30)).until(() -> registry.scrape().contains(series + " 2.0"));
 
             // A reload of an affected deployment changes nothing material; c joins.
             publishAndWait(h, List.of(StoreHarness.load("a", "r2", 2, 12, true), StoreHarness.load("c", "r2", 2, 13, true)));
@@ -118,6 +124,7 @@ class IncidentsTest {
             assertThat(reopened.onRelease()).as("d and e are on r2").isEqualTo(2);
             awaitPublished(h, "OPEN");
             assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE published_version = version")).as("the ack went out with the reopening").isEqualTo(1);
+            assertThat(registry.scrape()).as("open again, but acknowledged: it pages nobody").doesNotContain("incident=\"" + opened.incidentId());
 
             // On placement-alerts: the incident's state changes, keyed by its id. c joining and the acknowledgement fell
             // within a minute of the opening (the default update interval), so they went out with the next state change;

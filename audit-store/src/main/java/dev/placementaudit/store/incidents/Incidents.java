@@ -138,6 +138,15 @@ public final class Incidents {
         return incidents;
     }
 
+    /**
+     * The open incidents no live acknowledgement covers, without their exposure's denominator (which reads the release
+     * heads): what the metrics read every few seconds on the ingest thread, cheap whatever the fleet's size.
+     */
+    public static List<Incident> paging(Connection c, Instant now) throws SQLException {
+        return Sql.list(c, LIST + " WHERE i.state = 'OPEN' AND (a.incident_id IS NULL OR (a.until_time IS NOT NULL AND a.until_time <= ?)) "
+                + "ORDER BY i.incident_id", Incidents::incident, Timestamp.from(now));
+    }
+
     /** The incident with this id, or the one whose id starts with it (an error names the candidates when several do). */
     public static Optional<Detail> find(Connection c, String idOrPrefix) throws SQLException {
         String id = resolve(c, idOrPrefix).orElse(null);
