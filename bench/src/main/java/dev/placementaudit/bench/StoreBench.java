@@ -105,6 +105,8 @@ public final class StoreBench {
     private final long queryLoads;
     /** Leaves the million-load schema of the query run in place, for EXPLAIN and the like. */
     private boolean keepQuerySchema;
+    /** With --keep-schema: the last ingest run's schema stays too, to look at its tables. */
+    private boolean keepIngestSchema;
     private final String pgUrl;
     private final String pgUser;
     private final String pgPassword;
@@ -154,6 +156,7 @@ public final class StoreBench {
         List<Double> store = new ArrayList<>();
         for (int run = 1; run <= runs; run++) {
             copy.add(rawCopy(copyRows, "bench_copy_" + run + "_" + suffix()));
+            keepIngestSchema = keepQuerySchema && run == runs;
             store.add(ingest(base, "bench_store_" + run + "_" + suffix()));
             System.out.printf(Locale.ROOT, "run %d  raw COPY %.2f s (%.0f rows/s)   audit-store %.2f s (%.0f decisions/s); incidents %d, events %.0f "
                     + "(+%d due); database %s%n", run, copy.get(run - 1), stream.decisions() / copy.get(run - 1), store.get(run - 1),
@@ -412,7 +415,11 @@ public final class StoreBench {
                 lastAlertRows = count(c, "SELECT COUNT(*) FROM " + schema + ".alerts");
                 lastSizes.clear();
                 lastSizes.putAll(sizes(c, schema));
-                drop(c, schema);
+                if (keepIngestSchema) {
+                    System.out.println("kept schema " + schema + " (--keep-schema)");
+                } else {
+                    drop(c, schema);
+                }
             }
         }
         return seconds;

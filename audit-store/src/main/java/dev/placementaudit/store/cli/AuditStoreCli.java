@@ -65,10 +65,13 @@ public final class AuditStoreCli {
     }
 
     /** How query results are printed. */
-    enum OutputFormat { table, json, junit }
+    enum OutputFormat { table, json }
 
-    /** Where the store's configuration comes from; every query command opens the database itself. */
-    static final class Common {
+    /**
+     * Where the store's configuration comes from; every query command opens the database itself. Without {@code --format}:
+     * for a command whose formats are not a query's (the gate's JUnit report); {@link Common} adds it.
+     */
+    static class StoreOptions {
         @Option(names = "--store", paramLabel = "STORE", description = "the audit store to use: a JDBC URL, an H2 database file (./data/audit or "
                 + "./data/audit.mv.db), or NAME for conf/stores/NAME.properties (default: store.jdbc.url, env PA_STORE_JDBC_URL, else "
                 + StoreConfig.DEFAULT_H2_PATH + ")")
@@ -81,10 +84,6 @@ public final class AuditStoreCli {
         @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting that wins over every other layer, e.g. --set connect.timeout=3s (repeatable)")
         Map<String, String> overrides = new LinkedHashMap<>();
 
-        @Option(names = "--format", defaultValue = "table", description = "output: ${COMPLETION-CANDIDATES} (junit: `gate` only; default: "
-                + "${DEFAULT-VALUE})")
-        OutputFormat format;
-
         /** The command this mixin is part of: where its output goes, and whom a usage error names. */
         @Spec(Spec.Target.MIXEE)
         CommandSpec spec;
@@ -93,11 +92,6 @@ public final class AuditStoreCli {
 
         PrintWriter out() {
             return spec.commandLine().getOut();
-        }
-
-        /** Where progress goes: stdout, except with {@code --format json}, whose stdout carries only the result. */
-        PrintWriter progress() {
-            return json() ? spec.commandLine().getErr() : out();
         }
 
         /** A usage error, reported as picocli reports its own (the message, then the command's usage). */
@@ -137,10 +131,6 @@ public final class AuditStoreCli {
             return new AuditQueries(database.dataSource(), c.offHeapGrowth(), c.heapGrowth());
         }
 
-        boolean json() {
-            return format == OutputFormat.json;
-        }
-
         /**
          * Fails in one line unless a broker is configured and answers with the chain topic there.
          *
@@ -160,12 +150,24 @@ public final class AuditStoreCli {
         void printJson(Object result) throws IOException {
             out().println(Json.MAPPER.writeValueAsString(result));
         }
+    }
+
+    /** {@link StoreOptions} and {@code --format table|json}: every query command's options. */
+    static final class Common extends StoreOptions {
+        @Option(names = "--format", defaultValue = "table", description = "output: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+        OutputFormat format;
+
+        boolean json() {
+            return format == OutputFormat.json;
+        }
+
+        /** Where progress goes: stdout, except with {@code --format json}, whose stdout carries only the result. */
+        PrintWriter progress() {
+            return json() ? spec.commandLine().getErr() : out();
+        }
 
         /** Opens the database, runs the query, and prints the result as JSON or, by default, with {@code table}. */
         <T> int show(Query<T> query, BiConsumer<PrintWriter, T> table) throws Exception {
-            if (format == OutputFormat.junit) {
-                throw usage("--format junit is for `store gate`; use table or json here");
-            }
             try (AuditDatabase db = open()) {
                 T result = query.run(db);
                 if (json()) {

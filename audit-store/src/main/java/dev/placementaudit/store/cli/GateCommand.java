@@ -1,8 +1,7 @@
 package dev.placementaudit.store.cli;
 
 import dev.placementaudit.core.placement.ByteSizes;
-import dev.placementaudit.store.cli.AuditStoreCli.Common;
-import dev.placementaudit.store.cli.AuditStoreCli.OutputFormat;
+import dev.placementaudit.store.cli.AuditStoreCli.StoreOptions;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.incidents.Incidents;
 import picocli.CommandLine.Command;
@@ -23,11 +22,17 @@ import java.util.concurrent.Callable;
                 + "--max-exposure), 1 when one does, printing them. --format junit writes JUnit XML for a pipeline's test report.",
                 "Exit codes: 0 pass, 1 blocked, 2 bad usage or a store that cannot be read."})
 final class GateCommand implements Callable<Integer> {
+    /** How the verdict is printed. */
+    enum GateFormat { table, json, junit }
+
     /** The exit code of a release the gate holds back. */
     static final int BLOCKED = 1;
 
     @Mixin
-    Common common = new Common();
+    StoreOptions common = new StoreOptions();
+    @Option(names = "--format", defaultValue = "table", description = "output: ${COMPLETION-CANDIDATES}: junit writes a JUnit report, one "
+            + "test case per open incident (default: ${DEFAULT-VALUE})")
+    GateFormat format;
     @Option(names = "--release", required = true, description = "the release about to roll on")
     String release;
     @Option(names = "--model", description = "only incidents of this model id")
@@ -55,9 +60,9 @@ final class GateCommand implements Callable<Integer> {
             verdict = new Verdict(release, model, maxExposure, blocking.isEmpty(), blocking, passing);
         }
         PrintWriter o = common.out();
-        if (common.format == OutputFormat.junit) {
+        if (format == GateFormat.junit) {
             junit(o, verdict, now);
-        } else if (common.json()) {
+        } else if (format == GateFormat.json) {
             common.printJson(verdict);
         } else {
             text(o, verdict, now);
