@@ -146,13 +146,23 @@ public final class IncidentPublisher implements AutoCloseable {
                     }
                 }
             }
-            for (String id : candidates) {
-                String[] row = published.get(id);
-                if (row == null) {
-                    continue;
+            try {
+                for (String id : candidates) {
+                    String[] row = published.get(id);
+                    if (row == null) {
+                        continue;
+                    }
+                    Incidents.Detail detail = Incidents.find(c, id).orElseThrow();
+                    claimed.add(event(detail.incident(), Long.parseLong(row[0]), row[1], detail.tensors(), now));
                 }
-                Incidents.Detail detail = Incidents.find(c, id).orElseThrow();
-                claimed.add(event(detail.incident(), Long.parseLong(row[0]), row[1], detail.tensors(), now));
+            } catch (SQLException | RuntimeException e) {
+                // What this call claimed goes back at once, not when the lease lapses.
+                try (PreparedStatement s = InList.prepare(c, "UPDATE incidents SET claimed_by = NULL, claimed_until = NULL WHERE incident_id IN (%s) "
+                        + "AND claimed_by = ?", candidates)) {
+                    s.setString(candidates.size() + 1, claim);
+                    s.executeUpdate();
+                }
+                throw e;
             }
             return claimed;
         }
