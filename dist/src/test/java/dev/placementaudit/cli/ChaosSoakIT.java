@@ -186,7 +186,9 @@ class ChaosSoakIT {
         assertThat(count(db, "SELECT COUNT(*) FROM (SELECT load_id, kind, tensor_name FROM findings GROUP BY load_id, kind, tensor_name "
                 + "HAVING COUNT(*) > 1) x")).as("no finding twice").isZero();
         assertThat(count(db, "SELECT COUNT(*) FROM loads WHERE previous_load_id IS NOT NULL")).as("later releases compared").isPositive();
-        assertThat(count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL")).as("every alert published").isZero();
+        // Like the incidents below: a store killed while publishing leaves its 90 s lease on the alerts it claimed.
+        await().atMost(Duration.ofSeconds(150)).pollInterval(Duration.ofSeconds(1)).until(() ->
+                count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL") == 0);
         long alerts = count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL");
         assertThat(alerts).as("the dequantizing releases raise alerts").isPositive();
         long incidents = count(db, "SELECT COUNT(*) FROM incidents");

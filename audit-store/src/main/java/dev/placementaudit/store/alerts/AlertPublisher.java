@@ -76,7 +76,23 @@ public final class AlertPublisher implements AutoCloseable {
 
     /** @return how many alert and incident events were published */
     public int publishPending() throws SQLException {
-        return (incidents == null ? 0 : incidents.publishPending()) + (perLoad ? publishAlerts() : 0);
+        // Each outbox on its own: one that cannot be published (its table or the broker failing it) does not hold the other up.
+        int published = 0;
+        SQLException failed = null;
+        if (incidents != null) {
+            try {
+                published += incidents.publishPending();
+            } catch (SQLException e) {
+                failed = e;
+            }
+        }
+        if (perLoad) {
+            published += publishAlerts();
+        }
+        if (failed != null) {
+            throw failed;
+        }
+        return published;
     }
 
     private int publishAlerts() throws SQLException {
