@@ -8,9 +8,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
-import java.sql.Connection;
 import java.time.Instant;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -31,12 +29,7 @@ final class IncidentsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         int most = limit.value();
-        return common.show(db -> {
-            try (Connection c = db.dataSource().getConnection()) {
-                List<Incidents.Incident> all = Incidents.list(c, open, release, model);
-                return all.subList(0, Math.min(most, all.size()));
-            }
-        }, (o, incidents) -> {
+        return common.show(db -> common.queries(db).incidents(open, release, model, most), (o, incidents) -> {
             if (incidents.isEmpty()) {
                 o.println(open ? "no open incidents" : "no incidents");
             }
