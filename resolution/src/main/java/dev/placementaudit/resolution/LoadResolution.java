@@ -4,7 +4,9 @@ import dev.placementaudit.core.placement.AllocationDecision;
 import dev.placementaudit.core.placement.AllocationResolver;
 import dev.placementaudit.core.placement.MemoryDomain;
 import dev.placementaudit.core.placement.PlanTensor;
+import dev.placementaudit.events.Divergence;
 import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.RuntimeDecision;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.PlanDigest;
 
@@ -104,6 +106,7 @@ public final class LoadResolution {
             PlanTensor tensor = tensors.get(i);
             decided[i] = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
             totals.add(tensor, decided[i]);
+            totals.compare(event.getTensors().get(i).getRuntime(), decided[i], i);
             // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.
             names[i] = tensor.name().getBytes(StandardCharsets.UTF_8);
             encoder.digest(plan, names[i], tensor, event.getTensors().get(i).getSizeEstimated(), decided[i], i);
@@ -149,6 +152,31 @@ public final class LoadResolution {
                 .setSourceOffset(source.offset())
                 .setResolvedAt(resolvedAt)
                 .setPlanDigest(planDigest)
+                .setRuntimeReportedTensors(totals.runtimeReported)
+                .setDivergedTensors(totals.divergences.size())
+                .setDivergences(totals.divergences)
+                .build();
+    }
+
+    /**
+     * A tensor whose runtime put it elsewhere than the reference, or held another size of it, than the reference
+     * resolver decides from the same inputs: a DIVERGED finding. {@code null} when the runtime did not report the
+     * tensor or agrees with the reference.
+     */
+    public static Divergence divergence(RuntimeDecision runtime, AllocationDecision reference, int index) {
+        if (runtime == null || (runtime.getDomain().name().equals(reference.domain().name())
+                && runtime.getResidentBytes() == reference.residentBytes())) {
+            return null;
+        }
+        return Divergence.newBuilder()
+                .setTensorName(reference.tensorName())
+                .setTensorIndex(index)
+                .setRuntimeDomain(runtime.getDomain().name())
+                .setRuntimeResidentBytes(runtime.getResidentBytes())
+                .setReferenceDomain(reference.domain().name())
+                .setReferenceResidentBytes(reference.residentBytes())
+                .setReferenceReasonCode(reference.primaryReason().name())
+                .setReferenceReason(reference.explanation())
                 .build();
     }
 
@@ -163,6 +191,18 @@ public final class LoadResolution {
         int mappedTensors;
         int mappingRequested;
         int mappingRefused;
+        int runtimeReported;
+        final List<Divergence> divergences = new ArrayList<>(0);
+
+        void compare(RuntimeDecision runtime, AllocationDecision reference, int index) {
+            if (runtime != null) {
+                runtimeReported++;
+                Divergence diverged = divergence(runtime, reference, index);
+                if (diverged != null) {
+                    divergences.add(diverged);
+                }
+            }
+        }
 
         void add(PlanTensor tensor, AllocationDecision decision) {
             stored += tensor.bytes();

@@ -157,6 +157,10 @@ public final class LoadValidator {
             throw new InvalidLoadException(Code.NEGATIVE_SIZE, field.dot("storedBytes"), "must be >= 0, was " + stored);
         }
         checkShape(tensor.getShape(), elements, field);
+        if (tensor.getRuntime() != null && tensor.getRuntime().getResidentBytes() < 0) {
+            throw new InvalidLoadException(Code.NEGATIVE_SIZE, field.dot("runtime.residentBytes"), "must be >= 0, was "
+                    + tensor.getRuntime().getResidentBytes());
+        }
         DType dtype;
         try {
             dtype = DType.parse(tensor.getDtype());

@@ -1,10 +1,13 @@
 package dev.placementaudit.resolution;
 
 import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.Divergence;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.MemoryDomain;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.ReasonCode;
+import dev.placementaudit.events.RuntimeDecision;
+import dev.placementaudit.events.RuntimeDomain;
 import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.testkit.SampleEvents;
 import org.junit.jupiter.api.Test;
@@ -69,6 +72,10 @@ class LoadResolutionTest {
     void eventEnumsMirrorTheCoreEnumsSymbolForSymbol() {
         assertThat(java.util.Arrays.stream(MemoryDomain.values()).map(Enum::name))
                 .containsExactlyElementsOf(java.util.Arrays.stream(dev.placementaudit.core.placement.MemoryDomain.values()).map(Enum::name).toList());
+        for (Class<? extends Enum<?>> named : List.of(dev.placementaudit.events.RuntimeDomain.class, dev.placementaudit.events.ObservedDomain.class)) {
+            assertThat(java.util.Arrays.stream(named.getEnumConstants()).map(Enum::name))
+                    .containsExactlyElementsOf(java.util.Arrays.stream(MemoryDomain.values()).map(Enum::name).toList());
+        }
         assertThat(java.util.Arrays.stream(ReasonCode.values()).map(Enum::name))
                 .containsExactlyElementsOf(java.util.Arrays.stream(dev.placementaudit.core.placement.ReasonCode.values()).map(Enum::name).toList());
         assertThat(java.util.Arrays.stream(dev.placementaudit.events.ScopeKind.values()).map(Enum::name))
@@ -128,6 +135,70 @@ class LoadResolutionTest {
         assertThat(q.getReasonCode()).isEqualTo(ReasonCode.REENCODED_AT_LOAD);
         assertThat(q.getResidentBytes()).isEqualTo(4_194_304);
         assertThat(q.getResidentFormat()).isEqualTo("Float32/Dense(4B)");
+    }
+
+    @Test
+    void aRuntimeThatReportsWhatTheReferenceDecidesDivergesNowhere() {
+        ModelLoaded load = withRuntime(SampleEvents.edgeLoad("d", "r", 2), (index, decided) -> decided);
+
+        LoadResolved summary = resolution.resolve(validator.validate(load), new Provenance("t", 0, 0), AT).summary();
+
+        assertThat(summary.getRuntimeReportedTensors()).isEqualTo(4);
+        assertThat(summary.getDivergedTensors()).isZero();
+        assertThat(summary.getDivergences()).isEmpty();
+    }
+
+    @Test
+    void aRuntimeThatPlacesATensorElsewhereIsADivergedFindingWithBothSidesAndTheReferencesReason() {
+        // The runtime copies the first mapped weight off-heap (a bug, or an older runtime): same bytes, other domain.
+        ModelLoaded load = withRuntime(SampleEvents.edgeLoad("d", "r", 2), (index, decided) -> index == 1
+                ? RuntimeDecision.newBuilder(decided).setDomain(RuntimeDomain.HOST_OFFHEAP).build() : index == 3 ? null : decided);
+
+        LoadResolved summary = resolution.resolve(validator.validate(load), new Provenance("t", 0, 0), AT).summary();
+
+        assertThat(summary.getRuntimeReportedTensors()).isEqualTo(3);
+        assertThat(summary.getDivergedTensors()).isEqualTo(1);
+        Divergence diverged = summary.getDivergences().get(0);
+        assertThat(diverged.getTensorName()).isEqualTo("blk.0.attn_q.weight");
+        assertThat(diverged.getTensorIndex()).isEqualTo(1);
+        assertThat(diverged.getRuntimeDomain()).isEqualTo("HOST_OFFHEAP");
+        assertThat(diverged.getReferenceDomain()).isEqualTo("MMAP_FILE");
+        assertThat(diverged.getRuntimeResidentBytes()).isEqualTo(589_824).isEqualTo(diverged.getReferenceResidentBytes());
+        assertThat(diverged.getReferenceReasonCode()).isEqualTo("MAPPED_OK");
+        assertThat(diverged.getReferenceReason()).startsWith("blk.0.attn_q.weight");
+    }
+
+    @Test
+    void aRuntimeHoldingAnotherSizeInTheSameDomainDivergesToo() {
+        ModelLoaded load = withRuntime(SampleEvents.edgeLoad("d", "r", 1), (index, decided) -> index == 0
+                ? RuntimeDecision.newBuilder(decided).setResidentBytes(decided.getResidentBytes() * 2).build() : decided);
+
+        Divergence diverged = resolution.resolve(validator.validate(load), new Provenance("t", 0, 0), AT).summary().getDivergences().get(0);
+
+        assertThat(diverged.getTensorName()).isEqualTo("token_embd.weight");
+        assertThat(diverged.getRuntimeDomain()).isEqualTo(diverged.getReferenceDomain()).isEqualTo("HOST_OFFHEAP");
+        assertThat(diverged.getRuntimeResidentBytes()).isEqualTo(2 * 524_288L);
+        assertThat(diverged.getReferenceResidentBytes()).isEqualTo(524_288L);
+    }
+
+    @Test
+    void aLoadWithoutRuntimeDecisionsReportsNone() {
+        LoadResolved summary = resolution.resolve(validator.validate(SampleEvents.edgeLoad("d", "r", 2)), new Provenance("t", 0, 0), AT).summary();
+
+        assertThat(summary.getRuntimeReportedTensors()).isZero();
+        assertThat(summary.getDivergedTensors()).isZero();
+    }
+
+    /** The load as a runtime reports it: each tensor's decision as the reference makes it, then changed by {@code change}. */
+    private ModelLoaded withRuntime(ModelLoaded load, java.util.function.BiFunction<Integer, RuntimeDecision, RuntimeDecision> change) {
+        List<AllocationDecided> reference = resolution.resolve(validator.validate(load), new Provenance("t", 0, 0), AT).decisions();
+        List<TensorInfo> tensors = new java.util.ArrayList<>();
+        for (int i = 0; i < load.getTensors().size(); i++) {
+            RuntimeDecision decided = RuntimeDecision.newBuilder().setDomain(RuntimeDomain.valueOf(reference.get(i).getDomain().name()))
+                    .setResidentBytes(reference.get(i).getResidentBytes()).build();
+            tensors.add(TensorInfo.newBuilder(load.getTensors().get(i)).setRuntime(change.apply(i, decided)).build());
+        }
+        return ModelLoaded.newBuilder(load).setTensors(tensors).build();
     }
 
     @Test

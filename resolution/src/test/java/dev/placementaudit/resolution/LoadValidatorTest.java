@@ -52,6 +52,9 @@ class LoadValidatorTest {
     void refusesNegativeSizes() {
         assertInvalid(withTensor(1, t -> t.setElementCount(-1)), Code.NEGATIVE_SIZE, "tensors[1] 'blk.0.attn_q.weight'.elementCount");
         assertInvalid(withTensor(1, t -> t.setStoredBytes(-5)), Code.NEGATIVE_SIZE, "tensors[1] 'blk.0.attn_q.weight'.storedBytes");
+        assertInvalid(withTensor(1, t -> t.setRuntime(dev.placementaudit.events.RuntimeDecision.newBuilder()
+                        .setDomain(dev.placementaudit.events.RuntimeDomain.HOST_HEAP).setResidentBytes(-1).build())),
+                Code.NEGATIVE_SIZE, "tensors[1] 'blk.0.attn_q.weight'.runtime.residentBytes");
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.placementaudit.schemas;
 
 import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.PlacementAlert;
@@ -16,7 +17,8 @@ public enum EventType {
     ALLOCATION_DECIDED("AllocationDecided", AllocationDecided.class, AllocationDecided.getClassSchema()),
     LOAD_RESOLVED("LoadResolved", LoadResolved.class, LoadResolved.getClassSchema()),
     PLACEMENT_ALERT("PlacementAlert", PlacementAlert.class, PlacementAlert.getClassSchema()),
-    PLACEMENT_INCIDENT("PlacementIncident", PlacementIncident.class, PlacementIncident.getClassSchema());
+    PLACEMENT_INCIDENT("PlacementIncident", PlacementIncident.class, PlacementIncident.getClassSchema()),
+    LOAD_OBSERVED("LoadObserved", LoadObserved.class, LoadObserved.getClassSchema());
 
     private final String schemaName;
     private final Class<? extends SpecificRecord> recordClass;

@@ -18,7 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * undid. Prometheus names: {@code pa_worker_decisions_total{domain}}, {@code pa_worker_resident_bytes_total{domain}},
  * {@code pa_worker_loads_total{outcome}}, {@code pa_worker_dlq_total{reason}}, {@code pa_worker_transactions_total{outcome}},
  * {@code pa_worker_batch_seconds}, {@code pa_worker_consumer_lag}, {@code pa_worker_producer_recreated_total} (the
- * transactional producer made anew after an outage left it unusable).
+ * transactional producer made anew after an outage left it unusable), {@code pa_worker_runtime_reported_tensors_total},
+ * {@code pa_worker_diverged_tensors_total} and {@code pa_worker_diverged_loads_total} (DIVERGED findings: the runtime placed a
+ * tensor otherwise than the reference resolver; such a load is resolved and recorded like any other, never dead-lettered).
  */
 public final class WorkerMetrics {
     private final MeterRegistry registry;
@@ -30,6 +32,9 @@ public final class WorkerMetrics {
     private final Counter committed;
     private final Counter aborted;
     private final Counter producerRecreated;
+    private final Counter runtimeReported;
+    private final Counter diverged;
+    private final Counter divergedLoads;
     private final Timer batch;
     private final AtomicLong lag = new AtomicLong();
 
@@ -48,6 +53,11 @@ public final class WorkerMetrics {
         producerRecreated = Counter.builder("pa.worker.producer.recreated")
                 .description("transactional producers made anew after a broker outage or an aborted epoch left the last one unusable")
                 .register(registry);
+        runtimeReported = Counter.builder("pa.worker.runtime.reported.tensors")
+                .description("tensors whose load carried the runtime's own decision").register(registry);
+        diverged = Counter.builder("pa.worker.diverged.tensors")
+                .description("DIVERGED findings: tensors the runtime placed otherwise than the reference resolver").register(registry);
+        divergedLoads = Counter.builder("pa.worker.diverged.loads").description("loads with at least one DIVERGED tensor").register(registry);
         batch = Timer.builder("pa.worker.batch").description("one poll's records, resolved and committed").register(registry);
         Gauge.builder("pa.worker.consumer.lag", lag, AtomicLong::get).description("records behind the input's end, summed over assigned partitions")
                 .register(registry);
@@ -63,6 +73,13 @@ public final class WorkerMetrics {
             count(MemoryDomain.HOST_HEAP, load.getHeapTensors(), load.getHeapBytes());
             count(MemoryDomain.HOST_OFFHEAP, load.getOffHeapTensors(), load.getOffHeapBytes());
             count(MemoryDomain.MMAP_FILE, load.getMappedTensors(), load.getMappedBytes());
+            if (load.getRuntimeReportedTensors() > 0) {
+                runtimeReported.increment(load.getRuntimeReportedTensors());
+                if (load.getDivergedTensors() > 0) {
+                    diverged.increment(load.getDivergedTensors());
+                    divergedLoads.increment();
+                }
+            }
         }
         loadsResolved.increment(loads.size());
         deadLettersByReason.forEach((reason, count) -> {
@@ -98,6 +115,10 @@ public final class WorkerMetrics {
 
     public double decisionsTotal() {
         return decisions.values().stream().mapToDouble(Counter::count).sum();
+    }
+
+    public double divergedTensors() {
+        return diverged.count();
     }
 
     public double committedTransactions() {

@@ -7,6 +7,8 @@ import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.MemoryDomain;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.ReasonCode;
+import dev.placementaudit.events.RuntimeDecision;
+import dev.placementaudit.events.RuntimeDomain;
 import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
@@ -215,6 +217,60 @@ class ResolverWorkerTest {
         }
         assertThat(worker.state()).isEqualTo(ResolverLoop.State.STOPPED);
         assertThat(worker.health().up()).isFalse();
+    }
+
+    @Test
+    void aRuntimeThatPlacedATensorOtherwiseIsResolvedWithItsDivergedFindingNeverDeadLettered(KafkaBroker broker) throws Exception {
+        WorkerHarness h = new WorkerHarness(broker, 1);
+        Map<String, String> settings = h.settings("w-diverged");
+        settings.put("worker.http.port", "0");
+        ModelLoaded agreeing = SampleEvents.edgeLoad("d-agree", "r1", 2);
+        List<TensorInfo> reported = new ArrayList<>();
+        for (TensorInfo tensor : agreeing.getTensors()) {
+            // As the reference decides for this edge load: token_embd off-heap, the rest mapped.
+            boolean embedding = tensor.getName().equals("token_embd.weight");
+            reported.add(TensorInfo.newBuilder(tensor).setRuntime(RuntimeDecision.newBuilder()
+                    .setDomain(embedding ? RuntimeDomain.HOST_OFFHEAP : RuntimeDomain.MMAP_FILE)
+                    .setResidentBytes(embedding ? 524_288 : tensor.getStoredBytes()).build()).build());
+        }
+        agreeing = ModelLoaded.newBuilder(agreeing).setTensors(reported).build();
+        // The same load from a runtime that copies the first attention weight off-heap instead of mapping it.
+        TensorInfo copied = TensorInfo.newBuilder(reported.get(1)).setRuntime(RuntimeDecision.newBuilder(reported.get(1).getRuntime())
+                .setDomain(RuntimeDomain.HOST_OFFHEAP).build()).build();
+        ModelLoaded diverging = withTensor(ModelLoaded.newBuilder(agreeing).setDeployment(
+                dev.placementaudit.events.Deployment.newBuilder(agreeing.getDeployment()).setId("d-diverge").build()).build(), 1, copied);
+        ResolverWorker worker = h.start(settings);
+        try {
+            h.send(List.of(agreeing, diverging));
+            Map<String, LoadResolved> summaries = h.resolved(2).stream()
+                    .collect(Collectors.toMap(LoadResolved::getDeploymentId, Function.identity()));
+
+            assertThat(summaries.get("d-agree").getRuntimeReportedTensors()).isEqualTo(4);
+            assertThat(summaries.get("d-agree").getDivergedTensors()).isZero();
+            LoadResolved diverged = summaries.get("d-diverge");
+            assertThat(diverged.getRuntimeReportedTensors()).isEqualTo(4);
+            assertThat(diverged.getDivergedTensors()).isEqualTo(1);
+            assertThat(diverged.getDivergences()).singleElement().satisfies(d -> {
+                assertThat(d.getTensorName()).isEqualTo("blk.0.attn_q.weight");
+                assertThat(d.getRuntimeDomain()).isEqualTo("HOST_OFFHEAP");
+                assertThat(d.getReferenceDomain()).isEqualTo("MMAP_FILE");
+                assertThat(d.getReferenceReasonCode()).isEqualTo("MAPPED_OK");
+            });
+            // Its decisions are the reference's, as for any load: what the runtime did is a finding, not the plan.
+            assertThat(h.decisions(8)).filteredOn(d -> d.getDeploymentId().equals("d-diverge") && d.getTensorIndex() == 1)
+                    .singleElement().extracting(AllocationDecided::getDomain).isEqualTo(MemoryDomain.MMAP_FILE);
+            URI metrics = URI.create("http://127.0.0.1:" + worker.port() + "/metrics");
+            HttpClient http = HttpClient.newHttpClient();
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                    http.send(HttpRequest.newBuilder(metrics).build(), HttpResponse.BodyHandlers.ofString()).body())
+                    .contains("pa_worker_diverged_tensors_total 1.0")
+                    .contains("pa_worker_diverged_loads_total 1.0")
+                    .contains("pa_worker_runtime_reported_tensors_total 8.0")
+                    .contains("pa_worker_loads_total{outcome=\"resolved\"} 2.0")
+                    .doesNotContain("pa_worker_dlq_total{"));
+        } finally {
+            worker.close();
+        }
     }
 
     private static ModelLoaded withTensor(ModelLoaded load, int index, TensorInfo tensor) {
