@@ -87,6 +87,18 @@ public final class LoadResolution {
     });
 
     /**
+     * The reference's decision for every tensor of a validated load, in tensor order: what the worker decides for it.
+     * A runtime that loads as the plan says (the producer's reference loader) asks this, not a copy of the rules.
+     */
+    public static List<AllocationDecision> decide(ValidLoad load) {
+        List<AllocationDecision> decided = new ArrayList<>(load.tensors().size());
+        for (PlanTensor tensor : load.tensors()) {
+            decided.add(AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform()));
+        }
+        return decided;
+    }
+
+    /**
      * Every tensor's decision, encoded as the worker sends it (see {@link DecisionEncoder}), and the load's summary.
      */
     public ResolvedLoad resolve(ValidLoad load, Provenance source, Instant decidedAt) {

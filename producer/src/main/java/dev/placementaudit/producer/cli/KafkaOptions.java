@@ -31,6 +31,11 @@ final class KafkaOptions {
 
     /** Checks the broker answers and the topic exists within the bound, then opens the publisher. */
     PlacementEvents connect() {
+        return connect(null);
+    }
+
+    /** As {@link #connect()}, also checking the observations topic, when there is one, exists. */
+    PlacementEvents connect(String observationsTopic) {
         Map<String, String> overrides = new LinkedHashMap<>();
         if (bootstrapServers != null) {
             overrides.put("kafka.bootstrap.servers", bootstrapServers);
@@ -41,7 +46,8 @@ final class KafkaOptions {
         Settings settings = Settings.load(ConfDir.orDefault(config, "producer.properties"), overrides);
         Map<String, Object> kafka = settings.kafkaClientConfig();
         Duration wait = settings.connectTimeout();
-        KafkaReachability.check(kafka, wait, List.of(topic));
-        return PlacementEvents.connect(kafka, topic, wait);
+        KafkaReachability.check(kafka, wait, observationsTopic == null ? List.of(topic) : List.of(topic, observationsTopic));
+        return observationsTopic == null ? PlacementEvents.connect(kafka, topic, wait)
+                : PlacementEvents.connect(kafka, topic, observationsTopic, wait);
     }
 }

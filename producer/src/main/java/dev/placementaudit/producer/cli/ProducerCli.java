@@ -13,14 +13,15 @@ import picocli.CommandLine;
 
 import java.util.function.Supplier;
 
-/** {@code producer publish|simulate|explain|sample-model}: how model loads enter the pipeline. */
+/** {@code producer publish|simulate|explain|sample-model|load}: how model loads enter the pipeline. */
 @Command(name = "producer", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
         description = "Turns model loads into ModelLoaded events on Kafka.")
 public final class ProducerCli {
     static final String PRODUCER = "placement-audit-producer/" + ProjectVersion.get();
 
     private static final Subcommands SUBCOMMANDS = new Subcommands().with("publish", PublishCommand::new)
-            .with("simulate", SimulateCommand::new).with("explain", ExplainCommand::new).with("sample-model", SampleModelCommand::new);
+            .with("simulate", SimulateCommand::new).with("explain", ExplainCommand::new).with("sample-model", SampleModelCommand::new)
+            .with("load", LoadCommand::new);
 
     public static void main(String[] args) {
         AvroTrust.install();

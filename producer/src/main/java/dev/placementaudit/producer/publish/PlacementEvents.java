@@ -1,5 +1,6 @@
 package dev.placementaudit.producer.publish;
 
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.schemas.EventSerde;
@@ -9,6 +10,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.time.Duration;
@@ -21,7 +23,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What a runtime embeds to report its model loads: one call per load, keyed by deployment so a deployment's
- * loads stay in order. Idempotent and compressed; every wait is bounded, and a broker that does not answer is
+ * loads stay in order, and, where the runtime measures what it holds, one {@link LoadObserved} after its load, keyed
+ * alike. Idempotent and compressed; every wait is bounded, and a broker that does not answer is
  * reported by name instead of hanging the runtime's load path.
  *
  * <pre>{@code
@@ -31,14 +34,21 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  */
 public final class PlacementEvents implements AutoCloseable {
-    private final KafkaProducer<String, ModelLoaded> producer;
+    /** Where observations go unless told otherwise. */
+    public static final String OBSERVATIONS_TOPIC = "load-observations";
+    private static final EventSerde<ModelLoaded> LOADS = EventSerde.of(ModelLoaded.class);
+    private static final EventSerde<LoadObserved> OBSERVATIONS = EventSerde.of(LoadObserved.class);
+    private final KafkaProducer<String, byte[]> producer;
     private final String topic;
+    private final String observationsTopic;
     private final String bootstrapServers;
     private final Duration maxWait;
 
-    private PlacementEvents(KafkaProducer<String, ModelLoaded> producer, String topic, String bootstrapServers, Duration maxWait) {
+    private PlacementEvents(KafkaProducer<String, byte[]> producer, String topic, String observationsTopic, String bootstrapServers,
+                            Duration maxWait) {
         this.producer = producer;
         this.topic = topic;
+        this.observationsTopic = observationsTopic;
         this.bootstrapServers = bootstrapServers;
         this.maxWait = maxWait;
     }
@@ -48,6 +58,11 @@ public final class PlacementEvents implements AutoCloseable {
      * @param maxWait the longest a publish may take before it fails, metadata lookup and delivery included
      */
     public static PlacementEvents connect(Map<String, Object> kafka, String topic, Duration maxWait) {
+        return connect(kafka, topic, OBSERVATIONS_TOPIC, maxWait);
+    }
+
+    /** @param observationsTopic where {@link #publishObservation} writes */
+    public static PlacementEvents connect(Map<String, Object> kafka, String topic, String observationsTopic, Duration maxWait) {
         AvroTrust.install();
         Map<String, Object> config = new HashMap<>(kafka);
         Object bootstrap = config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
@@ -64,28 +79,46 @@ public final class PlacementEvents implements AutoCloseable {
         long request = Math.max(1_000, wait / 2);
         config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(request));
         config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(Math.max(wait, request + 5 + 1)));
-        KafkaProducer<String, ModelLoaded> producer = new KafkaProducer<>(config, new StringSerializer(), EventSerde.of(ModelLoaded.class));
-        return new PlacementEvents(producer, topic, bootstrap.toString(), maxWait);
+        KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
+        return new PlacementEvents(producer, topic, observationsTopic, bootstrap.toString(), maxWait);
     }
 
     /** Publishes and waits for the broker's acknowledgement. */
     public RecordMetadata publish(ModelLoaded load) {
+        return await(publishAsync(load), "load " + load.getLoadId(), topic, load.getTensors().size() + " tensors");
+    }
+
+    /**
+     * Publishes what the runtime measured after {@code observation}'s load, keyed by its deployment like the load, and
+     * waits for the broker's acknowledgement. Publish it after the load: the store waits for a load whose observation
+     * comes first, but a load is complete without one.
+     */
+    public RecordMetadata publishObservation(LoadObserved observation) {
+        return await(send(observationsTopic, observation.getDeploymentId(), () -> OBSERVATIONS.encode(observation)),
+                "observation of load " + observation.getLoadId(), observationsTopic, observation.getTensors().size() + " tensors");
+    }
+
+    private RecordMetadata await(CompletableFuture<RecordMetadata> sent, String what, String to, String size) {
         try {
-            return publishAsync(load).get(maxWait.toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            return sent.get(maxWait.toMillis() + 5_000, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new PublishException("interrupted publishing load " + load.getLoadId(), e);
+            throw new PublishException("interrupted publishing " + what, e);
         } catch (ExecutionException e) {
-            throw explain(load, e.getCause());
+            throw explain(what, to, size, e.getCause());
         } catch (java.util.concurrent.TimeoutException e) {
-            throw explain(load, e);
+            throw explain(what, to, size, e);
         }
     }
 
     public CompletableFuture<RecordMetadata> publishAsync(ModelLoaded load) {
+        return send(topic, load.getDeployment().getId(), () -> LOADS.encode(load));
+    }
+
+    private CompletableFuture<RecordMetadata> send(String to, String key, java.util.function.Supplier<byte[]> value) {
         CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
         try {
-            producer.send(new ProducerRecord<>(topic, load.getDeployment().getId(), load), (metadata, error) -> {
+            producer.send(new ProducerRecord<>(to, key, value.get()), (metadata, error) -> {
                 if (error == null) {
                     result.complete(metadata);
                 } else {
@@ -104,20 +137,21 @@ public final class PlacementEvents implements AutoCloseable {
 
     /** What went wrong with {@code load}, in terms of the configuration to fix. */
     public PublishException describeFailure(ModelLoaded load, Throwable error) {
-        return explain(load, error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
+        return explain("load " + load.getLoadId(), topic, load.getTensors().size() + " tensors",
+                error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
     }
 
-    private PublishException explain(ModelLoaded load, Throwable error) {
+    private PublishException explain(String what, String to, String size, Throwable error) {
         if (error instanceof RecordTooLargeException) {
-            return new PublishException("load " + load.getLoadId() + " with " + load.getTensors().size() + " tensors is too large for one "
-                    + "Kafka record: " + error.getMessage() + " Raise kafka.max.request.size here and max.message.bytes on topic " + topic, error);
+            return new PublishException(what + " with " + size + " is too large for one Kafka record: " + error.getMessage()
+                    + " Raise kafka.max.request.size here and max.message.bytes on topic " + to, error);
         }
         if (error instanceof TimeoutException || error instanceof java.util.concurrent.TimeoutException) {
-            return new PublishException("no Kafka broker at " + bootstrapServers + " acknowledged load " + load.getLoadId() + " on topic "
-                    + topic + " within " + maxWait.toSeconds() + " s (" + error.getMessage() + "); check kafka.bootstrap.servers, "
+            return new PublishException("no Kafka broker at " + bootstrapServers + " acknowledged " + what + " on topic "
+                    + to + " within " + maxWait.toSeconds() + " s (" + error.getMessage() + "); check kafka.bootstrap.servers, "
                     + "that the topic exists, and the security settings", error);
         }
-        return new PublishException("publishing load " + load.getLoadId() + " to " + topic + " at " + bootstrapServers + " failed: " + error, error);
+        return new PublishException("publishing " + what + " to " + to + " at " + bootstrapServers + " failed: " + error, error);
     }
 
     @Override

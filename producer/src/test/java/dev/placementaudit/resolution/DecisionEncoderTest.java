@@ -29,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The worker writes its decisions without building the events (DecisionEncoder); these are the bytes Avro writes
  * for the events built the plain way, field by field from the schema's own accessors, with ids and explanations
- * computed the reference way (UUID.nameUUIDFromBytes, AllocationDecision.explanation).
+ * computed the reference way (UUID.nameUUIDFromBytes, AllocationDecision.explanation). It lives in the producer's
+ * tests because it feeds on whole simulated fleets (every catalog model), and the producer depends on resolution.
  */
 class DecisionEncoderTest {
     private static final Instant AT = Instant.parse("2026-12-01T10:00:00Z");

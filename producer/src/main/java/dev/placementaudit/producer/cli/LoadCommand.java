@@ -1,0 +1,218 @@
+package dev.placementaudit.producer.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.placementaudit.core.placement.ByteSizes;
+import dev.placementaudit.events.LoadObserved;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.producer.load.DomainBytes;
+import dev.placementaudit.producer.load.LoadException;
+import dev.placementaudit.producer.load.LoadedModel;
+import dev.placementaudit.producer.load.MemoryProbe;
+import dev.placementaudit.producer.load.ReferenceLoader;
+import dev.placementaudit.producer.model.DeploymentTarget;
+import dev.placementaudit.producer.model.FormPolicy;
+import dev.placementaudit.producer.model.ModelLoadedBuilder;
+import dev.placementaudit.producer.model.Platforms;
+import dev.placementaudit.producer.model.StoredModel;
+import dev.placementaudit.producer.publish.PlacementEvents;
+import dev.placementaudit.service.cli.CommandFailure;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+
+@Command(name = "load", mixinStandardHelpOptions = true,
+        description = {"Load a model file the way its plan decides (mapped, off-heap and heap tensors held for real), measure what "
+                + "this JVM then holds, and print planned against observed per domain.",
+                "With --publish, publish the load with the loader's own decisions and what it measured (a LoadObserved)."})
+final class LoadCommand implements Callable<Integer> {
+    @Mixin
+    ModelFileOption model = new ModelFileOption();
+
+    @Option(names = "--model-id", description = "stable model id (default: the file name)")
+    String modelId;
+
+    @Mixin
+    PlanOptions plan = new PlanOptions();
+
+    @Option(names = "--deployment", description = "deployment id (required with --publish; default: local)")
+    String deployment;
+
+    @Option(names = "--release", description = "release of the runtime doing the load (required with --publish; default: local)")
+    String release;
+
+    @Option(names = "--cluster", defaultValue = "default", description = "cluster (default: ${DEFAULT-VALUE})")
+    String cluster;
+
+    @Option(names = "--host", description = "host (default: this machine's name)")
+    String host;
+
+    @Option(names = "--publish", description = "publish the load (with the loader's decisions) and its observation to Kafka")
+    boolean publish;
+
+    @Mixin
+    KafkaOptions kafka = new KafkaOptions();
+
+    @Option(names = "--observations-topic", defaultValue = PlacementEvents.OBSERVATIONS_TOPIC,
+            description = "topic for the observation (default: ${DEFAULT-VALUE})")
+    String observationsTopic;
+
+    @Option(names = "--format", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE})")
+    Format format;
+
+    enum Format { table, json }
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        if (publish && (deployment == null || release == null)) {
+            throw new CommandFailure("--publish needs --deployment and --release: the load is published as that deployment's");
+        }
+        StoredModel stored = model.read();
+        requireOneFile(stored);
+        FormPolicy forms = plan.formPolicy(plan.plannerProfile());
+        String hostName = host != null ? host : System.getenv().getOrDefault("HOSTNAME", "localhost");
+        DeploymentTarget target = new DeploymentTarget(deployment != null ? deployment : "local", cluster, hostName,
+                release != null ? release : "local", plan.platform, Platforms.byName(plan.platform));
+        ModelLoaded load;
+        try {
+            load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), modelId != null ? modelId : model.file.getFileName().toString(),
+                    stored, target, forms, Map.of("source", "reference-loader"), ProducerCli.PRODUCER + " load");
+        } catch (FormPolicy.LoadRefusedException e) {
+            throw new CommandFailure(e.getMessage(), e);
+        }
+        // The broker before the load: a wrong address should not cost holding a model first.
+        PlacementEvents events = publish ? kafka.connect(observationsTopic) : null;
+        try (LoadedModel loaded = load(load)) {
+            Map<String, Object> published = null;
+            if (events != null) {
+                ModelLoaded reported = loaded.reported();
+                RecordMetadata loadAt = ProducerCli.published(() -> events.publish(reported));
+                LoadObserved observation = loaded.observation(Instant.now(), ProducerCli.PRODUCER + " load");
+                RecordMetadata observedAt = ProducerCli.published(() -> events.publishObservation(observation));
+                published = new LinkedHashMap<>();
+                published.put("loadId", load.getLoadId().toString());
+                published.put("load", loadAt.topic() + "-" + loadAt.partition() + "@" + loadAt.offset());
+                published.put("observation", observedAt.topic() + "-" + observedAt.partition() + "@" + observedAt.offset());
+            }
+            if (format == Format.json) {
+                json(out, stored, loaded, published);
+            } else {
+                table(out, stored, loaded, published);
+            }
+        } finally {
+            if (events != null) {
+                events.close();
+            }
+        }
+        return 0;
+    }
+
+    private LoadedModel load(ModelLoaded load) {
+        try {
+            return new ReferenceLoader().load(model.file, load, true);
+        } catch (LoadException e) {
+            throw new CommandFailure(e.getMessage(), e);
+        }
+    }
+
+    /** The loader reads one file: a shard set's header describes tensors in other files. */
+    private void requireOneFile(StoredModel stored) {
+        try {
+            if (stored.sizeBytes() > Files.size(model.file)) {
+                throw new CommandFailure(model.file + " is one file of a sharded model: the reference loader loads single-file models");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void table(PrintWriter out, StoredModel stored, LoadedModel loaded, Map<String, Object> published) {
+        out.printf(Locale.ROOT, "loaded %s: %d tensors in %.2f s; profile %s on %s%n", stored.name(), stored.tensors().size(),
+                loaded.loadNanos() / 1e9, plan.plannerProfile().name(), plan.platform);
+        DomainBytes planned = loaded.planned();
+        DomainBytes held = loaded.runtime();
+        DomainBytes observed = loaded.observed();
+        out.printf(Locale.ROOT, "  %-9s %12s %12s %12s  %s%n", "domain", "planned", "held", "observed", "observed as");
+        row(out, "heap", planned.heap(), held.heap(), observed.heap(), "heap in use, after minus before (after a GC request)");
+        row(out, "off-heap", planned.offHeap(), held.offHeap(), observed.offHeap(), "the direct buffer pool, after minus before");
+        row(out, "mapped", planned.mapped(), held.mapped(), observed.mapped(), "the mapped buffer pool, after minus before");
+        MemoryProbe.FileMappings file = loaded.fileMappings();
+        if (file != null) {
+            out.printf(Locale.ROOT, "  model file: %d mappings, %s mapped, %s resident (/proc/self/smaps)%n", file.mappings(),
+                    ByteSizes.format(file.sizeBytes()), ByteSizes.format(file.residentBytes()));
+        } else {
+            out.println("  model file mappings: not measured (no /proc/self/smaps on this platform)");
+        }
+        Long anon = loaded.anonRssDelta();
+        out.println("  anonymous RSS: " + (anon == null ? "not measured (no /proc/self/status)" : signed(anon) + " (/proc/self/status RssAnon)"));
+        out.println("  direct memory cap: " + ByteSizes.format(ReferenceLoader.directMemoryCap()) + " (-XX:MaxDirectMemorySize)");
+        List<String> departures = loaded.departures();
+        if (!departures.isEmpty()) {
+            out.println("  held elsewhere than planned (" + departures.size() + "):");
+            departures.forEach(d -> out.println("    " + d));
+        }
+        if (published != null) {
+            out.printf(Locale.ROOT, "published load %s with the loader's decisions to %s and its observation to %s%n", published.get("loadId"),
+                    published.get("load"), published.get("observation"));
+        }
+    }
+
+    private static void row(PrintWriter out, String domain, long planned, long held, long observed, String how) {
+        out.printf(Locale.ROOT, "  %-9s %12s %12s %12s  %s%n", domain, ByteSizes.format(planned), ByteSizes.format(held), signed(observed), how);
+    }
+
+    private static String signed(long bytes) {
+        return bytes < 0 ? "-" + ByteSizes.format(-bytes) : ByteSizes.format(bytes);
+    }
+
+    private void json(PrintWriter out, StoredModel stored, LoadedModel loaded, Map<String, Object> published) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("model", stored.name());
+        doc.put("file", model.file.toString());
+        doc.put("tensors", stored.tensors().size());
+        doc.put("profile", plan.plannerProfile().name());
+        doc.put("platform", plan.platform);
+        doc.put("loadSeconds", loaded.loadNanos() / 1e9);
+        doc.put("planned", domains(loaded.planned()));
+        doc.put("held", domains(loaded.runtime()));
+        doc.put("observed", domains(loaded.observed()));
+        MemoryProbe.FileMappings file = loaded.fileMappings();
+        doc.put("fileMappings", file == null ? null : Map.of("mappings", file.mappings(), "mappedBytes", file.sizeBytes(),
+                "residentBytes", file.residentBytes()));
+        doc.put("anonRssDeltaBytes", loaded.anonRssDelta());
+        doc.put("directMemoryCapBytes", ReferenceLoader.directMemoryCap());
+        doc.put("heldElsewhere", loaded.departures());
+        doc.put("published", published);
+        try {
+            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Map<String, Long> domains(DomainBytes bytes) {
+        Map<String, Long> out = new LinkedHashMap<>();
+        out.put("heapBytes", bytes.heap());
+        out.put("offHeapBytes", bytes.offHeap());
+        out.put("mappedBytes", bytes.mapped());
+        return out;
+    }
+}

@@ -1,0 +1,136 @@
+package dev.placementaudit.producer.load;
+
+import java.io.IOException;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * What this JVM holds, per memory domain, at one instant: the managed heap in use, the direct and mapped buffer
+ * pools ({@link BufferPoolMXBean}), and where the platform has them, the anonymous resident memory
+ * ({@code /proc/self/status} RssAnon) and the size and resident pages of one file's mappings ({@code /proc/self/smaps}).
+ */
+public final class MemoryProbe {
+    /** Where Linux says what a process holds; absent elsewhere, and then those measures are left out. */
+    private final Path procSelf;
+
+    public MemoryProbe() {
+        this(Path.of("/proc/self"));
+    }
+
+    MemoryProbe(Path procSelf) {
+        this.procSelf = procSelf;
+    }
+
+    /**
+     * One reading. {@code settleHeap} asks for a collection first, so that heap in use is what is held rather than
+     * garbage not yet collected; it is a request the JVM may ignore ({@code -XX:+DisableExplicitGC}).
+     */
+    public Snapshot snapshot(Path mappedFile, boolean settleHeap) {
+        if (settleHeap) {
+            System.gc();
+        }
+        long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        long direct = pool("direct");
+        long mapped = pool("mapped");
+        OptionalLong rssAnon = statusKb("RssAnon:");
+        FileMappings file = mappedFile == null ? null : fileMappings(mappedFile);
+        return new Snapshot(heap, direct, mapped, rssAnon, file);
+    }
+
+    /** Whether this platform gives the {@code /proc} measures (Linux). */
+    public boolean hasProc() {
+        return Files.isReadable(procSelf.resolve("smaps")) && Files.isReadable(procSelf.resolve("status"));
+    }
+
+    private static long pool(String name) {
+        for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if (pool.getName().equals(name)) {
+                return pool.getMemoryUsed();
+            }
+        }
+        return 0;
+    }
+
+    private OptionalLong statusKb(String field) {
+        try {
+            for (String line : Files.readAllLines(procSelf.resolve("status"))) {
+                if (line.startsWith(field)) {
+                    return OptionalLong.of(kb(line));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // Not Linux, or /proc not mounted: the measure is left out, and the observation says so.
+        }
+        return OptionalLong.empty();
+    }
+
+    /**
+     * The mappings of {@code file} in {@code /proc/self/smaps}: each starts with a header line ending in the mapped
+     * path, followed by {@code Size:} and {@code Rss:} lines in kB.
+     */
+    FileMappings fileMappings(Path file) {
+        List<String> lines;
+        String path;
+        try {
+            path = file.toRealPath().toString();
+            lines = Files.readAllLines(procSelf.resolve("smaps"));
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        long size = 0;
+        long rss = 0;
+        int mappings = 0;
+        boolean ours = false;
+        for (String line : lines) {
+            if (isHeader(line)) {
+                ours = line.endsWith(" " + path);
+                if (ours) {
+                    mappings++;
+                }
+            } else if (ours && line.startsWith("Size:")) {
+                size += kb(line) * 1024;
+            } else if (ours && line.startsWith("Rss:")) {
+                rss += kb(line) * 1024;
+            }
+        }
+        return new FileMappings(mappings, size, rss);
+    }
+
+    /** A mapping's header: {@code start-end perms offset dev inode [path]}, the address range in hexadecimal. */
+    static boolean isHeader(String line) {
+        int space = line.indexOf(' ');
+        int dash = line.indexOf('-');
+        if (space < 0 || dash <= 0 || dash > space) {
+            return false;
+        }
+        for (int i = 0; i < space; i++) {
+            if (i != dash && Character.digit(line.charAt(i), 16) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The number of a {@code Name:   1234 kB} line. */
+    private static long kb(String line) {
+        return Long.parseLong(line.trim().split("\\s+")[1]);
+    }
+
+    /** One file's mappings in the process: how many, their size and their resident pages, in bytes. */
+    public record FileMappings(int mappings, long sizeBytes, long residentBytes) {
+    }
+
+    /**
+     * @param rssAnon in kB as {@code /proc} gives it; empty where the platform has no {@code /proc}
+     * @param file    the model file's mappings; null where the platform cannot say
+     */
+    public record Snapshot(long heapUsed, long direct, long mapped, OptionalLong rssAnon, FileMappings file) {
+        public OptionalLong rssAnonBytes() {
+            return rssAnon.isPresent() ? OptionalLong.of(rssAnon.getAsLong() * 1024) : OptionalLong.empty();
+        }
+    }
+}

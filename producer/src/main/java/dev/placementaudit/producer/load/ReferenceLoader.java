@@ -1,0 +1,190 @@
+package dev.placementaudit.producer.load;
+
+import com.sun.management.HotSpotDiagnosticMXBean;
+import dev.placementaudit.core.placement.AllocationDecision;
+import dev.placementaudit.core.placement.ByteSizes;
+import dev.placementaudit.core.placement.MemoryDomain;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.resolution.InvalidLoadException;
+import dev.placementaudit.resolution.LoadResolution;
+import dev.placementaudit.resolution.LoadValidator;
+import dev.placementaudit.resolution.ValidLoad;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A reference JVM runtime's loader: it loads a model file the way the reference plan decides (the resolver the worker
+ * runs, asked through {@link LoadResolution#decide}), holds every tensor, and measures what the process then holds.
+ * <ul>
+ *   <li>{@code MMAP_FILE}: mapped read-only with {@link FileChannel#map}; a mapping the platform refuses falls back to
+ *       an off-heap copy, as a runtime would, and is reported as such (a DIVERGED tensor, and mapped bytes not seen);</li>
+ *   <li>{@code HOST_OFFHEAP}: copied into direct buffers of the resident size (a re-encoded weight only changes the size:
+ *       its bytes stay zeros, which is enough to hold the memory);</li>
+ *   <li>{@code HOST_HEAP}: read into heap arrays of the resident size.</li>
+ * </ul>
+ * Arrays and buffers are at most 1 GiB each, so a tensor past Java's 2 GiB array limit is held in several.
+ */
+public final class ReferenceLoader {
+    /** How a {@link LoadedModel} measures: named on every observation. */
+    public static final String METHOD = "jvm-buffer-pools+proc-smaps";
+    private static final int CHUNK = 1 << 30;
+    private final MemoryProbe probe;
+
+    public ReferenceLoader() {
+        this(new MemoryProbe());
+    }
+
+    ReferenceLoader(MemoryProbe probe) {
+        this.probe = probe;
+    }
+
+    /**
+     * Loads {@code file} as the plan of {@code load} (a ModelLoaded built from that file's header) decides.
+     *
+     * @param measure take the before and after readings ({@link LoadedModel#observation}); without, the load is the same
+     *                and nothing is measured
+     * @throws LoadException when the plan cannot be held here (direct memory capped below it, a heap too small, a file
+     *                       that is not the one the load describes), saying which limit to raise
+     */
+    public LoadedModel load(Path file, ModelLoaded load, boolean measure) {
+        ValidLoad valid;
+        try {
+            valid = new LoadValidator(Integer.MAX_VALUE).validate(load);
+        } catch (InvalidLoadException e) {
+            throw new LoadException("the load of " + file + " is not one the worker would accept: " + e.getMessage(), e);
+        }
+        List<AllocationDecision> plan = LoadResolution.decide(valid);
+        DomainBytes planned = DomainBytes.of(plan);
+        requireDirectRoom(planned.offHeap());
+        MemoryProbe.Snapshot before = measure ? probe.snapshot(file, true) : null;
+        List<Held> held = new ArrayList<>(plan.size());
+        long started = System.nanoTime();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            for (int i = 0; i < plan.size(); i++) {
+                held.add(hold(channel, load.getTensors().get(i), plan.get(i)));
+            }
+        } catch (IOException e) {
+            throw new LoadException("cannot read " + file + ": " + e.getMessage(), e);
+        } catch (OutOfMemoryError e) {
+            held.clear();
+            throw outOfMemory(e, planned);
+        }
+        long loadNanos = System.nanoTime() - started;
+        MemoryProbe.Snapshot after = measure ? probe.snapshot(file, true) : null;
+        return new LoadedModel(load, plan, held, planned, before, after, loadNanos, probe.hasProc());
+    }
+
+    private Held hold(FileChannel channel, TensorInfo tensor, AllocationDecision decision) throws IOException {
+        long stored = tensor.getStoredBytes();
+        long resident = decision.residentBytes();
+        Long offset = tensor.getFileOffset();
+        // The bytes are the file's only when the loader keeps them as stored; a re-encoded weight is held at its size.
+        boolean asStored = resident == stored && decision.residentFormat().equals(decision.storedFormat());
+        if (decision.domain() == MemoryDomain.MMAP_FILE) {
+            if (offset != null && offset + stored <= channel.size()) {
+                try {
+                    return Held.mapped(map(channel, offset, stored), stored);
+                } catch (IOException | UnsupportedOperationException e) {
+                    // The platform refused the mapping: the bytes become anonymous memory, as in a runtime that falls back.
+                    return Held.offHeap(direct(channel, offset, stored, true), stored, "mapping refused: " + e.getMessage());
+                }
+            }
+            return Held.offHeap(direct(channel, offset, stored, false), stored,
+                    "no mappable range in the file (offset " + offset + ", " + stored + " bytes)");
+        }
+        if (decision.domain() == MemoryDomain.HOST_OFFHEAP) {
+            return Held.offHeap(direct(channel, offset, resident, asStored && offset != null), resident, null);
+        }
+        return Held.heap(heap(channel, offset, resident, asStored && offset != null), resident);
+    }
+
+    private static List<ByteBuffer> map(FileChannel channel, long offset, long bytes) throws IOException {
+        List<ByteBuffer> maps = new ArrayList<>(1);
+        for (long done = 0; done < bytes; done += CHUNK) {
+            maps.add(channel.map(FileChannel.MapMode.READ_ONLY, offset + done, Math.min(CHUNK, bytes - done)));
+        }
+        return maps;
+    }
+
+    private static List<ByteBuffer> direct(FileChannel channel, Long offset, long bytes, boolean copy) throws IOException {
+        List<ByteBuffer> buffers = new ArrayList<>(1);
+        for (long done = 0; done < bytes; done += CHUNK) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect((int) Math.min(CHUNK, bytes - done));
+            if (copy) {
+                read(channel, buffer, offset + done);
+            }
+            buffers.add(buffer);
+        }
+        return buffers;
+    }
+
+    private static List<byte[]> heap(FileChannel channel, Long offset, long bytes, boolean copy) throws IOException {
+        List<byte[]> arrays = new ArrayList<>(1);
+        for (long done = 0; done < bytes; done += CHUNK) {
+            byte[] array = new byte[(int) Math.min(CHUNK, bytes - done)];
+            if (copy) {
+                read(channel, ByteBuffer.wrap(array), offset + done);
+            }
+            arrays.add(array);
+        }
+        return arrays;
+    }
+
+    private static void read(FileChannel channel, ByteBuffer into, long position) throws IOException {
+        long at = position;
+        while (into.hasRemaining()) {
+            int n = channel.read(into, at);
+            if (n < 0) {
+                throw new IOException("the file ends at " + at + ", inside a tensor the header places up to " + (position + into.limit()));
+            }
+            at += n;
+        }
+    }
+
+    /** The most direct memory this JVM lets buffers hold: -XX:MaxDirectMemorySize, else (JDK 17) the heap's maximum. */
+    public static long directMemoryCap() {
+        try {
+            HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            long set = Long.parseLong(hotspot.getVMOption("MaxDirectMemorySize").getValue());
+            if (set > 0) {
+                return set;
+            }
+        } catch (RuntimeException e) {
+            // Not HotSpot: the default below is what the JDK's own check uses.
+        }
+        return Runtime.getRuntime().maxMemory();
+    }
+
+    private static void requireDirectRoom(long offHeap) {
+        long cap = directMemoryCap();
+        long inUse = ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class).stream()
+                .filter(pool -> pool.getName().equals("direct")).mapToLong(java.lang.management.BufferPoolMXBean::getMemoryUsed).sum();
+        if (offHeap > cap - inUse) {
+            throw new LoadException("the plan puts " + ByteSizes.format(offHeap) + " off-heap, but direct memory is capped at "
+                    + ByteSizes.format(cap) + " (-XX:MaxDirectMemorySize, else the heap's maximum), " + ByteSizes.format(inUse)
+                    + " already in use: raise it, e.g. JAVA_OPTS=-XX:MaxDirectMemorySize=" + gibAbove(offHeap + inUse) + "g", null);
+        }
+    }
+
+    private static long gibAbove(long bytes) {
+        return Math.max(1, (bytes + (1L << 30) - 1) >> 30) + 1;
+    }
+
+    private static LoadException outOfMemory(OutOfMemoryError e, DomainBytes planned) {
+        String message = String.valueOf(e.getMessage());
+        if (message.contains("irect buffer")) {
+            return new LoadException("direct memory ran out holding " + ByteSizes.format(planned.offHeap()) + " off-heap ("
+                    + message + "): raise -XX:MaxDirectMemorySize (JAVA_OPTS)", e);
+        }
+        return new LoadException("the heap ran out holding " + ByteSizes.format(planned.heap()) + " on the heap (" + message
+                + "): raise -Xmx (JAVA_OPTS)", e);
+    }
+}
