@@ -31,7 +31,7 @@ public final class MemoryProbe {
      */
     public Snapshot snapshot(Path mappedFile, boolean settleHeap) {
         if (settleHeap) {
-            System.gc();
+            settle();
         }
         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
         long direct = pool("direct");
@@ -39,6 +39,29 @@ public final class MemoryProbe {
         OptionalLong rssAnon = statusKb("RssAnon:");
         FileMappings file = mappedFile == null ? null : fileMappings(mappedFile);
         return new Snapshot(heap, direct, mapped, rssAnon, file);
+    }
+
+    /**
+     * Asks for a collection, then waits (at most 200 ms) until the buffer pools stop shrinking: the JVM frees a
+     * collected direct or mapped buffer on its cleaner thread, after the collection, so reading at once would count
+     * buffers already garbage (a model loaded before and let go, say).
+     */
+    private static void settle() {
+        System.gc();
+        long last = pool("direct") + pool("mapped");
+        for (int i = 0; i < 40; i++) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            long now = pool("direct") + pool("mapped");
+            if (now == last && i >= 1) {
+                return;
+            }
+            last = now;
+        }
     }
 
     /** Whether this platform gives the {@code /proc} measures (Linux). */

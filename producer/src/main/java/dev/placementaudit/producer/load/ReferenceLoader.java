@@ -170,12 +170,13 @@ public final class ReferenceLoader {
         if (offHeap > cap - inUse) {
             throw new LoadException("the plan puts " + ByteSizes.format(offHeap) + " off-heap, but direct memory is capped at "
                     + ByteSizes.format(cap) + " (-XX:MaxDirectMemorySize, else the heap's maximum), " + ByteSizes.format(inUse)
-                    + " already in use: raise it, e.g. JAVA_OPTS=-XX:MaxDirectMemorySize=" + gibAbove(offHeap + inUse) + "g", null);
+                    + " already in use: raise it, e.g. JAVA_OPTS=-XX:MaxDirectMemorySize=" + megabytesAbove(offHeap + inUse) + "m", null);
         }
     }
 
-    private static long gibAbove(long bytes) {
-        return Math.max(1, (bytes + (1L << 30) - 1) >> 30) + 1;
+    /** Enough for {@code bytes} and some room for what else the process holds off-heap, in MiB. */
+    private static long megabytesAbove(long bytes) {
+        return ((bytes + (1L << 20) - 1) >> 20) + 64;
     }
 
     private static LoadException outOfMemory(OutOfMemoryError e, DomainBytes planned) {

@@ -3,6 +3,7 @@ package dev.placementaudit.producer.cli;
 import dev.placementaudit.core.format.GgmlType;
 import dev.placementaudit.events.EncodingRequestKind;
 import dev.placementaudit.events.FileFormat;
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.events.TensorResidency;
@@ -208,6 +209,74 @@ class ProducerCliTest {
         assertThat(again.err).contains("exists; pass --force to overwrite it");
         assertThat(forced.exit).as(forced.err).isZero();
         assertThat(explained.out).startsWith("SmolLM2 360M F16: ");
+    }
+
+    @Test
+    void loadHoldsTheModelAsPlannedAndPublishesTheLoadersDecisionsAndWhatItMeasured(KafkaBroker broker) throws Exception {
+        Path file = model();
+        String loads = KafkaBroker.uniqueTopic("model-loads");
+        String observations = KafkaBroker.uniqueTopic("load-observations");
+        broker.createTopics(1, loads, observations);
+
+        Run run = run("load", "--model", file.toString(), "--deployment", "phone-7", "--release", "2026.12.1",
+                "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K", "--publish",
+                "--bootstrap-servers", broker.bootstrapServers(), "--topic", loads, "--observations-topic", observations);
+
+        assertThat(run.exit).as(run.err).isZero();
+        assertThat(run.out).startsWith("loaded Tiny Llama: 4 tensors in ")
+                .containsPattern("off-heap +2 MB +2 MB +2 MB +the direct buffer pool")
+                .contains("direct memory cap: ")
+                .contains("published load ").contains(" with the loader's decisions to " + loads + "-0@0 and its observation to " + observations + "-0@0");
+        ModelLoaded load = LOADS.decode(TopicReader.readCommitted(broker, loads, 1).get(0).value());
+        assertThat(load.getDeployment().getId()).isEqualTo("phone-7");
+        assertThat(load.getTensors()).extracting(t -> t.getRuntime().getDomain().name())
+                .containsExactly("MMAP_FILE", "MMAP_FILE", "MMAP_FILE", "HOST_OFFHEAP");
+        assertThat(load.getTensors().get(3).getRuntime().getResidentBytes()).as("Q3_K dequantized to FP32").isEqualTo(256 * 2048 * 4);
+        LoadObserved observed = EventSerde.of(LoadObserved.class).decode(TopicReader.readCommitted(broker, observations, 1).get(0).value());
+        assertThat(observed.getLoadId()).isEqualTo(load.getLoadId());
+        assertThat(observed.getDeploymentId()).isEqualTo("phone-7");
+        // The pool is the process's: the Kafka client holds a few direct bytes of its own meanwhile.
+        assertThat(observed.getDirectAfterBytes() - observed.getDirectBeforeBytes()).isCloseTo(256 * 2048 * 4L,
+                org.assertj.core.api.Assertions.within(1024L * 1024));
+        assertThat(observed.getTensors()).extracting(t -> t.getName() + "=" + t.getDomain()).containsExactly("token_embd.weight=MMAP_FILE",
+                "blk.0.attn_norm.weight=MMAP_FILE", "blk.0.attn_q.weight=MMAP_FILE", "blk.0.ffn_down.weight=HOST_OFFHEAP");
+    }
+
+    @Test
+    void loadPrintsJsonAndNeedsNoBrokerWithoutPublish() throws Exception {
+        Run run = run("load", "--model", model().toString(), "--profile", "desktop", "--platform", "jvm", "--format", "json");
+
+        assertThat(run.exit).as(run.err).isZero();
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(run.out);
+        assertThat(json.get("model").asText()).isEqualTo("Tiny Llama");
+        assertThat(json.get("tensors").asInt()).isEqualTo(4);
+        assertThat(json.get("planned").get("offHeapBytes").asLong()).isEqualTo(json.get("held").get("offHeapBytes").asLong()).isPositive();
+        assertThat(json.get("observed").get("offHeapBytes").asLong()).isEqualTo(json.get("planned").get("offHeapBytes").asLong());
+        assertThat(json.get("published").isNull()).isTrue();
+        assertThat(json.get("heldElsewhere")).isEmpty();
+    }
+
+    @Test
+    void loadWithPublishButNoDeploymentSaysWhatItNeeds() throws Exception {
+        Run run = run("load", "--model", model().toString(), "--publish", "--bootstrap-servers", "127.0.0.1:1");
+
+        assertThat(run.exit).isEqualTo(2);
+        assertThat(run.err).contains("--publish needs --deployment and --release").doesNotContain("Exception");
+    }
+
+    @Test
+    void loadSaysWhenDirectMemoryIsCappedBelowThePlanInsteadOfAStackTrace() throws Exception {
+        Path file = model();
+        Process java = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:MaxDirectMemorySize=1m",
+                "-cp", System.getProperty("java.class.path"), ProducerCli.class.getName(),
+                "load", "--model", file.toString(), "--profile", "desktop", "--platform", "jvm", "--kernels", "Q4_K,Q6_K").start();
+        assertThat(java.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String err = new String(java.getErrorStream().readAllBytes());
+
+        assertThat(java.exitValue()).as(err).isEqualTo(2);
+        assertThat(err).contains("off-heap, but direct memory is capped at 1 MB (-XX:MaxDirectMemorySize")
+                .containsPattern("JAVA_OPTS=-XX:MaxDirectMemorySize=6\\dm").doesNotContain("\tat ");
+        assertThat(new String(java.getInputStream().readAllBytes())).isEmpty();
     }
 
     private record Run(int exit, String out, String err) {
