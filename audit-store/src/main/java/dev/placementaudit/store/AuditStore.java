@@ -72,7 +72,8 @@ public final class AuditStore extends ConsumerService {
                 // Alerts and dead letters are records to keep; the decision topics are the worker's, but a store started
                 // first must not fail on them either.
                 TopicSetup.ensure(config.kafka(), config.topicPartitions(), config.topicReplication(),
-                        List.of(config.alertsTopic(), config.deadLetterTopic(), config.decisionsTopic(), config.resolvedTopic()), List.of(),
+                        List.of(config.alertsTopic(), config.deadLetterTopic(), config.decisionsTopic(), config.resolvedTopic(),
+                                config.observationsTopic()), List.of(),
                         List.of(config.chainTopic()));
             } catch (RuntimeException e) {
                 database.close();
@@ -84,7 +85,7 @@ public final class AuditStore extends ConsumerService {
         RegressionDetector detector = new RegressionDetector(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
         AlertOutbox outbox = new AlertOutbox(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
         ProjectionWriter writer = new ProjectionWriter(database, config.groupId(), config.decisionsTopic(), config.resolvedTopic(),
-                detector, outbox, Clock.systemUTC());
+                config.observationsTopic(), config.unplannedOffHeap(), detector, outbox, Clock.systemUTC());
 
         Map<String, Object> consumerConfig = new HashMap<>(config.kafka());
         consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
@@ -108,14 +109,16 @@ public final class AuditStore extends ConsumerService {
                 new IncidentPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.incidentUpdateInterval(),
                         Clock.systemUTC()));
         ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic(), config.groupId());
-        IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic()), config.deadLetterTopic(),
+        IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic(), config.observationsTopic()),
+                config.deadLetterTopic(),
                 config.groupId(),
                 config.pollTimeout(), writer, publisher, chainLog, metrics, Clock.systemUTC(), new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
         loop.start("audit-store-ingest");
         AuditStore store = new AuditStore(database, loop, publisher, deadLetters, chainLog, queries);
         store.serve(config.http(), registry,
                 routes -> ApiRoutes.install(routes, queries, new WhatIf(database.dataSource(), config.kafka(), config.loadsTopic()), config.http()));
-        LOG.info("audit-store ingesting {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(), config.groupId(),
+        LOG.info("audit-store ingesting {}, {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(),
+                config.observationsTopic(), config.groupId(),
                 AuditDatabase.redact(config.jdbcUrl()), store.port() < 0 ? "" : ", API and ops on :" + store.port());
         LOG.info("started {} ms after the JVM: store code reached at {} ms, broker answered at {} ms, database open at {} ms", uptimeMillis(),
                 entered, brokerAnswered, databaseOpen);

@@ -2,6 +2,7 @@ package dev.placementaudit.store;
 
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.TensorInfo;
@@ -49,6 +50,7 @@ final class StoreHarness {
     final TestDatabase db;
     final String decisions;
     final String resolved;
+    final String observations;
     final String alerts;
     final String chain;
     final String group;
@@ -61,10 +63,11 @@ final class StoreHarness {
         String base = KafkaBroker.uniqueTopic("store");
         this.decisions = base + ".decided";
         this.resolved = base + ".resolved";
+        this.observations = base + ".observed";
         this.alerts = base + ".alerts";
         this.chain = base + ".chain";
         this.group = "store-" + base;
-        broker.createTopics(3, decisions, resolved);
+        broker.createTopics(3, decisions, resolved, observations);
         broker.createTopics(1, alerts, decisions + ".dlq");
     }
 
@@ -73,6 +76,7 @@ final class StoreHarness {
         s.put("kafka.bootstrap.servers", broker.bootstrapServers());
         s.put("store.decisions.topic", decisions);
         s.put("store.resolved.topic", resolved);
+        s.put("store.observations.topic", observations);
         s.put("store.alerts.topic", alerts);
         // The per-load alerts on the topic too, as before incidents: most tests here read them there (IncidentsTest does not).
         s.put("store.alerts.per.load", "true");
@@ -154,6 +158,30 @@ final class StoreHarness {
                     .get(10, TimeUnit.SECONDS);
         }
         return r;
+    }
+
+    /** Publishes what a runtime measured after a load, keyed like the load (by deployment). */
+    void publishObservation(LoadObserved observation) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(broker.clientConfig(), new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>(observations, observation.getDeploymentId().getBytes(StandardCharsets.UTF_8),
+                    EventSerde.of(LoadObserved.class).encode(observation))).get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * What a runtime that held its load as planned, plus {@code extraOffHeap} bytes off-heap, would observe; its mapped
+     * bytes seen only when {@code mappedSeen}.
+     */
+    static LoadObserved observation(LoadResolved planned, long extraOffHeap, boolean mappedSeen) {
+        return LoadObserved.newBuilder()
+                .setLoadId(planned.getLoadId())
+                .setDeploymentId(planned.getDeploymentId())
+                .setObservedAt(planned.getLoadOccurredAt().plusSeconds(5))
+                .setMethod(dev.placementaudit.events.ObservationMethod.newBuilder().setName("test").setRuntime("test").setLimits(List.of()).build())
+                .setHeapUsedBeforeBytes(100L << 20).setHeapUsedAfterBytes((100L << 20) + planned.getHeapBytes())
+                .setDirectBeforeBytes(1L << 20).setDirectAfterBytes((1L << 20) + planned.getOffHeapBytes() + extraOffHeap)
+                .setMappedBeforeBytes(0L).setMappedAfterBytes(mappedSeen ? planned.getMappedBytes() : 0L)
+                .build();
     }
 
     void publishRaw(String topic, byte[] value) throws Exception {

@@ -52,7 +52,9 @@ public record StoreConfig(
         Duration connectTimeout,
         Duration healthBound,
         boolean perLoadAlerts,
-        Duration incidentUpdateInterval) {
+        Duration incidentUpdateInterval,
+        String observationsTopic,
+        GrowthRule unplannedOffHeap) {
 
     /** Where the store keeps its data when no URL is given: an H2 file below the working directory. */
     public static final String DEFAULT_H2_PATH = "./data/audit";
@@ -100,7 +102,10 @@ public record StoreConfig(
                 settings.connectTimeout(),
                 settings.duration("store.health.bound", Duration.ofSeconds(60)),
                 settings.bool("store.alerts.per.load", false),
-                settings.duration("store.incidents.update.interval", Duration.ofMinutes(1)));
+                settings.duration("store.incidents.update.interval", Duration.ofMinutes(1)),
+                settings.string("store.observations.topic", "load-observations"),
+                new GrowthRule("unplanned off-heap", settings.integer("store.rules.unplanned.offheap.percent", 10, 0, 100_000),
+                        settings.longValue("store.rules.unplanned.offheap.bytes", 64L << 20, 0)));
         settings.unreadKeys("store.").forEach(key -> LoggerFactory.getLogger(StoreConfig.class)
                 .warn("configuration {} is not an audit-store setting (misspelt?); ignored", key));
         return config;

@@ -31,7 +31,8 @@ import java.util.Set;
 public record Cause(String incidentId, String modelId, String fromRelease, String toRelease, RootCauses.CauseGroup group,
                     String tensorsDigest, Set<FindingKind> kinds) {
     /** The kinds that make a cause an incident; the first present is its primary kind. */
-    static final List<FindingKind> PRIMARY_ORDER = List.of(FindingKind.LOST_MAPPING, FindingKind.OFFHEAP_GROWTH, FindingKind.HEAP_GROWTH);
+    static final List<FindingKind> PRIMARY_ORDER = List.of(FindingKind.LOST_MAPPING, FindingKind.OFFHEAP_GROWTH, FindingKind.HEAP_GROWTH,
+            FindingKind.UNPLANNED_OFFHEAP, FindingKind.MAPPING_NOT_OBSERVED, FindingKind.DIVERGED);
 
     public Cause {
         kinds = Set.copyOf(kinds);
@@ -64,7 +65,10 @@ public record Cause(String incidentId, String modelId, String fromRelease, Strin
         return causes;
     }
 
-    /** The strongest of these kinds: lost mapping, then off-heap growth, then heap growth. */
+    /**
+     * The strongest of these kinds: lost mapping, then off-heap growth, then heap growth, then what the runtime showed
+     * (unplanned off-heap, a mapping not observed, a divergence).
+     */
     public static FindingKind primary(Set<FindingKind> kinds) {
         return PRIMARY_ORDER.stream().filter(kinds::contains).findFirst().orElse(FindingKind.FORMAT_CHANGED);
     }

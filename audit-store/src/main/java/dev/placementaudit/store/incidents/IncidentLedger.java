@@ -41,17 +41,17 @@ import java.util.stream.Collectors;
  * rows whatever the interleaving of deployments (docs/incidents.md).
  */
 public final class IncidentLedger {
-    private static final List<String> INCIDENT_COLUMNS = List.of("incident_id", "model_id", "from_release", "to_release", "primary_kind",
+    static final List<String> INCIDENT_COLUMNS = List.of("incident_id", "model_id", "from_release", "to_release", "primary_kind",
             "kinds", "cause", "before_domain", "after_domain", "before_reason", "after_reason", "before_format", "after_format", "tensor_count",
             "tensors_digest", "tensors", "state", "first_seen", "last_seen", "version", "updated_at");
-    private static final List<String> INCIDENT_TYPES = List.of("VARCHAR(40)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
+    static final List<String> INCIDENT_TYPES = List.of("VARCHAR(40)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
             "VARCHAR(30)", "VARCHAR(200)", "VARCHAR(2000)", "VARCHAR(20)", "VARCHAR(20)", "VARCHAR(500)", "VARCHAR(500)", "VARCHAR(150)",
             "VARCHAR(150)", "INTEGER", "VARCHAR(64)", "VARCHAR(65535)", "VARCHAR(10)", "TIMESTAMP WITH TIME ZONE",
             "TIMESTAMP WITH TIME ZONE", "BIGINT", "TIMESTAMP WITH TIME ZONE");
-    private static final List<String> DEPLOYMENT_COLUMNS = List.of("incident_id", "deployment_id", "model_id", "showing", "loads",
+    static final List<String> DEPLOYMENT_COLUMNS = List.of("incident_id", "deployment_id", "model_id", "showing", "loads",
             "bytes_moved", "offheap_delta", "heap_delta", "mapped_delta", "first_seen", "last_seen", "left_seen", "last_load_id", "from_plan",
             "to_plan");
-    private static final List<String> DEPLOYMENT_TYPES = List.of("VARCHAR(40)", "VARCHAR(200)", "VARCHAR(200)", "BOOLEAN", "INTEGER",
+    static final List<String> DEPLOYMENT_TYPES = List.of("VARCHAR(40)", "VARCHAR(200)", "VARCHAR(200)", "BOOLEAN", "INTEGER",
             "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE",
             "VARCHAR(36)", "VARCHAR(64)", "VARCHAR(64)");
     /** The most tensor names an incident row lists (the digest covers them all). */
@@ -171,7 +171,7 @@ public final class IncidentLedger {
         Map<List<String>, List<Affected>> byModel = new HashMap<>();
         for (List<String> chunk : InList.chunks(deployments)) {
             try (PreparedStatement s = InList.prepare(c, "SELECT " + String.join(", ", DEPLOYMENT_COLUMNS)
-                    + " FROM incident_deployments WHERE deployment_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                    + " FROM incident_deployments WHERE deployment_id IN (%s) AND incident_id NOT LIKE '" + RuntimeIncidents.ID_PREFIX + "%%'", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     Affected a = new Affected(rs.getString("incident_id"), rs.getString("deployment_id"), rs.getString("model_id"),
                             rs.getTimestamp("first_seen").toInstant());
@@ -214,11 +214,11 @@ public final class IncidentLedger {
         }
     }
 
-    private record Stored(State state, Set<FindingKind> kinds, long version) {
+    record Stored(State state, Set<FindingKind> kinds, long version) {
     }
 
     /** Locks the incidents' rows in id order: the one point where batches of different deployments meet. */
-    private static Map<String, Stored> lock(Connection c, Set<String> ids) throws SQLException {
+    static Map<String, Stored> lock(Connection c, Set<String> ids) throws SQLException {
         Map<String, Stored> stored = new HashMap<>();
         for (List<String> chunk : InList.chunks(ids)) {
             try (PreparedStatement s = InList.prepare(c, "SELECT incident_id, state, kinds, version FROM incidents WHERE incident_id IN (%s) "
@@ -244,7 +244,7 @@ public final class IncidentLedger {
     }
 
     /** Each touched incident's state, times and kinds from all its deployments' committed rows and this batch's. */
-    private static List<Change> settle(Connection c, Set<String> touched, Map<String, Stored> stored, Map<String, Set<FindingKind>> kinds,
+    static List<Change> settle(Connection c, Set<String> touched, Map<String, Stored> stored, Map<String, Set<FindingKind>> kinds,
                                        Set<String> material, Instant now) throws SQLException {
         List<Change> changes = new ArrayList<>();
         for (List<String> chunk : InList.chunks(touched)) {
@@ -297,7 +297,7 @@ public final class IncidentLedger {
         return kinds;
     }
 
-    private static String tensorText(RootCauses.CauseGroup g) {
+    static String tensorText(RootCauses.CauseGroup g) {
         StringBuilder text = new StringBuilder();
         List<String> names = g.tensors().stream().map(RootCauses.TensorChange::name).sorted().toList();
         for (int i = 0; i < names.size(); i++) {
@@ -309,7 +309,7 @@ public final class IncidentLedger {
         return text.toString();
     }
 
-    private static String truncate(String text, int limit) {
+    static String truncate(String text, int limit) {
         return text == null || text.length() <= limit ? text : text.substring(0, limit - 3) + "...";
     }
 

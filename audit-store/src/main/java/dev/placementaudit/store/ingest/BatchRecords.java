@@ -12,10 +12,11 @@ import java.util.TreeSet;
 /**
  * A batch's records sorted for writing: each load's decisions, in the order met; the summaries, the first of each load;
  * every load and deployment touched (deployments sorted, the order their locks are taken in); and per deployment the
- * highest {@code model-loads} offset of its decisions here.
+ * highest {@code model-loads} offset of its decisions here; the observations, the first of each load.
  */
 record BatchRecords(Map<String, List<Decoded.Decision>> decisionsByLoad, Map<String, Decoded.Summary> summaries, Set<String> touched,
-                    Set<String> deployments, Map<String, Long> decidedThrough, int decisionRecords, int summaryRecords) {
+                    Set<String> deployments, Map<String, Long> decidedThrough, int decisionRecords, int summaryRecords,
+                    Map<String, Decoded.Observation> observations) {
 
     static BatchRecords of(List<Decoded> batch) {
         Map<String, List<Decoded.Decision>> byLoad = new LinkedHashMap<>();
@@ -25,6 +26,7 @@ record BatchRecords(Map<String, List<Decoded.Decision>> decisionsByLoad, Map<Str
         Map<String, Long> decidedThrough = new HashMap<>();
         int decisionRecords = 0;
         int summaryRecords = 0;
+        Map<String, Decoded.Observation> observations = new LinkedHashMap<>();
         // A load's decisions come one after another (one partition, published together): the group is looked up again
         // only when the load changes.
         String lastLoadId = null;
@@ -50,8 +52,12 @@ record BatchRecords(Map<String, List<Decoded.Decision>> decisionsByLoad, Map<Str
                 deployments.add(summary.event().getDeploymentId());
                 summaries.putIfAbsent(summary.event().getLoadId().toString(), summary);
                 summaryRecords++;
+            } else if (item instanceof Decoded.Observation observation) {
+                // Written under its deployment's lock, like the load it is of: whichever of the two commits second sees the other.
+                deployments.add(observation.event().getDeploymentId());
+                observations.putIfAbsent(observation.event().getLoadId().toString(), observation);
             }
         }
-        return new BatchRecords(byLoad, summaries, touched, deployments, decidedThrough, decisionRecords, summaryRecords);
+        return new BatchRecords(byLoad, summaries, touched, deployments, decidedThrough, decisionRecords, summaryRecords, observations);
     }
 }

@@ -1,11 +1,12 @@
 package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.service.DeadLetter;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
-/** One consumed record, decoded: a decision, a load summary, or a reject bound for the dead letters. */
+/** One consumed record, decoded: a decision, a load summary, an observation, or a reject bound for the dead letters. */
 public sealed interface Decoded {
     ConsumerRecord<byte[], byte[]> record();
 
@@ -20,6 +21,10 @@ public sealed interface Decoded {
     }
 
     record Summary(ConsumerRecord<byte[], byte[]> record, LoadResolved event) implements Decoded {
+    }
+
+    /** What a runtime measured it held after a load (docs/observations.md). */
+    record Observation(ConsumerRecord<byte[], byte[]> record, LoadObserved event) implements Decoded {
     }
 
     /** @param loadId the load the record belongs to, when it decoded far enough to say; null otherwise */

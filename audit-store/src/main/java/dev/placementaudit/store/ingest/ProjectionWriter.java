@@ -6,8 +6,10 @@ import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.incidents.IncidentLedger;
+import dev.placementaudit.store.incidents.RuntimeIncidents;
 import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.Detection;
+import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -21,14 +23,17 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Writes one poll's records into the projection in a single database transaction, phase by phase: the rows (decisions
  * matched against their plans or staged, new plans, dead-letter rows, the consumer offsets they advance to); the locks of
  * the deployments touched; the completion of the loads they finish, in log order; those loads' entries in the hash chain
- * ({@link HashChain}); their comparison with their predecessors, findings, alerts, incidents and release heads; the commit. Either
+ * ({@link HashChain}); their comparison with their predecessors, findings, alerts, incidents and release heads; what their
+ * runtimes said of them (observations, divergences: {@link RuntimeIncidents}); the commit. Either
  * all of it commits or none of it; on restart the consumer seeks to the offsets stored here, so nothing is lost or applied
  * twice (docs/adr/0001), and what it writes is a function of the log (docs/adr/0006).
  */
@@ -44,25 +49,42 @@ public final class ProjectionWriter {
     private final DeploymentLocks locks;
     private final LoadCompletion completion;
     private final IncidentLedger incidents;
+    private final RuntimeIncidents runtime;
+    private final ObservationRows observationRows;
     private final UnstorableRecords unstorable = new UnstorableRecords(items -> apply(items, false));
     /** Runs just before a batch commits; tests hold a transaction open there to race another against it. */
     private volatile Runnable beforeCommit = () -> { };
 
     public ProjectionWriter(AuditDatabase database, String groupId, String decisionsTopic, String resolvedTopic, RegressionDetector detector,
                             AlertOutbox outbox, Clock clock) {
+        this(database, groupId, decisionsTopic, resolvedTopic, OBSERVATIONS_TOPIC, UNPLANNED_OFFHEAP, detector, outbox, clock);
+    }
+
+    /** The observations topic and the rule of unplanned off-heap when none is configured (docs/configuration.md). */
+    public static final String OBSERVATIONS_TOPIC = "load-observations";
+    public static final GrowthRule UNPLANNED_OFFHEAP = new GrowthRule("unplanned off-heap", 10, 64L << 20);
+
+    /**
+     * @param observationsTopic where runtimes publish what they measured after their loads
+     * @param unplannedOffHeap  how much more off-heap than planned a runtime may hold before it is a finding
+     */
+    public ProjectionWriter(AuditDatabase database, String groupId, String decisionsTopic, String resolvedTopic, String observationsTopic,
+                            GrowthRule unplannedOffHeap, RegressionDetector detector, AlertOutbox outbox, Clock clock) {
         this.database = database;
         this.detector = detector;
         this.outbox = outbox;
         this.clock = clock;
         Dialect dialect = database.dialect();
         StoredPlans plans = new StoredPlans(dialect);
-        this.decoder = new RecordDecoder(decisionsTopic, resolvedTopic, detector.plans());
+        this.decoder = new RecordDecoder(decisionsTopic, resolvedTopic, observationsTopic, detector.plans());
         this.decisionRows = new DecisionRows(dialect, plans, detector.plans());
         this.deadLetterRows = new DeadLetterRows(dialect);
         this.offsets = new StoredOffsets(dialect, groupId);
         this.locks = new DeploymentLocks(dialect);
         this.completion = new LoadCompletion(plans, detector);
         this.incidents = new IncidentLedger(dialect);
+        this.runtime = new RuntimeIncidents(dialect, unplannedOffHeap);
+        this.observationRows = new ObservationRows(dialect);
     }
 
     /** Decodes and checks each record; nothing is written yet. */
@@ -99,6 +121,8 @@ public final class ProjectionWriter {
                 BatchRecords records = BatchRecords.of(batch);
                 DecisionRows.Written rows = decisionRows.write(c, records.decisionsByLoad());
                 deadLetterRows.record(c, batch, now);
+                observationRows.writeObservations(c, records.observations().values());
+                observationRows.writeDivergences(c, records.summaries().values());
                 offsets.store(c, batch);
                 phases.end("rows");
 
@@ -124,7 +148,12 @@ public final class ProjectionWriter {
                 List<LoadRef> completed = completions.stream().map(StoredLoad.Completion::load).toList();
                 Map<String, Detection> byLoad = new HashMap<>();
                 detections.forEach(d -> byLoad.put(d.load().loadId(), d));
-                List<IncidentLedger.Change> incidentChanges = incidents.record(c, completed, byLoad, now);
+                List<IncidentLedger.Change> incidentChanges = new ArrayList<>(incidents.record(c, completed, byLoad, now));
+                // What runtimes said of their loads: drawn for the loads completed now and those whose observation came now.
+                Set<String> observedOrCompleted = new LinkedHashSet<>();
+                completed.forEach(load -> observedOrCompleted.add(load.loadId()));
+                observedOrCompleted.addAll(records.observations().keySet());
+                incidentChanges.addAll(runtime.record(c, observedOrCompleted, now));
                 ReleaseHeads.advance(c, completed);
                 phases.end("detect");
 

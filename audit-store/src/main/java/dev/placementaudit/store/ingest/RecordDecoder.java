@@ -1,6 +1,7 @@
 package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
@@ -19,13 +20,16 @@ import java.util.List;
 final class RecordDecoder {
     private final String decisionsTopic;
     private final String resolvedTopic;
+    private final String observationsTopic;
     private final PlanCache plans;
     private final EventSerde<AllocationDecided> decisions = EventSerde.of(AllocationDecided.class);
     private final EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
+    private final EventSerde<LoadObserved> observations = EventSerde.of(LoadObserved.class);
 
-    RecordDecoder(String decisionsTopic, String resolvedTopic, PlanCache plans) {
+    RecordDecoder(String decisionsTopic, String resolvedTopic, String observationsTopic, PlanCache plans) {
         this.decisionsTopic = decisionsTopic;
         this.resolvedTopic = resolvedTopic;
+        this.observationsTopic = observationsTopic;
         this.plans = plans;
     }
 
@@ -68,6 +72,13 @@ final class RecordDecoder {
                 LoadResolved event = summaries.decode(record.value());
                 String overflow = StoredLoad.overflow(event);
                 return overflow == null ? new Decoded.Summary(record, event)
+                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow,
+                        event.getLoadId().toString());
+            }
+            if (record.topic().equals(observationsTopic)) {
+                LoadObserved event = observations.decode(record.value());
+                String overflow = ObservationRows.overflow(event);
+                return overflow == null ? new Decoded.Observation(record, event)
                         : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow,
                         event.getLoadId().toString());
             }

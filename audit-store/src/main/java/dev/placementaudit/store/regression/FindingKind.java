@@ -14,5 +14,11 @@ public enum FindingKind {
     /** The load's off-heap total grew past the rule. */
     OFFHEAP_GROWTH,
     /** The load's heap total grew past the rule. */
-    HEAP_GROWTH
+    HEAP_GROWTH,
+    /** The runtime held more off-heap than its plan, past the rule (docs/observations.md). */
+    UNPLANNED_OFFHEAP,
+    /** Bytes the plan maps were not found mapped by the runtime's own measure. */
+    MAPPING_NOT_OBSERVED,
+    /** The runtime placed tensors otherwise than the reference resolver decides. */
+    DIVERGED
 }

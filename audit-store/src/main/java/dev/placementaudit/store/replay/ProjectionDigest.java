@@ -51,6 +51,10 @@ public final class ProjectionDigest {
                 + "after_domain, before_reason, after_reason, before_format, after_format, tensor_count, tensors_digest, tensors, state, "
                 + "first_seen, last_seen FROM %s.incidents ORDER BY incident_id");
         TABLES.put("incident_deployments", "SELECT * FROM %s.incident_deployments ORDER BY incident_id, deployment_id");
+        // What runtimes said they did (docs/observations.md): their observations, divergences, and the findings drawn from them.
+        TABLES.put("load_observations", "SELECT * FROM %s.load_observations ORDER BY load_id");
+        TABLES.put("load_divergences", "SELECT * FROM %s.load_divergences ORDER BY load_id, tensor_index");
+        TABLES.put("runtime_findings", "SELECT * FROM %s.runtime_findings ORDER BY load_id, incident_id");
     }
 
     private ProjectionDigest() {

@@ -46,7 +46,7 @@ import java.util.Map;
 public final class ProjectionRebuild {
     private static final String REBUILD_GROUP = "projection-rebuild";
     private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "loads", "release_heads", "alerts",
-            "incidents", "incident_deployments");
+            "incidents", "incident_deployments", "load_observations", "load_divergences", "runtime_findings");
 
     private final StoreConfig config;
     private final PrintWriter out;
@@ -80,6 +80,7 @@ public final class ProjectionRebuild {
                     config.connectTimeout())) {
                 copyBudgets(rebuild, liveSchema, rebuildSchema);
                 ProjectionWriter writer = new ProjectionWriter(rebuild, REBUILD_GROUP, config.decisionsTopic(), config.resolvedTopic(),
+                        config.observationsTopic(), config.unplannedOffHeap(),
                         new RegressionDetector(rebuild.dialect(), config.offHeapGrowth(), config.heapGrowth()),
                         new AlertOutbox(rebuild.dialect(), config.offHeapGrowth(), config.heapGrowth()), Clock.systemUTC());
                 long records = replay(writer, target, maxRecords);

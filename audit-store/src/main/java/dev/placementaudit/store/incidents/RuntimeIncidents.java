@@ -1,0 +1,370 @@
+package dev.placementaudit.store.incidents;
+
+import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.db.Sql;
+import dev.placementaudit.store.regression.FindingKind;
+import dev.placementaudit.store.regression.GrowthRule;
+import dev.placementaudit.store.regression.LoadRef;
+import dev.placementaudit.store.regression.ReleaseDiff;
+import dev.placementaudit.store.regression.RootCauses;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Incidents from what runtimes did rather than what the reference plans (docs/observations.md): a load whose runtime
+ * placed tensors otherwise ({@code DIVERGED}), held more off-heap than planned ({@code UNPLANNED_OFFHEAP}) or did not
+ * map what the plan maps ({@code MAPPING_NOT_OBSERVED}).
+ *
+ * <p>A load's findings are drawn once it is complete <em>and</em> what its runtime said of it is in (its summary's
+ * divergences, its observation), whichever came last, and are a function of those alone. A deployment's rows of these
+ * incidents are then derived afresh from all its findings and its loads' order: showing while its latest load of the
+ * model shows the cause, its loads, first and last seen, and when it left. So the rows are the same whatever order the
+ * load, its summary and its observation arrived in, and a rebuild from the log writes them alike. Observations are
+ * written under their deployment's lock, like loads, so the second of a load and its observation to commit sees the
+ * first. The incident rows themselves are kept as for every incident ({@link IncidentLedger}): inserted if new, locked
+ * in id order, their state settled from every deployment's committed row.
+ */
+public final class RuntimeIncidents {
+    /** What every id of these incidents starts with: a regression's id is hexadecimal after {@code inc-}, never an r. */
+    public static final String ID_PREFIX = "inc-r";
+    /** The most bytes a mapping may miss and not be called missing: page rounding and the measure's own noise. */
+    static final long MAPPING_SLACK_BYTES = 1L << 20;
+    private static final List<String> FINDING_COLUMNS = List.of("load_id", "incident_id", "kind", "deployment_id", "model_id", "bytes_moved",
+            "offheap_delta", "heap_delta", "mapped_delta");
+    private static final List<String> FINDING_TYPES = List.of("VARCHAR(36)", "VARCHAR(40)", "VARCHAR(30)", "VARCHAR(200)", "VARCHAR(200)",
+            "BIGINT", "BIGINT", "BIGINT", "BIGINT");
+
+    private final String insertIncident;
+    private final String insertFinding;
+    private final String upsertDeployment;
+    private final GrowthRule unplannedOffHeap;
+
+    public RuntimeIncidents(Dialect dialect, GrowthRule unplannedOffHeap) {
+        this.insertIncident = dialect.insertIgnoringDuplicates("incidents", IncidentLedger.INCIDENT_COLUMNS, IncidentLedger.INCIDENT_TYPES,
+                "incident_id");
+        this.insertFinding = dialect.insertIgnoringDuplicates("runtime_findings", FINDING_COLUMNS, FINDING_TYPES, List.of("load_id", "incident_id"));
+        this.upsertDeployment = dialect.upsert("incident_deployments", IncidentLedger.DEPLOYMENT_COLUMNS, IncidentLedger.DEPLOYMENT_TYPES,
+                List.of("incident_id", "deployment_id"));
+        this.unplannedOffHeap = unplannedOffHeap;
+    }
+
+    /** A finding of one load, with the cause (and so the incident) it belongs to. */
+    public record Finding(String incidentId, FindingKind kind, RootCauses.CauseGroup group, long offHeapDelta, long heapDelta, long mappedDelta) {
+    }
+
+    /** A complete load as the findings need it: where it is in the log and what its plan holds per domain. */
+    private record Load(LoadRef ref, long heapBytes, long offHeapBytes, long mappedBytes) {
+    }
+
+    /**
+     * Draws the findings of these loads (those complete; the others wait for their completion), then keeps the runtime
+     * incidents of their deployments.
+     *
+     * @param loadIds the loads completed in this batch and those whose observation came in it
+     * @return the incidents whose state this changed, in id order
+     */
+    public List<IncidentLedger.Change> record(Connection c, Collection<String> loadIds, Instant now) throws SQLException {
+        if (loadIds.isEmpty()) {
+            return List.of();
+        }
+        Map<String, Load> loads = completeLoads(c, loadIds);
+        if (loads.isEmpty()) {
+            return List.of();
+        }
+        Map<String, Observed> observed = observations(c, loads.keySet());
+        Map<String, List<RootCauses.TensorChange>> diverged = divergences(c, loads.keySet());
+        Map<String, Finding> shown = new TreeMap<>();
+        Map<String, Instant> firstSeen = new HashMap<>();
+        Map<String, Load> origin = new HashMap<>();
+        try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
+            boolean any = false;
+            for (Load load : loads.values()) {
+                for (Finding f : findings(load, observed.get(load.ref().loadId()), diverged.getOrDefault(load.ref().loadId(), List.of()))) {
+                    Sql.bind(insert, load.ref().loadId(), f.incidentId(), f.kind().name(), load.ref().deploymentId(), load.ref().modelId(),
+                            f.group().bytesMoved(), f.offHeapDelta(), f.heapDelta(), f.mappedDelta());
+                    insert.addBatch();
+                    any = true;
+                    shown.putIfAbsent(f.incidentId(), f);
+                    origin.putIfAbsent(f.incidentId(), load);
+                    firstSeen.merge(f.incidentId(), load.ref().occurredAt(), (a, b) -> a.isBefore(b) ? a : b);
+                }
+            }
+            if (any) {
+                insert.executeBatch();
+            }
+        }
+        Set<List<String>> pairs = new TreeSet<>((a, b) -> a.get(0).equals(b.get(0)) ? a.get(1).compareTo(b.get(1)) : a.get(0).compareTo(b.get(0)));
+        loads.values().forEach(load -> pairs.add(List.of(load.ref().deploymentId(), load.ref().modelId())));
+        Map<List<String>, List<Row>> findings = findingsOf(c, pairs);
+        if (findings.isEmpty()) {
+            return List.of();
+        }
+        insertNew(c, shown, firstSeen, origin, now);
+        List<Derived> derived = new ArrayList<>();
+        Map<String, Set<FindingKind>> kinds = new HashMap<>();
+        for (Map.Entry<List<String>, List<Row>> pair : findings.entrySet()) {
+            derived.addAll(derive(c, pair.getKey().get(0), pair.getKey().get(1), pair.getValue()));
+            pair.getValue().forEach(r -> kinds.computeIfAbsent(r.incidentId, k -> EnumSet.noneOf(FindingKind.class)).add(r.kind));
+        }
+        Set<String> touched = new TreeSet<>();
+        derived.forEach(d -> touched.add(d.incidentId));
+        Map<String, IncidentLedger.Stored> stored = IncidentLedger.lock(c, touched);
+        Set<String> material = write(c, derived);
+        return IncidentLedger.settle(c, touched, stored, kinds, material, now);
+    }
+
+    /** The findings of one complete load: a function of its plan's totals, its observation and its divergences. */
+    List<Finding> findings(Load load, Observed o, List<RootCauses.TensorChange> diverged) {
+        List<Finding> out = new ArrayList<>();
+        String model = load.ref().modelId();
+        String release = load.ref().release();
+        Map<List<String>, List<RootCauses.TensorChange>> groups = new LinkedHashMap<>();
+        for (RootCauses.TensorChange t : diverged) {
+            groups.computeIfAbsent(List.of(t.beforeDomain(), t.afterDomain(), t.beforeReasonCode()), k -> new ArrayList<>()).add(t);
+        }
+        for (Map.Entry<List<String>, List<RootCauses.TensorChange>> group : groups.entrySet()) {
+            List<RootCauses.TensorChange> tensors = group.getValue();
+            String reference = group.getKey().get(0);
+            String runtime = group.getKey().get(1);
+            Map<String, Long> delta = new LinkedHashMap<>();
+            long moved = 0;
+            for (RootCauses.TensorChange t : tensors) {
+                delta.merge(runtime, t.afterBytes(), Long::sum);
+                delta.merge(reference, -t.beforeBytes(), Long::sum);
+                moved += t.afterBytes();
+            }
+            String names = sha256(String.join("\n", tensors.stream().map(RootCauses.TensorChange::name).sorted().toList()));
+            String cause = "the runtime put " + tensors.size() + (tensors.size() == 1 ? " tensor" : " tensors") + " in " + runtime
+                    + " where the reference decides " + reference + " (" + group.getKey().get(2) + ")";
+            RootCauses.CauseGroup g = new RootCauses.CauseGroup(cause, tensors.size(), delta, moved, reference, runtime, group.getKey().get(2),
+                    "as the runtime reported", null, null, tensors);
+            out.add(finding(model, release, FindingKind.DIVERGED, g, names, delta));
+        }
+        if (o != null && o.offHeap != null && unplannedOffHeap.fires(load.offHeapBytes(), o.offHeap)) {
+            long unplanned = o.offHeap - load.offHeapBytes();
+            Map<String, Long> delta = Map.of(ReleaseDiff.OFFHEAP, unplanned);
+            RootCauses.CauseGroup g = new RootCauses.CauseGroup("the runtime held more off-heap than its plan (observed minus planned: "
+                    + unplannedOffHeap.describe() + ")", 0, delta, unplanned, ReleaseDiff.OFFHEAP, ReleaseDiff.OFFHEAP, "planned",
+                    "observed", null, null, List.of());
+            out.add(finding(model, release, FindingKind.UNPLANNED_OFFHEAP, g, "", delta));
+        }
+        if (o != null && o.mapped != null && load.mappedBytes() > 0) {
+            long missing = load.mappedBytes() - o.mapped;
+            if (missing > Math.max(MAPPING_SLACK_BYTES, load.mappedBytes() / 100)) {
+                Map<String, Long> delta = Map.of(ReleaseDiff.MMAP, -missing);
+                RootCauses.CauseGroup g = new RootCauses.CauseGroup("bytes the plan maps were not found mapped: the platform refused the "
+                        + "mapping, or the runtime copied them", 0, delta, missing, ReleaseDiff.MMAP, null, "planned", "not observed mapped",
+                        null, null, List.of());
+                out.add(finding(model, release, FindingKind.MAPPING_NOT_OBSERVED, g, "", delta));
+            }
+        }
+        return out;
+    }
+
+    private static Finding finding(String model, String release, FindingKind kind, RootCauses.CauseGroup g, String tensorsDigest,
+                                   Map<String, Long> delta) {
+        String id = ID_PREFIX + sha256(String.join("\0", "placement-runtime-incident/1", model, release, kind.name(),
+                String.valueOf(g.beforeDomain()), String.valueOf(g.afterDomain()), String.valueOf(g.beforeReason()), tensorsDigest)).substring(0, 15);
+        return new Finding(id, kind, g, delta.getOrDefault(ReleaseDiff.OFFHEAP, 0L), delta.getOrDefault(ReleaseDiff.HEAP, 0L),
+                delta.getOrDefault(ReleaseDiff.MMAP, 0L));
+    }
+
+    private static Map<String, Load> completeLoads(Connection c, Collection<String> loadIds) throws SQLException {
+        Map<String, Load> loads = new LinkedHashMap<>();
+        for (List<String> chunk : InList.chunks(new TreeSet<>(loadIds))) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT " + LoadRef.COLUMNS + ", heap_bytes, offheap_bytes, mapped_bytes FROM loads "
+                    + "WHERE load_id IN (%s) AND complete = TRUE", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    LoadRef ref = dev.placementaudit.store.regression.RegressionDetector.ref(rs);
+                    loads.put(ref.loadId(), new Load(ref, rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"), rs.getLong("mapped_bytes")));
+                }
+            }
+        }
+        return loads;
+    }
+
+    /** What an observation says the load added, per domain the findings look at; null where it was not measured. */
+    record Observed(Long offHeap, Long mapped) {
+    }
+
+    private static Map<String, Observed> observations(Connection c, Collection<String> loadIds) throws SQLException {
+        Map<String, Observed> out = new HashMap<>();
+        for (List<String> chunk : InList.chunks(List.copyOf(loadIds))) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, direct_before, direct_after, mapped_before, mapped_after, file_mapped "
+                    + "FROM load_observations WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    Long offHeap = difference(rs, "direct_after", "direct_before");
+                    Long pool = difference(rs, "mapped_after", "mapped_before");
+                    long file = rs.getLong("file_mapped");
+                    Long mapped = rs.wasNull() ? pool : pool == null ? Long.valueOf(file) : Long.valueOf(Math.max(pool, file));
+                    out.put(rs.getString("load_id"), new Observed(offHeap, mapped));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Long difference(ResultSet rs, String after, String before) throws SQLException {
+        long a = rs.getLong(after);
+        boolean noAfter = rs.wasNull();
+        long b = rs.getLong(before);
+        return noAfter || rs.wasNull() ? null : a - b;
+    }
+
+    private static Map<String, List<RootCauses.TensorChange>> divergences(Connection c, Collection<String> loadIds) throws SQLException {
+        Map<String, List<RootCauses.TensorChange>> out = new HashMap<>();
+        for (List<String> chunk : InList.chunks(List.copyOf(loadIds))) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, tensor_name, runtime_domain, runtime_bytes, reference_domain, "
+                    + "reference_bytes, reference_reason_code, reference_reason FROM load_divergences WHERE load_id IN (%s) "
+                    + "ORDER BY load_id, tensor_index", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    out.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(new RootCauses.TensorChange(rs.getString(2), rs.getString(5),
+                            rs.getString(3), rs.getLong(6), rs.getLong(4), null, null, rs.getString(7), null, rs.getString(8), null));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** A finding as stored, with where its load stands. */
+    private record Row(String incidentId, FindingKind kind, LoadRef load, long bytesMoved, long offHeapDelta, long heapDelta, long mappedDelta) {
+    }
+
+    /** Every runtime finding of these deployments and models, each deployment's in log order. */
+    private static Map<List<String>, List<Row>> findingsOf(Connection c, Set<List<String>> pairs) throws SQLException {
+        Set<String> deployments = new TreeSet<>();
+        pairs.forEach(p -> deployments.add(p.get(0)));
+        Map<List<String>, List<Row>> out = new LinkedHashMap<>();
+        for (List<String> chunk : InList.chunks(deployments)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT f.incident_id, f.kind, f.bytes_moved, f.offheap_delta, f.heap_delta, f.mapped_delta, l."
+                    + LoadRef.COLUMNS.replace(", ", ", l.") + " FROM runtime_findings f JOIN loads l ON l.load_id = f.load_id "
+                    + "WHERE f.deployment_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    LoadRef load = dev.placementaudit.store.regression.RegressionDetector.ref(rs);
+                    if (pairs.contains(List.of(load.deploymentId(), load.modelId()))) {
+                        out.computeIfAbsent(List.of(load.deploymentId(), load.modelId()), k -> new ArrayList<>()).add(new Row(rs.getString(1),
+                                FindingKind.valueOf(rs.getString(2)), load, rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getLong(6)));
+                    }
+                }
+            }
+        }
+        out.values().forEach(rows -> rows.sort((a, b) -> LoadRef.IN_LOG_ORDER.compare(a.load, b.load)));
+        return out;
+    }
+
+    /** A deployment's row of a runtime incident, derived from its findings and its loads' order. */
+    private record Derived(String incidentId, String deploymentId, String modelId, boolean showing, int loads, long bytesMoved, long offHeapDelta,
+                           long heapDelta, long mappedDelta, Instant firstSeen, Instant lastSeen, Instant leftSeen, String lastLoadId) {
+    }
+
+    private static final String LATEST = "SELECT " + LoadRef.COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND complete = TRUE "
+            + "ORDER BY summary_partition DESC, summary_offset DESC, load_id DESC FETCH FIRST 1 ROWS ONLY";
+    private static final String NEXT = "SELECT " + LoadRef.COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND complete = TRUE "
+            + "AND ((summary_partition, summary_offset) > (?, ?) OR (summary_partition = ? AND summary_offset = ? AND load_id > ?)) "
+            + "ORDER BY summary_partition, summary_offset, load_id FETCH FIRST 1 ROWS ONLY";
+
+    private static List<Derived> derive(Connection c, String deployment, String model, List<Row> rows) throws SQLException {
+        LoadRef latest = Sql.first(c, LATEST, dev.placementaudit.store.regression.RegressionDetector::ref, deployment, model).orElseThrow();
+        Map<String, List<Row>> byIncident = new TreeMap<>();
+        rows.forEach(r -> byIncident.computeIfAbsent(r.incidentId, k -> new ArrayList<>()).add(r));
+        List<Derived> out = new ArrayList<>();
+        for (Map.Entry<String, List<Row>> incident : byIncident.entrySet()) {
+            List<Row> shown = incident.getValue();
+            Row last = shown.get(shown.size() - 1);
+            boolean showing = last.load.loadId().equals(latest.loadId());
+            Instant first = shown.stream().map(r -> r.load.occurredAt()).min(Instant::compareTo).orElseThrow();
+            Instant lastSeen = shown.stream().map(r -> r.load.occurredAt()).max(Instant::compareTo).orElseThrow();
+            Instant left = null;
+            if (!showing) {
+                LoadRef after = last.load;
+                left = Sql.first(c, NEXT, rs -> rs.getTimestamp("occurred_at").toInstant(), deployment, model, after.position().partition(),
+                        after.position().offset(), after.position().partition(), after.position().offset(), after.loadId()).orElse(null);
+            }
+            out.add(new Derived(incident.getKey(), deployment, model, showing, shown.size(), last.bytesMoved, last.offHeapDelta, last.heapDelta,
+                    last.mappedDelta, first, lastSeen, left, last.load.loadId()));
+        }
+        return out;
+    }
+
+    /** The incidents these findings name, inserted unless another batch (or instance) already did. */
+    private void insertNew(Connection c, Map<String, Finding> shown, Map<String, Instant> firstSeen, Map<String, Load> origin, Instant now)
+            throws SQLException {
+        if (shown.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement insert = c.prepareStatement(insertIncident)) {
+            for (Finding f : shown.values()) {
+                RootCauses.CauseGroup g = f.group();
+                Timestamp first = Timestamp.from(firstSeen.getOrDefault(f.incidentId(), now));
+                String tensorsDigest = sha256(String.join("\n", g.tensors().stream().map(RootCauses.TensorChange::name).sorted().toList()));
+                Load load = origin.get(f.incidentId());
+                String model = load.ref().modelId();
+                String release = load.ref().release();
+                Sql.bind(insert, f.incidentId(), model, release, release, f.kind().name(), f.kind().name(),
+                        IncidentLedger.truncate(g.cause(), 2000), g.beforeDomain(), g.afterDomain(), IncidentLedger.truncate(g.beforeReason(), 500),
+                        IncidentLedger.truncate(g.afterReason(), 500), g.beforeFormat(), g.afterFormat(), g.tensorCount(), tensorsDigest,
+                        IncidentLedger.tensorText(g), IncidentLedger.State.OPEN.name(), first, first, 0L, Timestamp.from(now));
+                insert.addBatch();
+            }
+            insert.executeBatch();
+        }
+    }
+
+    /** Writes the derived rows that differ from what is stored; returns the incidents a deployment joined or left. */
+    private Set<String> write(Connection c, List<Derived> derived) throws SQLException {
+        Map<List<String>, Boolean> showingBefore = new HashMap<>();
+        Set<String> deployments = new TreeSet<>();
+        derived.forEach(d -> deployments.add(d.deploymentId));
+        for (List<String> chunk : InList.chunks(deployments)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT incident_id, deployment_id, showing FROM incident_deployments "
+                    + "WHERE deployment_id IN (%s) AND incident_id LIKE '" + ID_PREFIX + "%%'", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    showingBefore.put(List.of(rs.getString(1), rs.getString(2)), rs.getBoolean(3));
+                }
+            }
+        }
+        Set<String> material = new TreeSet<>();
+        try (PreparedStatement upsert = c.prepareStatement(upsertDeployment)) {
+            for (Derived d : derived) {
+                Boolean was = showingBefore.get(List.of(d.incidentId, d.deploymentId));
+                if (was == null || was != d.showing) {
+                    material.add(d.incidentId);
+                }
+                Sql.bind(upsert, d.incidentId, d.deploymentId, d.modelId, d.showing, d.loads, d.bytesMoved, d.offHeapDelta, d.heapDelta,
+                        d.mappedDelta, Timestamp.from(d.firstSeen), Timestamp.from(d.lastSeen), d.leftSeen == null ? null : Timestamp.from(d.leftSeen),
+                        d.lastLoadId, null, null);
+                upsert.addBatch();
+            }
+            upsert.executeBatch();
+        }
+        return material;
+    }
+
+    static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.RuntimeDecision;
+import dev.placementaudit.events.RuntimeDomain;
+import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.resolution.ResolvedLoad;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.store.config.StoreConfig;
+import dev.placementaudit.store.incidents.Incidents;
+import dev.placementaudit.store.replay.ProjectionRebuild;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What runtimes did, beside what the reference planned (docs/observations.md): a leak, a mapping not made and a runtime
+ * that places tensors otherwise each become an incident grouped like every other; an observation may come before its
+ * load or never; a rebuild from the log writes the same.
+ */
+@ExtendWith(KafkaBrokerExtension.class)
+class ObservationsTest {
+    private static final long LEAK = 512L << 20;
+
+    @DatabaseTest
+    void aLeakAMissingMappingAndADivergingRuntimeAreIncidentsWhateverTheOrderTheirEventsCameIn(KafkaBroker broker, TestDatabase db)
+            throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        Map<String, String> settings = h.settings();
+        settings.put("store.alerts.per.load", "false");
+        try (AuditStore store = h.start(settings)) {
+            // r1: three deployments whose runtimes held what was planned.
+            List<ResolvedLoad> r1 = publishAndWait(h, List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
+                    StoreHarness.load("c", "r1", 2, 2, false)));
+            for (ResolvedLoad r : r1) {
+                h.publishObservation(StoreHarness.observation(r.summary(), 0, true));
+            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM load_observations") == 3);
+            assertThat(h.count("SELECT COUNT(*) FROM runtime_findings")).as("held as planned").isZero();
+
+            // r2: a leaks 512 MB off-heap; b leaks too, and its observation comes before its load; c's mapping was not made;
+            // d's runtime copies a mapped weight off-heap; f reports nothing but its load.
+            ModelLoaded bLoad = StoreHarness.load("b", "r2", 2, 11, false);
+            ResolvedLoad bResolved = h.resolve(bLoad);
+            h.publishObservation(StoreHarness.observation(bResolved.summary(), LEAK, true));
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM load_observations") == 4);
+            assertThat(h.count("SELECT COUNT(*) FROM runtime_findings")).as("an observation waits for its load").isZero();
+            List<ResolvedLoad> r2 = publishAndWait(h, List.of(StoreHarness.load("a", "r2", 2, 10, false), bLoad,
+                    StoreHarness.load("c", "r2", 2, 12, false), diverging(StoreHarness.load("d", "r2", 2, 13, false)),
+                    StoreHarness.load("f", "r2", 2, 14, false)));
+            h.publishObservation(StoreHarness.observation(r2.get(0).summary(), LEAK, true));
+            h.publishObservation(StoreHarness.observation(r2.get(2).summary(), 0, false));
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM runtime_findings") == 4);
+
+            Map<String, Incidents.Incident> byKind = incidents(db);
+            assertThat(byKind).containsOnlyKeys("UNPLANNED_OFFHEAP", "MAPPING_NOT_OBSERVED", "DIVERGED");
+            Incidents.Incident leak = byKind.get("UNPLANNED_OFFHEAP");
+            assertThat(leak.incidentId()).matches("inc-r[0-9a-f]{15}");
+            assertThat(leak.state()).isEqualTo("OPEN");
+            assertThat(leak.showing()).as("a and b").isEqualTo(2);
+            assertThat(leak.toRelease()).isEqualTo("r2");
+            assertThat(leak.onRelease()).as("a, b, c, d and f are on r2").isEqualTo(5);
+            assertThat(h.count("SELECT offheap_delta FROM incident_deployments WHERE deployment_id = 'a' AND incident_id = '" + leak.incidentId() + "'"))
+                    .as("the unplanned bytes").isEqualTo(LEAK);
+            assertThat(byKind.get("MAPPING_NOT_OBSERVED").showing()).isEqualTo(1);
+            Incidents.Incident diverged = byKind.get("DIVERGED");
+            assertThat(diverged.showing()).isEqualTo(1);
+            assertThat(diverged.tensorCount()).isEqualTo(1);
+            assertThat(diverged.cause()).contains("HOST_OFFHEAP where the reference decides MMAP_FILE (MAPPED_OK)");
+            assertThat(h.count("SELECT COUNT(*) FROM load_divergences")).isEqualTo(1);
+            assertThat(h.count("SELECT COUNT(*) FROM loads WHERE deployment_id = 'f' AND complete = TRUE"))
+                    .as("a load without an observation is complete all the same").isEqualTo(1);
+
+            // r3 on a, held as planned: a leaves the leak; b still shows it.
+            List<ResolvedLoad> r3 = publishAndWait(h, List.of(StoreHarness.load("a", "r3", 2, 20, false)));
+            h.publishObservation(StoreHarness.observation(r3.get(0).summary(), 0, true));
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM incident_deployments WHERE deployment_id = 'a' "
+                    + "AND showing = FALSE") == 1);
+            assertThat(incidents(db).get("UNPLANNED_OFFHEAP").showing()).isEqualTo(1);
+            assertThat(h.count("SELECT COUNT(*) FROM load_observations")).isEqualTo(7);
+        }
+        StringWriter out = new StringWriter();
+        ProjectionRebuild.Result rebuilt = new ProjectionRebuild(StoreConfig.from(Settings.of(h.settings())), new PrintWriter(out, true))
+                .run(Long.MAX_VALUE, false, false);
+        assertThat(rebuilt.live().get("runtime_findings")).startsWith("4 rows ");
+        assertThat(rebuilt.live().get("load_observations")).startsWith("7 rows ");
+        assertThat(rebuilt.equal()).as("%s%n%s", rebuilt.live(), rebuilt.rebuilt()).isTrue();
+    }
+
+    /** The load as reported by a runtime that holds its first mapped weight off-heap (the rest as the reference decides). */
+    private static ModelLoaded diverging(ModelLoaded load) {
+        List<TensorInfo> tensors = new ArrayList<>();
+        for (TensorInfo t : load.getTensors()) {
+            boolean embedding = t.getName().equals("token_embd.weight");
+            boolean copied = t.getName().equals("blk.0.attn_q.weight");
+            tensors.add(TensorInfo.newBuilder(t).setRuntime(RuntimeDecision.newBuilder()
+                    .setDomain(embedding || copied ? RuntimeDomain.HOST_OFFHEAP : RuntimeDomain.MMAP_FILE)
+                    .setResidentBytes(embedding ? 524_288 : t.getStoredBytes()).build()).build());
+        }
+        return ModelLoaded.newBuilder(load).setTensors(tensors).build();
+    }
+
+    private static List<ResolvedLoad> publishAndWait(StoreHarness h, List<ModelLoaded> loads) throws Exception {
+        long before = h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE");
+        List<ResolvedLoad> resolved = h.publish(loads);
+        await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == before + loads.size());
+        return resolved;
+    }
+
+    private static Map<String, Incidents.Incident> incidents(TestDatabase db) throws Exception {
+        try (Connection c = db.dataSource().getConnection()) {
+            return Incidents.list(c, false, null, null).stream().collect(Collectors.toMap(Incidents.Incident::primaryKind, i -> i));
+        }
+    }
+}
