@@ -85,6 +85,18 @@ class ObservationsTest {
             assertThat(h.count("SELECT COUNT(*) FROM loads WHERE deployment_id = 'f' AND complete = TRUE"))
                     .as("a load without an observation is complete all the same").isEqualTo(1);
 
+            String[] cli = CliRun.settings(h);
+            CliRun leaking = CliRun.run(cli, "where", "--load", r2.get(0).summary().getLoadId().toString());
+            assertThat(leaking.exit()).as(leaking.err()).isZero();
+            assertThat(leaking.out()).contains("observed by the runtime at 2026-11-01T10:00:05Z (test):")
+                    .containsPattern("off-heap +512 KB +512 MB +512 MB")
+                    .contains("finding UNPLANNED_OFFHEAP (" + leak.incidentId() + "): 512 MB off-heap the plan does not account for");
+            CliRun divergent = CliRun.run(cli, "where", "--load", r2.get(3).summary().getLoadId().toString());
+            assertThat(divergent.out()).contains("observed: nothing reported by the runtime (yet)")
+                    .contains("the runtime placed 1 tensor(s) otherwise than the reference:")
+                    .containsPattern("blk\\.0\\.attn_q\\.weight +runtime HOST_OFFHEAP 576 KB, reference MMAP_FILE 576 KB \\(MAPPED_OK\\)")
+                    .contains("finding DIVERGED (" + diverged.incidentId() + ")");
+
             // r3 on a, held as planned: a leaves the leak; b still shows it.
             List<ResolvedLoad> r3 = publishAndWait(h, List.of(StoreHarness.load("a", "r3", 2, 20, false)));
             h.publishObservation(StoreHarness.observation(r3.get(0).summary(), 0, true));

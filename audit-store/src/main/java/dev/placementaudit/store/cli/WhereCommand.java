@@ -40,6 +40,7 @@ final class WhereCommand implements Callable<Integer> {
                         detail.tensors().forEach(t -> o.printf(Locale.ROOT, "  %-40s %-13s %10s  %-20s %s%s%n", t.name(), t.domain(),
                                 ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat(),
                                 t.sizeEstimated() ? "  size estimated (unknown type)" : ""));
+                        observed(o, detail);
                         long estimated = detail.tensors().stream().filter(AuditQueries.TensorRow::sizeEstimated).count();
                         if (estimated > 0) {
                             o.printf(Locale.ROOT, "  %d of %d tensors have an estimated size: the producer did not know their type%n",
@@ -54,5 +55,46 @@ final class WhereCommand implements Callable<Integer> {
                     l.release(), l.modelId(), completeness(l), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
                     ByteSizes.format(l.mappedBytes())));
         });
+    }
+
+    /** Planned beside what the runtime measured, then what it placed otherwise and what that gave. */
+    private static void observed(java.io.PrintWriter o, AuditQueries.LoadDetail detail) {
+        var l = detail.load();
+        AuditQueries.Observed seen = detail.observed();
+        if (seen == null) {
+            o.println("  observed: nothing reported by the runtime (yet)");
+        } else {
+            o.printf(Locale.ROOT, "  observed by the runtime at %s (%s):%n", seen.observedAt(), seen.method());
+            o.printf(Locale.ROOT, "    %-9s %12s %12s %14s%n", "domain", "planned", "observed", "unplanned");
+            row(o, "heap", l.heapBytes(), seen.heapBytes());
+            row(o, "off-heap", l.offHeapBytes(), seen.offHeapBytes());
+            row(o, "mapped", l.mappedBytes(), seen.mappedBytes());
+            if (seen.fileMappedBytes() != null) {
+                o.printf(Locale.ROOT, "    model file mapped %s, resident %s%n", ByteSizes.format(seen.fileMappedBytes()),
+                        seen.fileResidentBytes() == null ? "?" : ByteSizes.format(seen.fileResidentBytes()));
+            }
+            if (seen.anonRssDeltaBytes() != null) {
+                o.printf(Locale.ROOT, "    anonymous RSS %s%n", signed(seen.anonRssDeltaBytes()));
+            }
+        }
+        if (!detail.divergences().isEmpty()) {
+            o.printf(Locale.ROOT, "  the runtime placed %d tensor(s) otherwise than the reference:%n", detail.divergences().size());
+            detail.divergences().forEach(d -> o.printf(Locale.ROOT, "    %-40s runtime %s %s, reference %s %s (%s)%n", d.tensorName(),
+                    d.runtimeDomain(), ByteSizes.format(d.runtimeBytes()), d.referenceDomain(), ByteSizes.format(d.referenceBytes()),
+                    d.referenceReasonCode()));
+        }
+        detail.runtimeFindings().forEach(f -> o.printf(Locale.ROOT, "  finding %s (%s): %s%n", f.kind(), f.incidentId(),
+                f.kind().equals("MAPPING_NOT_OBSERVED") ? ByteSizes.format(f.bytesMoved()) + " planned mapped not seen mapped"
+                        : f.kind().equals("UNPLANNED_OFFHEAP") ? ByteSizes.format(f.offHeapDelta()) + " off-heap the plan does not account for"
+                        : ByteSizes.format(f.bytesMoved()) + " placed otherwise"));
+    }
+
+    private static void row(java.io.PrintWriter o, String domain, long planned, Long observed) {
+        o.printf(Locale.ROOT, "    %-9s %12s %12s %14s%n", domain, ByteSizes.format(planned), observed == null ? "-" : signed(observed),
+                observed == null ? "-" : signed(observed - planned));
+    }
+
+    private static String signed(long bytes) {
+        return bytes < 0 ? "-" + ByteSizes.format(-bytes) : ByteSizes.format(bytes);
     }
 }

@@ -58,7 +58,28 @@ public final class AuditQueries {
                             boolean sizeEstimated) {
     }
 
-    public record LoadDetail(LoadSummary load, List<TensorRow> tensors, int findings) {
+    /**
+     * @param observed what the load's runtime measured it held (null: no observation, or not yet)
+     * @param divergences the tensors its runtime placed otherwise than the reference
+     * @param runtimeFindings what those gave (docs/observations.md), each naming its incident
+     */
+    public record LoadDetail(LoadSummary load, List<TensorRow> tensors, int findings, Observed observed, List<DivergenceRow> divergences,
+                             List<RuntimeFinding> runtimeFindings) {
+    }
+
+    /**
+     * What a runtime measured after a load, per domain as observed minus the reading before it (null where it did not
+     * measure): beside the plan's bytes, the load's planned heap, off-heap and mapped totals.
+     */
+    public record Observed(Instant observedAt, String method, Long heapBytes, Long offHeapBytes, Long mappedBytes, Long fileMappedBytes,
+                           Long fileResidentBytes, Long anonRssDeltaBytes) {
+    }
+
+    public record DivergenceRow(String tensorName, int tensorIndex, String runtimeDomain, long runtimeBytes, String referenceDomain,
+                                long referenceBytes, String referenceReasonCode, String referenceReason) {
+    }
+
+    public record RuntimeFinding(String kind, String incidentId, long bytesMoved, long offHeapDelta, long mappedDelta) {
     }
 
     /**
@@ -146,8 +167,24 @@ public final class AuditQueries {
                     rs.getLong(4), rs.getString(5), rs.getLong(6), rs.getString(7), rs.getString(8), rs.getString(9), rs.getString(10),
                     rs.getString(11), rs.getString(12), rs.getBoolean(13)), load.planDigest() == null ? "" : load.planDigest());
             int findings = (int) Sql.number(c, "SELECT COUNT(*) FROM findings WHERE load_id = ?", loadId);
-            return Optional.of(new LoadDetail(load, tensors, findings));
+            Observed observed = Sql.first(c, "SELECT observed_at, method, heap_after - heap_before, direct_after - direct_before, "
+                    + "mapped_after - mapped_before, file_mapped, file_resident, anon_rss_delta FROM load_observations WHERE load_id = ?",
+                    rs -> new Observed(rs.getTimestamp(1).toInstant(), rs.getString(2), nullable(rs, 3), nullable(rs, 4), nullable(rs, 5),
+                            nullable(rs, 6), nullable(rs, 7), nullable(rs, 8)), loadId).orElse(null);
+            List<DivergenceRow> divergences = Sql.list(c, "SELECT tensor_name, tensor_index, runtime_domain, runtime_bytes, reference_domain, "
+                    + "reference_bytes, reference_reason_code, reference_reason FROM load_divergences WHERE load_id = ? ORDER BY tensor_index",
+                    rs -> new DivergenceRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5), rs.getLong(6),
+                            rs.getString(7), rs.getString(8)), loadId);
+            List<RuntimeFinding> runtime = Sql.list(c, "SELECT kind, incident_id, bytes_moved, offheap_delta, mapped_delta FROM runtime_findings "
+                    + "WHERE load_id = ? ORDER BY kind, incident_id", rs -> new RuntimeFinding(rs.getString(1), rs.getString(2), rs.getLong(3),
+                    rs.getLong(4), rs.getLong(5)), loadId);
+            return Optional.of(new LoadDetail(load, tensors, findings, observed, divergences, runtime));
         }
+    }
+
+    private static Long nullable(ResultSet rs, int column) throws SQLException {
+        long value = rs.getLong(column);
+        return rs.wasNull() ? null : value;
     }
 
     /** The latest complete load of each release, compared tensor by tensor. */
