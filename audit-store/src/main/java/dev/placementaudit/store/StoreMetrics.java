@@ -2,6 +2,8 @@ package dev.placementaudit.store;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.incidents.Incidents;
+import dev.placementaudit.store.incidents.RuntimeIncidents;
+import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.ingest.BatchOutcome;
 import dev.placementaudit.store.ingest.IngestListener;
 import dev.placementaudit.store.regression.Finding;
@@ -36,6 +38,9 @@ import javax.sql.DataSource;
  * Prometheus rules fired on it before incidents. {@code pa_store_incident_deployments{incident,model,from_release,
  * to_release,kind}}: one row per open, unacknowledged incident, valued at the deployments showing its cause; the shipped
  * rules fire on it, so Alertmanager receives one alert per cause across the fleet, with a link that opens the incident.
+ * {@code pa_store_observed_unplanned_bytes{deployment,model,domain}}: for each deployment and model, the latest observed
+ * load's observed minus planned bytes per domain (heap, offheap, mapped; docs/observations.md): what the device actually
+ * held that its plan does not account for (negative: planned but not seen, e.g. a mapping never made).
  */
 public final class StoreMetrics implements IngestListener {
     private final MeterRegistry registry;
@@ -65,6 +70,9 @@ public final class StoreMetrics implements IngestListener {
     private static final long INCIDENTS_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** Even with no batch, how often the incidents are read again: an acknowledgement is made from another process. */
     private static final long INCIDENTS_QUIET_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private final MultiGauge observedUnplanned;
+    /** Per deployment and model, the latest observed load in the log: only the ingest thread writes it. */
+    private final Map<List<String>, RuntimeIncidents.ObservedLoad> observed = new ConcurrentHashMap<>();
     private final Map<String, Timer> phaseTimers = new HashMap<>();
     private final Map<String, Counter> counters = new HashMap<>();
 
@@ -85,9 +93,12 @@ public final class StoreMetrics implements IngestListener {
                 .description("bytes moved by the alerts no budget covers, of the latest compared load per deployment and model").register(registry);
         this.incidentDeployments = MultiGauge.builder("pa.store.incident.deployments")
                 .description("deployments whose latest load shows an open, unacknowledged incident's cause: one row per incident").register(registry);
+        this.observedUnplanned = MultiGauge.builder("pa.store.observed.unplanned.bytes").baseUnit("bytes")
+                .description("observed minus planned bytes per domain of the latest observed load per deployment and model").register(registry);
         refreshGauges();
         refreshAlerts();
         refreshIncidents();
+        refreshObserved();
     }
 
     @Override
@@ -121,6 +132,15 @@ public final class StoreMetrics implements IngestListener {
                 }
             });
             publishAlerts();
+        }
+        if (!outcome.observed().isEmpty()) {
+            boolean changed = false;
+            for (RuntimeIncidents.ObservedLoad load : outcome.observed()) {
+                changed |= foldObserved(load);
+            }
+            if (changed) {
+                publishObserved();
+            }
         }
         if (!outcome.completed().isEmpty()) {
             updateGauges(outcome.completed());
@@ -181,6 +201,62 @@ public final class StoreMetrics implements IngestListener {
         incidentDeployments.register(paging.stream().map(i -> MultiGauge.Row.of(Tags.of("incident", i.incidentId(),
                 "model", i.modelId(), "from_release", i.fromRelease(), "to_release", i.toRelease(), "kind", i.primaryKind()), i.showing()))
                 .collect(Collectors.toList()), true);
+    }
+
+    /** Keeps the latest observed load in the log per deployment and model; whether it replaced what was kept. */
+    private boolean foldObserved(RuntimeIncidents.ObservedLoad load) {
+        List<String> key = List.of(load.load().deploymentId(), load.load().modelId());
+        RuntimeIncidents.ObservedLoad kept = observed.get(key);
+        if (kept == null || LoadRef.IN_LOG_ORDER.compare(load.load(), kept.load()) >= 0) {
+            observed.put(key, load);
+            return true;
+        }
+        return false;
+    }
+
+    private void publishObserved() {
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        observed.values().forEach(o -> {
+            Tags tags = Tags.of("deployment", o.load().deploymentId(), "model", o.load().modelId());
+            if (o.heap() != null) {
+                rows.add(MultiGauge.Row.of(tags.and("domain", "heap"), o.heap() - o.plannedHeap()));
+            }
+            if (o.offHeap() != null) {
+                rows.add(MultiGauge.Row.of(tags.and("domain", "offheap"), o.offHeap() - o.plannedOffHeap()));
+            }
+            if (o.mapped() != null) {
+                rows.add(MultiGauge.Row.of(tags.and("domain", "mapped"), o.mapped() - o.plannedMapped()));
+            }
+        });
+        observedUnplanned.register(rows, true);
+    }
+
+    /** Every deployment and model's latest observed load: once, at start. */
+    private void refreshObserved() {
+        String sql = "SELECT l." + LoadRef.COLUMNS.replace(", ", ", l.") + ", l.heap_bytes, l.offheap_bytes, l.mapped_bytes, "
+                + "o.heap_after - o.heap_before, o.direct_after - o.direct_before, o.mapped_after - o.mapped_before, o.file_mapped "
+                + "FROM load_observations o JOIN loads l ON l.load_id = o.load_id WHERE l.complete = TRUE";
+        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                // After the load's columns (LoadRef.COLUMNS, 9) and its planned totals: what was observed per domain.
+                LoadRef load = RegressionDetector.ref(rs);
+                Long heap = nullable(rs, 13);
+                Long offHeap = nullable(rs, 14);
+                Long pool = nullable(rs, 15);
+                Long file = nullable(rs, 16);
+                Long mapped = pool == null ? file : file == null ? pool : Long.valueOf(Math.max(pool, file));
+                foldObserved(new RuntimeIncidents.ObservedLoad(load, rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"),
+                        rs.getLong("mapped_bytes"), heap, offHeap, mapped));
+            }
+        } catch (SQLException e) {
+            return;
+        }
+        publishObserved();
+    }
+
+    private static Long nullable(ResultSet rs, int column) throws SQLException {
+        long value = rs.getLong(column);
+        return rs.wasNull() ? null : value;
     }
 
     @Override

@@ -42,7 +42,9 @@ class ObservationsTest {
         StoreHarness h = new StoreHarness(broker, db);
         Map<String, String> settings = h.settings();
         settings.put("store.alerts.per.load", "false");
-        try (AuditStore store = h.start(settings)) {
+        io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry = new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
+                io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+        try (AuditStore store = h.start(settings, registry)) {
             // r1: three deployments whose runtimes held what was planned.
             List<ResolvedLoad> r1 = publishAndWait(h, List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
                     StoreHarness.load("c", "r1", 2, 2, false)));
@@ -85,6 +87,10 @@ class ObservationsTest {
             assertThat(h.count("SELECT COUNT(*) FROM loads WHERE deployment_id = 'f' AND complete = TRUE"))
                     .as("a load without an observation is complete all the same").isEqualTo(1);
 
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(registry.scrape())
+                    .contains("pa_store_observed_unplanned_bytes{deployment=\"a\",domain=\"offheap\",model=\"sample-model\"} " + (double) LEAK)
+                    .contains("pa_store_observed_unplanned_bytes{deployment=\"c\",domain=\"mapped\",model=\"sample-model\"} -1187840.0")
+                    .contains("pa_store_observed_unplanned_bytes{deployment=\"b\",domain=\"heap\",model=\"sample-model\"} 0.0"));
             String[] cli = CliRun.settings(h);
             CliRun leaking = CliRun.run(cli, "where", "--load", r2.get(0).summary().getLoadId().toString());
             assertThat(leaking.exit()).as(leaking.err()).isZero();

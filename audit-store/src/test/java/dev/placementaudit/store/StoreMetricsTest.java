@@ -58,7 +58,7 @@ class StoreMetricsTest {
     }
 
     private static BatchOutcome batch(List<BatchOutcome.CompletedLoad> completed) {
-        return new BatchOutcome(0, completed.size(), 0, 0, completed, List.of(), List.of(), List.of(), List.of(), Map.of());
+        return new BatchOutcome(0, completed.size(), 0, 0, completed, List.of(), List.of(), List.of(), List.of(), Map.of(), List.of());
     }
 
     /** A database that is not there: the gauges start empty. */

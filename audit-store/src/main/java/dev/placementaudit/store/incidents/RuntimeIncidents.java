@@ -81,17 +81,21 @@ public final class RuntimeIncidents {
      * incidents of their deployments.
      *
      * @param loadIds the loads completed in this batch and those whose observation came in it
-     * @return the incidents whose state this changed, in id order
      */
-    public List<IncidentLedger.Change> record(Connection c, Collection<String> loadIds, Instant now) throws SQLException {
+    public Result record(Connection c, Collection<String> loadIds, Instant now) throws SQLException {
         if (loadIds.isEmpty()) {
-            return List.of();
+            return Result.NONE;
         }
         Map<String, Load> loads = completeLoads(c, loadIds);
         if (loads.isEmpty()) {
-            return List.of();
+            return Result.NONE;
         }
         Map<String, Observed> observed = observations(c, loads.keySet());
+        List<ObservedLoad> seen = new ArrayList<>();
+        observed.forEach((id, o) -> {
+            Load load = loads.get(id);
+            seen.add(new ObservedLoad(load.ref(), load.heapBytes(), load.offHeapBytes(), load.mappedBytes(), o.heap(), o.offHeap(), o.mapped()));
+        });
         Map<String, List<RootCauses.TensorChange>> diverged = divergences(c, loads.keySet());
         Map<String, Finding> shown = new TreeMap<>();
         Map<String, Instant> firstSeen = new HashMap<>();
@@ -117,7 +121,7 @@ public final class RuntimeIncidents {
         loads.values().forEach(load -> pairs.add(List.of(load.ref().deploymentId(), load.ref().modelId())));
         Map<List<String>, List<Row>> findings = findingsOf(c, pairs);
         if (findings.isEmpty()) {
-            return List.of();
+            return new Result(List.of(), seen);
         }
         insertNew(c, shown, firstSeen, origin, now);
         List<Derived> derived = new ArrayList<>();
@@ -130,7 +134,19 @@ public final class RuntimeIncidents {
         derived.forEach(d -> touched.add(d.incidentId));
         Map<String, IncidentLedger.Stored> stored = IncidentLedger.lock(c, touched);
         Set<String> material = write(c, derived);
-        return IncidentLedger.settle(c, touched, stored, kinds, material, now);
+        return new Result(IncidentLedger.settle(c, touched, stored, kinds, material, now), seen);
+    }
+
+    /**
+     * @param changes  the incidents whose state this changed, in id order
+     * @param observed the complete loads looked at that have an observation: planned beside observed, for the gauges
+     */
+    public record Result(List<IncidentLedger.Change> changes, List<ObservedLoad> observed) {
+        static final Result NONE = new Result(List.of(), List.of());
+    }
+
+    /** A complete load's plan per domain beside what its runtime observed (null where it did not measure). */
+    public record ObservedLoad(LoadRef load, long plannedHeap, long plannedOffHeap, long plannedMapped, Long heap, Long offHeap, Long mapped) {
     }
 
     /** The findings of one complete load: a function of its plan's totals, its observation and its divergences. */
@@ -204,20 +220,21 @@ public final class RuntimeIncidents {
     }
 
     /** What an observation says the load added, per domain the findings look at; null where it was not measured. */
-    record Observed(Long offHeap, Long mapped) {
+    record Observed(Long heap, Long offHeap, Long mapped) {
     }
 
     private static Map<String, Observed> observations(Connection c, Collection<String> loadIds) throws SQLException {
         Map<String, Observed> out = new HashMap<>();
         for (List<String> chunk : InList.chunks(List.copyOf(loadIds))) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, direct_before, direct_after, mapped_before, mapped_after, file_mapped "
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, direct_before, direct_after, mapped_before, mapped_after, file_mapped, "
+                    + "heap_before, heap_after "
                     + "FROM load_observations WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     Long offHeap = difference(rs, "direct_after", "direct_before");
                     Long pool = difference(rs, "mapped_after", "mapped_before");
                     long file = rs.getLong("file_mapped");
                     Long mapped = rs.wasNull() ? pool : pool == null ? Long.valueOf(file) : Long.valueOf(Math.max(pool, file));
-                    out.put(rs.getString("load_id"), new Observed(offHeap, mapped));
+                    out.put(rs.getString("load_id"), new Observed(difference(rs, "heap_after", "heap_before"), offHeap, mapped));
                 }
             }
         }

@@ -153,7 +153,8 @@ public final class ProjectionWriter {
                 Set<String> observedOrCompleted = new LinkedHashSet<>();
                 completed.forEach(load -> observedOrCompleted.add(load.loadId()));
                 observedOrCompleted.addAll(records.observations().keySet());
-                incidentChanges.addAll(runtime.record(c, observedOrCompleted, now));
+                RuntimeIncidents.Result runtimeResult = runtime.record(c, observedOrCompleted, now);
+                incidentChanges.addAll(runtimeResult.changes());
                 ReleaseHeads.advance(c, completed);
                 phases.end("detect");
 
@@ -166,7 +167,7 @@ public final class ProjectionWriter {
                 phases.end("commit");
                 return new BatchOutcome(records.decisionRecords(), records.summaryRecords(), rows.stagedRows(), rows.planRows(),
                         completions.stream().map(done -> new BatchOutcome.CompletedLoad(done.load(), done.heapBytes(), done.offHeapBytes(),
-                                done.mappedBytes())).toList(), detections, alerts, incidentChanges, heads, phases.nanos());
+                                done.mappedBytes())).toList(), detections, alerts, incidentChanges, heads, phases.nanos(), runtimeResult.observed());
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;
