@@ -4,6 +4,7 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.producer.publish.PlacementEvents;
 import dev.placementaudit.producer.simulate.Drift;
 import dev.placementaudit.producer.simulate.FleetSimulator;
+import dev.placementaudit.producer.simulate.ObservedRuntime;
 import dev.placementaudit.producer.simulate.ModelCatalog;
 import dev.placementaudit.service.cli.CommandFailure;
 import picocli.CommandLine.Command;
@@ -34,8 +35,18 @@ final class SimulateCommand implements Callable<Integer> {
             description = "models from the catalog: llama-3.2-1b-q4km, qwen2.5-0.5b-q8_0, bitnet-2b-tq2_0, smollm2-360m-f16 (default: ${DEFAULT-VALUE})")
     List<String> models;
 
-    @Option(names = "--drift", paramLabel = "RULE", description = "release drift, repeatable: r2:dequantize=*ffn_down*, r2:unservable=Q6_K, r2:threshold=1048576")
+    @Option(names = "--drift", paramLabel = "RULE", description = "release drift, repeatable: r2:dequantize=*ffn_down*, r2:unservable=Q6_K, "
+            + "r2:threshold=1048576; with --observe also r3:leak=512MB (more off-heap than planned) and r3:diverge=*attn_q* (a runtime "
+            + "that places those tensors otherwise)")
     List<String> drift = new ArrayList<>();
+
+    @Option(names = "--observe", description = "each device also reports what it did: its own decision per tensor in the load, and a "
+            + "LoadObserved of what it held, published after the load")
+    boolean observe;
+
+    @Option(names = "--observations-topic", defaultValue = PlacementEvents.OBSERVATIONS_TOPIC,
+            description = "topic for the observations, with --observe (default: ${DEFAULT-VALUE})")
+    String observationsTopic;
 
     @Option(names = "--seed", defaultValue = "42", description = "random seed; the same seed gives the same fleet, load ids included (default: ${DEFAULT-VALUE})")
     long seed;
@@ -70,19 +81,37 @@ final class SimulateCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--start must be an instant such as 2026-11-01T00:00:00Z, got '"
                     + start + "'");
         }
-        List<Drift> rules = drift.stream().map(d -> Drift.parse(d, releases)).toList();
+        List<Drift> rules;
+        try {
+            rules = drift.stream().map(d -> Drift.parse(d, releases)).toList();
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        if (!observe && rules.stream().anyMatch(Drift::observed)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "leak and diverge drift are what a device observes: add --observe");
+        }
+        ObservedRuntime runtime = observe ? new ObservedRuntime(rules, releases) : null;
         FleetSimulator fleet = new FleetSimulator(seed, deployments, releases, models.stream().map(ModelCatalog::byId).toList(),
                 rules, first, latePercent / 100);
         Progress progress = new Progress(spec.commandLine().getErr(), "loads acknowledged", fleet.loadCount());
         Acknowledgements acks = new Acknowledgements(MAX_IN_FLIGHT);
         long tensors = 0;
-        try (PlacementEvents events = kafka.connect()) {
-            for (ModelLoaded load : fleet) {
+        try (PlacementEvents events = observe ? kafka.connect(observationsTopic) : kafka.connect()) {
+            for (ModelLoaded simulated : fleet) {
                 if (!acks.acquireUnlessFailed()) {
                     break;
                 }
+                ObservedRuntime.Report report = runtime == null ? null : runtime.report(simulated);
+                ModelLoaded load = report == null ? simulated : report.load();
                 int size = load.getTensors().size();
-                events.publishAsync(load).whenComplete((metadata, error) -> acks.done(load, size, error));
+                java.util.concurrent.CompletableFuture<?> sent = events.publishAsync(load);
+                if (report != null) {
+                    // Sent right after its load (not from the load's callback: that runs on the producer's own thread, which a
+                    // send may wait on). The two topics keep no order between them, and need none: the store waits for a
+                    // load whose observation comes first.
+                    sent = java.util.concurrent.CompletableFuture.allOf(sent, events.publishObservationAsync(report.observation()));
+                }
+                sent.whenComplete((metadata, error) -> acks.done(load, size, error));
                 tensors += size;
                 progress.update(acks.acknowledged(), acks.tensors() + " tensors");
             }
@@ -93,8 +122,9 @@ final class SimulateCommand implements Callable<Integer> {
                         + "; " + acks.acknowledged() + " of " + fleet.loadCount() + " loads were acknowledged before it", acks.failure());
             }
         }
-        spec.commandLine().getOut().printf(Locale.ROOT, "simulated %d loads (%d deployments x %d releases x %d models, %d tensors) to %s in %.1f s%n",
-                acks.acknowledged(), deployments, releases.size(), models.size(), tensors, kafka.topic, progress.seconds());
+        spec.commandLine().getOut().printf(Locale.ROOT, "simulated %d loads (%d deployments x %d releases x %d models, %d tensors) to %s%s in %.1f s%n",
+                acks.acknowledged(), deployments, releases.size(), models.size(), tensors, kafka.topic,
+                observe ? ", each with its observation to " + observationsTopic : "", progress.seconds());
         return 0;
     }
 }

@@ -98,6 +98,11 @@ public final class PlacementEvents implements AutoCloseable {
                 "observation of load " + observation.getLoadId(), observationsTopic, observation.getTensors().size() + " tensors");
     }
 
+    /** As {@link #publishObservation}, without waiting: the future completes with the broker's acknowledgement. */
+    public CompletableFuture<RecordMetadata> publishObservationAsync(LoadObserved observation) {
+        return send(observationsTopic, observation.getDeploymentId(), () -> OBSERVATIONS.encode(observation));
+    }
+
     private RecordMetadata await(CompletableFuture<RecordMetadata> sent, String what, String to, String size) {
         try {
             return sent.get(maxWait.toMillis() + 5_000, TimeUnit.MILLISECONDS);

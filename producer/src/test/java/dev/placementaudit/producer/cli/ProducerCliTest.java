@@ -146,6 +146,33 @@ class ProducerCliTest {
     }
 
     @Test
+    void simulateWithObserveReportsEachLoadsDecisionsAndPublishesItsObservationAfterIt(KafkaBroker broker) throws Exception {
+        String topic = KafkaBroker.uniqueTopic("model-loads");
+        String observations = KafkaBroker.uniqueTopic("load-observations");
+        broker.createTopics(2, topic, observations);
+
+        Run run = run("simulate", "--deployments", "2", "--releases", "r1,r2", "--models", "qwen2.5-0.5b-q8_0", "--observe",
+                "--drift", "r2:leak=512MB", "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic,
+                "--observations-topic", observations);
+
+        assertThat(run.exit).as(run.err).isZero();
+        assertThat(run.out).contains("simulated 4 loads").contains("each with its observation to " + observations);
+        List<ModelLoaded> loads = TopicReader.readCommitted(broker, topic, 4).stream().map(r -> LOADS.decode(r.value())).toList();
+        assertThat(loads).allSatisfy(l -> assertThat(l.getTensors()).allSatisfy(t -> assertThat(t.getRuntime()).isNotNull()));
+        List<LoadObserved> seen = TopicReader.readCommitted(broker, observations, 4).stream()
+                .map(r -> EventSerde.of(LoadObserved.class).decode(r.value())).toList();
+        assertThat(seen).extracting(LoadObserved::getLoadId).containsExactlyInAnyOrderElementsOf(loads.stream().map(ModelLoaded::getLoadId).toList());
+    }
+
+    @Test
+    void leakDriftWithoutObserveIsRefusedBeforeAnythingIsPublished() {
+        Run run = run("simulate", "--drift", "r2:leak=512MB", "--bootstrap-servers", "127.0.0.1:1");
+
+        assertThat(run.exit).isEqualTo(2);
+        assertThat(run.err).contains("leak and diverge drift are what a device observes: add --observe");
+    }
+
+    @Test
     void simulateStopsAtTheFirstLoadTheBrokerRefusesAndClaimsOnlyWhatWasAcknowledged(KafkaBroker broker) throws Exception {
         String topic = KafkaBroker.uniqueTopic("tiny-loads");
         try (Admin admin = Admin.create(broker.clientConfig())) {

@@ -123,6 +123,46 @@ class FleetSimulatorTest {
     }
 
     @Test
+    void anObservingRuntimeReportsItsPlanUntilALeakAndADivergingRuntimeArrive() {
+        List<String> releases = List.of("r1", "r2");
+        List<Drift> drift = List.of(Drift.parse("r2:leak=512MB", releases), Drift.parse("r2:diverge=*attn_q*", releases));
+        ObservedRuntime runtime = new ObservedRuntime(drift, releases);
+        dev.placementaudit.resolution.LoadResolution resolution = new dev.placementaudit.resolution.LoadResolution("test");
+        dev.placementaudit.resolution.LoadValidator validator = new dev.placementaudit.resolution.LoadValidator(100_000);
+        for (ModelLoaded load : new FleetSimulator(3, 4, releases, List.of(ModelCatalog.byId("qwen2.5-0.5b-q8_0")), drift, Instant.EPOCH)) {
+            ObservedRuntime.Report report = runtime.report(load);
+            dev.placementaudit.events.LoadResolved planned = resolution.resolve(validator.validate(report.load()),
+                    new dev.placementaudit.resolution.Provenance("t", 0, 0), Instant.EPOCH).summary();
+            dev.placementaudit.events.LoadObserved seen = report.observation();
+            assertThat(seen.getLoadId()).isEqualTo(load.getLoadId());
+            assertThat(seen.getDeploymentId()).isEqualTo(load.getDeployment().getId());
+            assertThat(seen.getTensors()).hasSize(load.getTensors().size());
+            long observedOffHeap = seen.getDirectAfterBytes() - seen.getDirectBeforeBytes();
+            long runtimeOffHeap = report.load().getTensors().stream().filter(t -> t.getRuntime().getDomain().name().equals("HOST_OFFHEAP"))
+                    .mapToLong(t -> t.getRuntime().getResidentBytes()).sum();
+            if (load.getRelease().equals("r1")) {
+                assertThat(planned.getDivergedTensors()).isZero();
+                assertThat(observedOffHeap).isEqualTo(planned.getOffHeapBytes());
+                assertThat(seen.getMappedAfterBytes() - seen.getMappedBeforeBytes()).isEqualTo(planned.getMappedBytes());
+            } else {
+                assertThat(planned.getDivergedTensors()).as("every attn_q tensor, %s", load.getDeployment().getId())
+                        .isEqualTo((int) load.getTensors().stream().filter(t -> t.getName().contains("attn_q")).count()).isPositive();
+                assertThat(planned.getDivergences()).allSatisfy(d -> assertThat(d.getTensorName()).contains("attn_q"));
+                assertThat(observedOffHeap).isEqualTo(runtimeOffHeap + (512L << 20));
+            }
+        }
+    }
+
+    @Test
+    void leakAndDivergeSpecsAreCheckedToo() {
+        assertThat(((Drift.Leak) Drift.parse("r1:leak=2GB", List.of("r1"))).bytes()).isEqualTo(2L << 30);
+        assertThat(((Drift.Leak) Drift.parse("r1:leak=1048576", List.of("r1"))).bytes()).isEqualTo(1L << 20);
+        assertThatThrownBy(() -> Drift.parse("r1:leak=lots", List.of("r1"))).hasMessageContaining("needs a size such as 512MB");
+        assertThat(Drift.parse("r1:diverge=*attn*", List.of("r1")).observed()).isTrue();
+        assertThat(Drift.parse("r1:threshold=1", List.of("r1")).observed()).isFalse();
+    }
+
+    @Test
     void driftSpecsAreCheckedAgainstTheReleases() {
         assertThatThrownBy(() -> Drift.parse("r9:dequantize=*", RELEASES)).hasMessageContaining("'r9'");
         assertThatThrownBy(() -> Drift.parse("r2:explode=1", RELEASES)).hasMessageContaining("'explode'");
