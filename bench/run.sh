@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a benchmark runner: bench/run.sh worker [--loads N (180000)] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2] [--threads 1,2]
-#                          bench/run.sh store [--mix fleet|distinct] [--loads N] [--runs R] [--query-loads 1000000] [--keep-schema true]   (needs PostgreSQL: PG* env; --runs 0: queries only)
+#                          bench/run.sh store [--mix fleet|distinct] [--loads N] [--runs R] [--query-loads 1000000] [--keep-schema true] [--observe true]   (needs PostgreSQL: PG* env; --runs 0: queries only; --observe: devices report what they held)
 #                          bench/run.sh store --store-heap 256m [--loads N]   (store run as its own process with that heap; its GC log read)
+#                          bench/run.sh loader [--rounds 7] [--model bitnet-2b-tq2_0]   (the reference loader with and without measuring; no broker)
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
 #                          bench/run.sh jmh [BENCHMARK] [JMH options]   (any JMH benchmark: ReaderBenchmark, the model file readers)
 #                          bench/run.sh cli [--runs N]   (the launcher's commands, timed as a user feels them: bench/cli-latency.sh)
@@ -28,9 +29,10 @@ cp="bench/target/classes:$(cat bench/target/classpath.txt)"
 case "$runner" in
   prepare) exec java -cp "$cp" org.openjdk.jmh.Main PrepareBenchmark "$@" ;;
   jmh) exec java -cp "$cp" org.openjdk.jmh.Main "$@" ;;
+  loader) exec java -Xmx1g -XX:MaxDirectMemorySize=4g ${BENCH_JAVA_OPTS:-} -cp "$cp" dev.placementaudit.bench.LoaderBench "$@" ;;
   worker) main=dev.placementaudit.bench.WorkerBench ;;
   store) main=dev.placementaudit.bench.StoreBench ;;
-  *) echo "unknown runner '$runner' (worker, store, prepare, jmh, cli, restart, soak)"; exit 2 ;;
+  *) echo "unknown runner '$runner' (worker, store, loader, prepare, jmh, cli, restart, soak)"; exit 2 ;;
 esac
 if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ]; then
   dir=$(mktemp -d /tmp/pa-bench-kafka.XXXXXX)

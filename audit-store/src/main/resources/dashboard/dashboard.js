@@ -86,8 +86,8 @@ async function overview(params) {
   releasePicker.onchange = () => { location.hash = '#fleet?' + query({ release: releasePicker.value }); };
   const fleetRows = fleet ? fleet.rows.map(r => el('tr', {},
     td(link(r.deploymentId, historyHash(r.deploymentId, r.modelId))), td(r.modelId), td(r.platform), td(r.profile),
-    td(bytes(r.heapBytes), 'num'), td(bytes(r.offHeapBytes), 'num'), td(bytes(r.mappedBytes), 'num'),
-    td(link('tensors', '#load?' + query({ id: r.loadId }))),
+    td(bytes(r.heapBytes), 'num'), td(bytes(r.offHeapBytes), 'num'), td(observedCell(r.observedOffHeapBytes, r.offHeapBytes), 'num'),
+    td(bytes(r.mappedBytes), 'num'), td(link('tensors', '#load?' + query({ id: r.loadId }))),
     td(r.regressions ? r.regressions + ' finding(s)' : '', r.regressions ? 'bad' : ''), td(r.driftsFromFleet ? 'DRIFT' : '', 'bad'))) : [];
   return [
     section(`Incidents: ${open.length} open (one per cause across the fleet)`,
@@ -104,7 +104,14 @@ async function overview(params) {
         + `${bytes(fleet.offHeapBytes)} · mapped ${bytes(fleet.mappedBytes)} · regressions: ${fleet.withRegressions.join(', ') || 'none'} · drifting: `
         + `${fleet.drifting.join(', ') || 'none'}`) : el('p', { class: 'muted' }, 'No complete load yet.'),
       table(['deployment', 'model', 'platform', 'profile', { text: 'heap', num: true }, { text: 'off-heap', num: true },
-        { text: 'mapped', num: true }, 'load', 'regressions', 'drift'], fleetRows, 'fleet'))];
+        { text: 'off-heap observed', num: true }, { text: 'mapped', num: true }, 'load', 'regressions', 'drift'], fleetRows, 'fleet'))];
+}
+
+/** What the runtime observed beside what was planned: the bytes, marked when they exceed the plan; empty when not reported. */
+function observedCell(observed, planned) {
+  if (observed === null || observed === undefined) return '';
+  const over = observed - planned;
+  return bytes(observed) + (over > 0 ? ' (+' + bytes(over) + ')' : '');
 }
 
 async function diff(params) {
@@ -207,14 +214,15 @@ async function historyView(params) {
     .filter(l => l.complete).reverse();
   const rows = loads.map((l, i) => el('tr', {},
     td(i > 0 && loads[i - 1].release !== l.release ? link(l.release, diffHash(params.deployment, params.model, loads[i - 1].release, l.release)) : l.release),
-    td(l.occurredAt.replace('T', ' ').replace('Z', '')), td(bytes(l.heapBytes), 'num'), td(bytes(l.offHeapBytes), 'num'), td(bytes(l.mappedBytes), 'num'),
-    td(link('tensors', '#load?' + query({ id: l.loadId })))));
+    td(l.occurredAt.replace('T', ' ').replace('Z', '')), td(bytes(l.heapBytes), 'num'), td(bytes(l.offHeapBytes), 'num'),
+    td(observedCell(l.observedOffHeapBytes, l.offHeapBytes), 'num'), td(bytes(l.mappedBytes), 'num'),
+    td(observedCell(l.observedMappedBytes, l.mappedBytes), 'num'), td(link('tensors', '#load?' + query({ id: l.loadId })))));
   return [section(`Bytes per domain over time: ${params.deployment} · ${params.model}`,
     el('div', { class: 'legend' }, el('span', {}, el('i', { class: 'swatch heap' }), 'heap'), el('span', {}, el('i', { class: 'swatch offheap' }), 'off-heap'),
-      el('span', {}, el('i', { class: 'swatch mmap' }), 'mapped')),
+      el('span', {}, el('i', { class: 'swatch mmap' }), 'mapped'), el('span', { class: 'muted' }, 'dashed: as the runtime observed it')),
     chart(loads),
-    table(['release (diff from the one before)', 'loaded', { text: 'heap', num: true }, { text: 'off-heap', num: true }, { text: 'mapped', num: true }, ''],
-      rows, 'loads'),
+    table(['release (diff from the one before)', 'loaded', { text: 'heap', num: true }, { text: 'off-heap', num: true },
+      { text: 'off-heap observed', num: true }, { text: 'mapped', num: true }, { text: 'mapped observed', num: true }, ''], rows, 'loads'),
     truncated(loads.length, LIST_LIMIT, 'loads'))];
 }
 
@@ -234,7 +242,8 @@ function chart(loads) {
   if (!loads.length) { add('text', { x: pad, y: height / 2 }, 'no complete load yet'); return svg; }
   const times = loads.map(l => Date.parse(l.occurredAt));
   const t0 = Math.min(...times), t1 = Math.max(...times), span = Math.max(1, t1 - t0);
-  const max = Math.max(1, ...loads.map(l => Math.max(l.heapBytes, l.offHeapBytes, l.mappedBytes)));
+  const max = Math.max(1, ...loads.map(l => Math.max(l.heapBytes, l.offHeapBytes, l.mappedBytes, l.observedOffHeapBytes || 0,
+    l.observedMappedBytes || 0, l.observedHeapBytes || 0)));
   const x = t => pad + (width - 2 * pad) * (loads.length === 1 ? 0.5 : (t - t0) / span);
   const y = v => height - pad - (height - 2 * pad) * v / max;
   add('line', { x1: pad, x2: width - pad, y1: height - pad, y2: height - pad, stroke: '#8a9ba8' });
@@ -247,6 +256,16 @@ function chart(loads) {
     const steps = loads.flatMap((l, i) => (i > 0 ? [x(times[i]) + ',' + y(loads[i - 1][key])] : []).concat([x(times[i]) + ',' + y(l[key])]));
     add('polyline', { points: steps.join(' '), fill: 'none', stroke: color, 'stroke-width': 2, class: 'series ' + key });
     loads.forEach((l, i) => add('circle', { cx: x(times[i]), cy: y(l[key]), r: 3, fill: color }).appendChild(
+      Object.assign(document.createElementNS(svgNs, 'title'), { textContent: `${l.release} ${name} ${bytes(l[key])}` })));
+  });
+  // What runtimes observed, where they reported it: dashed, a point per observed load.
+  [['observedHeapBytes', 'var(--heap)', 'heap observed'], ['observedOffHeapBytes', 'var(--offheap)', 'off-heap observed'],
+    ['observedMappedBytes', 'var(--mmap)', 'mapped observed']].forEach(([key, color, name]) => {
+    const seen = loads.map((l, i) => [l, i]).filter(([l]) => l[key] !== null && l[key] !== undefined);
+    if (!seen.length) return;
+    add('polyline', { points: seen.map(([l, i]) => x(times[i]) + ',' + y(Math.max(0, l[key]))).join(' '), fill: 'none', stroke: color,
+      'stroke-width': 2, 'stroke-dasharray': '5 4', class: 'series ' + key });
+    seen.forEach(([l, i]) => add('circle', { cx: x(times[i]), cy: y(Math.max(0, l[key])), r: 3, fill: 'none', stroke: color }).appendChild(
       Object.assign(document.createElementNS(svgNs, 'title'), { textContent: `${l.release} ${name} ${bytes(l[key])}` })));
   });
   loads.forEach((l, i) => { if (i === 0 || loads[i - 1].release !== l.release) {

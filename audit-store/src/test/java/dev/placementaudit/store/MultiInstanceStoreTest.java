@@ -33,13 +33,23 @@ import static org.awaitility.Awaitility.await;
  * Several store instances on one PostgreSQL database, in one consumer group, assigned round-robin, so a load's
  * decisions and its summary are often ingested by different instances in concurrent transactions: each load still
  * completes exactly once, is compared with its predecessor once, raises its alerts once, joins its incident once
- * (incidents span deployments that different instances ingest), and is chained in log order,
+ * (incidents span deployments that different instances ingest), and is chained in log order; what each device observed,
+ * arriving while they ingest, counts once too (a leak on the last two releases is one incident per release),
  * with one instance killed with SIGKILL midway. The projection they wrote equals a rebuild from the log by one reader.
  */
 @ExtendWith(KafkaBrokerExtension.class)
 class MultiInstanceStoreTest {
     private static final int DEPLOYMENTS = 100;
     private static final int RELEASES = 10;
+    private static final long LEAK = 512L << 20;
+    /** Deployments whose runtime leaks on the last two releases: every third. */
+    private static final int LEAKY = (DEPLOYMENTS + 2) / 3;
+
+    private static boolean leaks(dev.placementaudit.events.LoadResolved load) {
+        int d = Integer.parseInt(load.getDeploymentId().substring("dep-".length()));
+        int release = Integer.parseInt(load.getRelease().substring(1));
+        return d % 3 == 0 && release >= RELEASES - 2;
+    }
 
     @ParameterizedTest(name = "{0} instances")
     @ValueSource(ints = {2, 3})
@@ -65,14 +75,21 @@ class MultiInstanceStoreTest {
                     own.put("store.instance.id", h.group + "-" + i);
                     processes.add(StoreProcess.start(own, Path.of("target", "multi-" + h.group + "-" + i + ".log")));
                 }
-                h.publish(loads);
+                List<dev.placementaudit.resolution.ResolvedLoad> resolved = h.publish(loads);
+                // What each device observed, arriving while the instances ingest (before some loads, after others): the last
+                // two releases leak 512 MB off-heap on every third deployment.
+                for (dev.placementaudit.resolution.ResolvedLoad r : resolved) {
+                    h.publishObservation(StoreHarness.observation(r.summary(), leaks(r.summary()) ? LEAK : 0, true));
+                }
                 await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
                         .until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") > loads.size() / 4);
                 processes.get(0).destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 
                 await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
                         .until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == loads.size()
-                                && h.count("SELECT COUNT(*) FROM chain_entries") == loads.size());
+                                && h.count("SELECT COUNT(*) FROM chain_entries") == loads.size()
+                                && h.count("SELECT COUNT(*) FROM load_observations") == loads.size()
+                                && h.count("SELECT COUNT(*) FROM runtime_findings") == LEAKY * 2L);
             } catch (org.awaitility.core.ConditionTimeoutException e) {
                 throw new AssertionError(h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") + " of " + loads.size()
                         + " loads complete, " + h.count("SELECT COUNT(*) FROM loads") + " summaries and " + h.count("SELECT COUNT(*) FROM load_tensors")
@@ -99,12 +116,21 @@ class MultiInstanceStoreTest {
                     .as("each load compared with one predecessor").isEqualTo((long) DEPLOYMENTS * (RELEASES - 1));
             // One incident per odd release (r0 -> r1, r2 -> r3, ...), each shown by every deployment, written by whichever
             // instance took each deployment; all but the last resolved by the next release, which maps the weights again.
-            assertThat(h.count("SELECT COUNT(*) FROM incidents")).isEqualTo(RELEASES / 2);
-            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE state = 'OPEN' AND to_release = 'r" + (RELEASES - 1) + "'")).isEqualTo(1);
-            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE state = 'RESOLVED'")).isEqualTo(RELEASES / 2 - 1);
-            assertThat(h.count("SELECT COUNT(*) FROM incident_deployments")).isEqualTo((long) DEPLOYMENTS * (RELEASES / 2));
-            assertThat(h.count("SELECT COUNT(*) FROM incident_deployments WHERE showing")).isEqualTo(DEPLOYMENTS);
-            assertThat(h.count("SELECT SUM(loads) FROM incident_deployments")).as("each load counted once").isEqualTo(regressed);
+            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE incident_id NOT LIKE 'inc-r%'")).isEqualTo(RELEASES / 2);
+            String regressions = " incident_id NOT LIKE 'inc-r%'";
+            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE state = 'OPEN' AND to_release = 'r" + (RELEASES - 1) + "' AND"
+                    + regressions)).isEqualTo(1);
+            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE state = 'RESOLVED' AND" + regressions)).isEqualTo(RELEASES / 2 - 1);
+            assertThat(h.count("SELECT COUNT(*) FROM incident_deployments WHERE" + regressions)).isEqualTo((long) DEPLOYMENTS * (RELEASES / 2));
+            assertThat(h.count("SELECT COUNT(*) FROM incident_deployments WHERE showing AND" + regressions)).isEqualTo(DEPLOYMENTS);
+            assertThat(h.count("SELECT SUM(loads) FROM incident_deployments WHERE" + regressions)).as("each load counted once").isEqualTo(regressed);
+            // The leak, one incident per release it was seen on: r8's left by every leaking deployment's r9 load, which shows r9's.
+            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE incident_id LIKE 'inc-r%' AND primary_kind = 'UNPLANNED_OFFHEAP'")).isEqualTo(2);
+            assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE incident_id LIKE 'inc-r%' AND state = 'OPEN' AND to_release = 'r"
+                    + (RELEASES - 1) + "'")).isEqualTo(1);
+            assertThat(h.count("SELECT COUNT(*) FROM incident_deployments WHERE incident_id LIKE 'inc-r%'")).isEqualTo(LEAKY * 2L);
+            assertThat(h.count("SELECT COUNT(*) FROM incident_deployments WHERE incident_id LIKE 'inc-r%' AND showing")).isEqualTo(LEAKY);
+            assertThat(h.count("SELECT SUM(loads) FROM incident_deployments WHERE incident_id LIKE 'inc-r%'")).isEqualTo(LEAKY * 2L);
             try (Connection c = db.dataSource().getConnection()) {
                 ChainVerifier.Report report = ChainVerifier.verify(c, Optional.empty(),
                         Optional.of(ChainLog.read(broker.clientConfig(), h.chain, h.group, Duration.ofSeconds(10))));

@@ -103,6 +103,13 @@ class ObservationsTest {
                     .containsPattern("blk\\.0\\.attn_q\\.weight +runtime HOST_OFFHEAP 576 KB, reference MMAP_FILE 576 KB \\(MAPPED_OK\\)")
                     .contains("finding DIVERGED (" + diverged.incidentId() + ")");
 
+            CliRun fleet = CliRun.run(cli, "fleet", "--release", "r2");
+            assertThat(fleet.exit()).as(fleet.err()).isZero();
+            assertThat(fleet.out()).contains("observed by their runtimes: 3 of 5 heads; off-heap planned 1 MB, observed 1.0 GB")
+                    .containsPattern("a +sample-model .* off-heap +512 KB \\(observed 512 MB\\)");
+            CliRun history = CliRun.run(cli, "where", "--deployment", "a", "--format", "json");
+            assertThat(history.out()).contains("\"observedOffHeapBytes\" : " + (LEAK + 524_288)).contains("\"observedOffHeapBytes\" : 524288");
+
             // r3 on a, held as planned: a leaves the leak; b still shows it.
             List<ResolvedLoad> r3 = publishAndWait(h, List.of(StoreHarness.load("a", "r3", 2, 20, false)));
             h.publishObservation(StoreHarness.observation(r3.get(0).summary(), 0, true));

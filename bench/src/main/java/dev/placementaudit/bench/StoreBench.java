@@ -2,11 +2,13 @@ package dev.placementaudit.bench;
 
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.events.AllocationDecided;
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.producer.simulate.Drift;
 import dev.placementaudit.producer.simulate.FleetSimulator;
+import dev.placementaudit.producer.simulate.ObservedRuntime;
 import dev.placementaudit.producer.simulate.ModelCatalog;
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
@@ -91,6 +93,7 @@ public final class StoreBench {
         }
         StoreBench bench = new StoreBench(bootstrap, mix, loads, runs, queryLoads);
         bench.keepQuerySchema = Boolean.parseBoolean(options.getOrDefault("keep-schema", "false"));
+        bench.observe = Boolean.parseBoolean(options.getOrDefault("observe", "false"));
         if (storeHeap != null) {
             bench.heapRun(storeHeap);
         } else {
@@ -124,6 +127,13 @@ public final class StoreBench {
     private double lastEvents;
     private long lastPending;
     private long lastAlertRows;
+
+    /**
+     * Every device also reports what it did (docs/observations.md): each load carries the runtime's decisions, and a
+     * LoadObserved follows it; r3 leaks 512 MB off-heap, so a third of the loads raise UNPLANNED_OFFHEAP.
+     */
+    private boolean observe;
+    private long lastRuntimeFindings;
 
     private StoreBench(String bootstrap, String mix, int loads, int runs, long queryLoads) {
         this.bootstrap = bootstrap;
@@ -167,10 +177,14 @@ public final class StoreBench {
         double storeMedian = median(store);
         StringBuilder md = new StringBuilder();
         md.append("# audit-store benchmark, ").append(LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)).append("\n\n");
-        md.append(String.format(Locale.ROOT, "`bench/run.sh store --mix %s --loads %d --runs %d --query-loads %d`: %s. %,d loads, %,d decisions, "
+        md.append(String.format(Locale.ROOT, "`bench/run.sh store --mix %s --loads %d --runs %d --query-loads %d%s`: %s%s. %,d loads, %,d decisions, "
                         + "%d distinct placement plans; median of %d runs; PostgreSQL at %s; %d cores.%n%n", mix, loads, runs, queryLoads,
+                observe ? " --observe true" : "",
                 mix.equals("fleet") ? "a fleet of 4 catalog models x 3 releases (r2 dequantizes ffn_down) x 4 deployment kinds (profiles, platforms)"
-                        : "every load its own plan (one tensor renamed per load): the first-seen path alone", stream.loads(), stream.decisions(),
+                        : "every load its own plan (one tensor renamed per load): the first-seen path alone",
+                observe ? String.format(Locale.ROOT, "; every device reports its own decisions and publishes a LoadObserved after its load "
+                        + "(r3 leaks 512 MB off-heap: %,d runtime findings in the last run), and the store's run ends once every observation is in too",
+                        lastRuntimeFindings) : "", stream.loads(), stream.decisions(),
                 stream.plans(), runs, pgUrl, Runtime.getRuntime().availableProcessors()));
         md.append("| mode | seconds | decisions/s | ratio to raw COPY |\n|---|---|---|---|\n");
         md.append(String.format(Locale.ROOT, "| raw COPY of the same per-decision rows (pre-rendered, into the decisions table and its indexes) | %.2f | %.0f | 1.00 |%n",
@@ -201,7 +215,7 @@ public final class StoreBench {
         }
         System.out.println();
         System.out.println(md);
-        Path file = Path.of("bench", "results", "store-" + mix + "-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
+        Path file = Path.of("bench", "results", "store-" + mix + (observe ? "-observed" : "") + "-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
         Files.createDirectories(file.getParent());
         Files.writeString(file, md.toString());
         System.out.println("written to " + file);
@@ -325,11 +339,19 @@ public final class StoreBench {
         int count = 0;
         long decisions = 0;
         Set<String> plans = new HashSet<>();
+        EventSerde<LoadObserved> observations = EventSerde.of(LoadObserved.class);
+        List<String> releases = List.of("r1", "r2", "r3");
+        ObservedRuntime runtime = observe ? new ObservedRuntime(List.of(Drift.parse("r3:leak=512MB", releases)), releases) : null;
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
              Writer rows = Files.newBufferedWriter(copyRows, StandardCharsets.UTF_8)) {
-            for (ModelLoaded load : fleet()) {
+            for (ModelLoaded simulated : fleet()) {
+                ObservedRuntime.Report report = runtime == null ? null : runtime.report(simulated);
+                ModelLoaded load = report == null ? simulated : report.load();
                 ResolvedLoad r = resolution.resolve(validator.validate(load), new Provenance("model-loads", 0, count), Instant.now());
                 byte[] key = r.summary().getDeploymentId().getBytes(StandardCharsets.UTF_8);
+                if (report != null) {
+                    producer.send(new ProducerRecord<>(base + ".observed", key, observations.encode(report.observation())));
+                }
                 for (byte[] decision : r.encodedDecisions()) {
                     producer.send(new ProducerRecord<>(base + ".decided", key, decision));
                 }
@@ -352,6 +374,7 @@ public final class StoreBench {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             admin.createTopics(List.of(new NewTopic(base + ".decided", 3, (short) 1),
                     new NewTopic(base + ".resolved", 3, (short) 1),
+                    new NewTopic(base + ".observed", 3, (short) 1),
                     new NewTopic(base + ".alerts", 1, (short) 1),
                     new NewTopic(base + ".decided.dlq", 1, (short) 1))).all().get();
         }
@@ -386,6 +409,7 @@ public final class StoreBench {
         settings.put("kafka.bootstrap.servers", bootstrap);
         settings.put("store.decisions.topic", base + ".decided");
         settings.put("store.resolved.topic", base + ".resolved");
+        settings.put("store.observations.topic", base + ".observed");
         settings.put("store.alerts.topic", base + ".alerts");
         settings.put("store.chain.topic", base + ".chain");
         settings.put("store.group.id", schema);
@@ -401,6 +425,14 @@ public final class StoreBench {
             while (registry.counter("pa.store.loads.completed").count() < loads) {
                 Thread.sleep(5);
             }
+            if (observe) {
+                // Observations are read from their own topic beside the loads: the run ends once every one is in too.
+                try (Connection c = store.database().dataSource().getConnection()) {
+                    while (count(c, "SELECT COUNT(*) FROM " + schema + ".load_observations") < loads) {
+                        Thread.sleep(5);
+                    }
+                }
+            }
             seconds = (System.nanoTime() - started) / 1e9;
             lastStaged = registry.counter("pa.store.decisions.staged").count();
             lastPlanRows = registry.counter("pa.store.plan.tensor.rows").count();
@@ -413,6 +445,7 @@ public final class StoreBench {
                 lastOpenIncidents = count(c, "SELECT COUNT(*) FROM " + schema + ".incidents WHERE state = 'OPEN'");
                 lastPending = count(c, "SELECT COUNT(*) FROM " + schema + ".incidents WHERE published_version IS NULL OR published_version < version");
                 lastAlertRows = count(c, "SELECT COUNT(*) FROM " + schema + ".alerts");
+                lastRuntimeFindings = count(c, "SELECT COUNT(*) FROM " + schema + ".runtime_findings");
                 lastSizes.clear();
                 lastSizes.putAll(sizes(c, schema));
                 if (keepIngestSchema) {

@@ -23,8 +23,13 @@ final class FleetCommand implements Callable<Integer> {
                     ByteSizes.format(report.heapBytes()), ByteSizes.format(report.offHeapBytes()), ByteSizes.format(report.mappedBytes()));
             o.println("  with regressions: " + report.withRegressions());
             o.println("  drifting from the fleet: " + report.drifting());
-            report.rows().forEach(r -> o.printf(Locale.ROOT, "  %-16s %-20s %-8s %-8s off-heap %10s  mapped %10s  regressions %d%s%n",
+            if (report.observed() > 0) {
+                o.printf(Locale.ROOT, "  observed by their runtimes: %d of %d heads; off-heap planned %s, observed %s%n", report.observed(),
+                        report.rows().size(), ByteSizes.format(report.plannedOffHeapObserved()), ByteSizes.format(report.observedOffHeapBytes()));
+            }
+            report.rows().forEach(r -> o.printf(Locale.ROOT, "  %-16s %-20s %-8s %-8s off-heap %10s%s  mapped %10s  regressions %d%s%n",
                     r.deploymentId(), r.modelId(), r.platform(), r.profile(), ByteSizes.format(r.offHeapBytes()),
+                    r.observedOffHeapBytes() == null ? "" : " (observed " + ByteSizes.format(r.observedOffHeapBytes()) + ")",
                     ByteSizes.format(r.mappedBytes()), r.regressions(), r.driftsFromFleet() ? "  DRIFT" : ""));
         });
     }

@@ -1,6 +1,7 @@
 package dev.placementaudit.store.query;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.plans.PlanCache;
@@ -50,7 +51,8 @@ public final class AuditQueries {
     public record LoadSummary(String loadId, String deploymentId, String cluster, String host, String release, String modelId,
                               String modelName, String platform, String profile, Instant occurredAt, boolean complete, int tensorCount,
                               long heapBytes, long offHeapBytes, long mappedBytes, int heapTensors, int offHeapTensors, int mappedTensors,
-                              String resolverVersion, String policyDigest, int deadLetteredRecords, String planDigest) {
+                              String resolverVersion, String policyDigest, int deadLetteredRecords, String planDigest,
+                              Long observedHeapBytes, Long observedOffHeapBytes, Long observedMappedBytes) {
     }
 
     public record TensorRow(String name, int index, String storedFormat, long storedBytes, String residentFormat, long residentBytes,
@@ -98,12 +100,19 @@ public final class AuditQueries {
         }
     }
 
+    /** @param observedOffHeapBytes what the head's runtime observed off-heap (null: it reported no observation) */
     public record FleetDeployment(String deploymentId, String modelId, String platform, String profile, String loadId, long heapBytes,
-                                  long offHeapBytes, long mappedBytes, int regressions, boolean driftsFromFleet) {
+                                  long offHeapBytes, long mappedBytes, int regressions, boolean driftsFromFleet, Long observedOffHeapBytes,
+                                  Long observedMappedBytes) {
     }
 
+    /**
+     * @param observed how many heads' runtimes reported an observation; {@code plannedOffHeapObserved} and
+     *                 {@code observedOffHeapBytes} total the plan and the observation over those heads alone
+     */
     public record FleetReport(String release, int deployments, long heapBytes, long offHeapBytes, long mappedBytes,
-                              List<String> withRegressions, List<String> drifting, List<FleetDeployment> rows) {
+                              List<String> withRegressions, List<String> drifting, List<FleetDeployment> rows, int observed,
+                              long plannedOffHeapObserved, long observedOffHeapBytes) {
     }
 
     /**
@@ -131,7 +140,11 @@ public final class AuditQueries {
             // Records of the load the store set aside: a load missing one says so instead of staying silently incomplete.
             + "(SELECT COUNT(*) FROM dead_letters x WHERE x.load_id = loads.load_id) AS dead_lettered, "
             // The placement plan, once the load is complete with it.
-            + "CASE WHEN complete = TRUE THEN plan_digest END AS plan_digest";
+            + "CASE WHEN complete = TRUE THEN plan_digest END AS plan_digest, "
+            // What the runtime observed it held, per domain, when it reported (docs/observations.md).
+            + "(SELECT o.heap_after - o.heap_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_heap, "
+            + "(SELECT o.direct_after - o.direct_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_offheap, "
+            + "(SELECT o.mapped_after - o.mapped_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_mapped";
 
     /** Loads, newest first; every filter optional. */
     public List<LoadSummary> loads(String deployment, String model, String release, int limit) throws SQLException {
@@ -253,6 +266,24 @@ public final class AuditQueries {
         }
         Map<FleetGroup, Integer> majority = new HashMap<>();
         plansByGroup.forEach((group, plans) -> majority.put(group, plans.values().stream().mapToInt(Integer::intValue).max().orElse(0)));
+        Map<String, long[]> observedByLoad = new HashMap<>();
+        List<String> headLoads = heads.stream().map(Head::loadId).toList();
+        try (Connection c = database.getConnection()) {
+            for (List<String> chunk : InList.chunks(headLoads)) {
+                try (PreparedStatement s = InList.prepare(c, "SELECT load_id, direct_after - direct_before, mapped_after - mapped_before "
+                        + "FROM load_observations WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        long off = rs.getLong(2);
+                        long offNull = rs.wasNull() ? 1 : 0;
+                        long mapped = rs.getLong(3);
+                        observedByLoad.put(rs.getString(1), new long[]{off, offNull, mapped, rs.wasNull() ? 1 : 0});
+                    }
+                }
+            }
+        }
+        int observed = 0;
+        long plannedOffHeapObserved = 0;
+        long observedOffHeap = 0;
         List<FleetDeployment> rows = new ArrayList<>(heads.size());
         long heapBytes = 0;
         long offHeapBytes = 0;
@@ -260,8 +291,16 @@ public final class AuditQueries {
         for (Head head : heads) {
             Map<String, Integer> plans = plansByGroup.get(head.group());
             boolean drifts = plans.size() > 1 && plans.get(String.valueOf(head.planDigest())) < majority.get(head.group());
+            long[] seen = observedByLoad.get(head.loadId());
+            Long seenOffHeap = seen == null || seen[1] == 1 ? null : seen[0];
+            Long seenMapped = seen == null || seen[3] == 1 ? null : seen[2];
+            if (seenOffHeap != null) {
+                observed++;
+                plannedOffHeapObserved += head.offHeapBytes();
+                observedOffHeap += seenOffHeap;
+            }
             rows.add(new FleetDeployment(head.deploymentId(), head.group().modelId(), head.group().platform(), head.group().profile(),
-                    head.loadId(), head.heapBytes(), head.offHeapBytes(), head.mappedBytes(), head.regressions(), drifts));
+                    head.loadId(), head.heapBytes(), head.offHeapBytes(), head.mappedBytes(), head.regressions(), drifts, seenOffHeap, seenMapped));
             heapBytes += head.heapBytes();
             offHeapBytes += head.offHeapBytes();
             mappedBytes += head.mappedBytes();
@@ -269,7 +308,8 @@ public final class AuditQueries {
         List<String> withRegressions = rows.stream().filter(r -> r.regressions() > 0).map(FleetDeployment::deploymentId).distinct().toList();
         List<String> drifting = rows.stream().filter(FleetDeployment::driftsFromFleet).map(FleetDeployment::deploymentId).distinct().toList();
         int deployments = (int) rows.stream().map(FleetDeployment::deploymentId).distinct().count();
-        return new FleetReport(release, deployments, heapBytes, offHeapBytes, mappedBytes, withRegressions, drifting, rows);
+        return new FleetReport(release, deployments, heapBytes, offHeapBytes, mappedBytes, withRegressions, drifting, rows, observed,
+                plannedOffHeapObserved, observedOffHeap);
     }
 
     /** One tensor of one load, as the tensor's history across releases lists it. */
@@ -405,6 +445,6 @@ public final class AuditQueries {
         return new LoadSummary(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
                 rs.getString(7), rs.getString(8), rs.getString(9), Sql.instant(rs, 10), rs.getBoolean(11), rs.getInt(12),
                 rs.getLong(13), rs.getLong(14), rs.getLong(15), rs.getInt(16), rs.getInt(17), rs.getInt(18), rs.getString(19), rs.getString(20),
-                rs.getInt(21), rs.getString(22));
+                rs.getInt(21), rs.getString(22), nullable(rs, 23), nullable(rs, 24), nullable(rs, 25));
     }
 }
