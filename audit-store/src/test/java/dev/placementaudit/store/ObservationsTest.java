@@ -51,7 +51,16 @@ class ObservationsTest {
             for (ResolvedLoad r : r1) {
                 h.publishObservation(StoreHarness.observation(r.summary(), 0, true));
             }
-            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM load_observations") == 3);
+            // Bytes that are no observation, and an observation no column could hold: dead-lettered with their reasons.
+            h.publishRaw(h.observations, "not an observation".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            h.publishObservation(dev.placementaudit.events.LoadObserved.newBuilder(StoreHarness.observation(r1.get(0).summary(), 0, true))
+                    .setDeploymentId("d".repeat(300)).build());
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM load_observations") == 3
+                    && h.count("SELECT COUNT(*) FROM dead_letters WHERE source_topic = '" + h.observations + "'") == 2);
+            assertThat(h.count("SELECT COUNT(*) FROM dead_letters WHERE source_topic = '" + h.observations + "' AND reason = 'UNDECODABLE'"))
+                    .isEqualTo(1);
+            assertThat(h.count("SELECT COUNT(*) FROM dead_letters WHERE source_topic = '" + h.observations + "' AND reason = 'UNSTORABLE' "
+                    + "AND load_id IS NULL")).as("an observation set aside does not mark its load as never to complete").isEqualTo(1);
             assertThat(h.count("SELECT COUNT(*) FROM runtime_findings")).as("held as planned").isZero();
 
             // r2: a leaks 512 MB off-heap; b leaks too, and its observation comes before its load; c's mapping was not made;

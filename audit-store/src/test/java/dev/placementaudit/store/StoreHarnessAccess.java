@@ -25,6 +25,11 @@ public final class StoreHarnessAccess {
         return harness.publish(loads);
     }
 
+    /** What a runtime that held the load as planned, plus {@code extraOffHeap} bytes off-heap, observed: published. */
+    public void publishObservation(ResolvedLoad load, long extraOffHeap) throws Exception {
+        harness.publishObservation(StoreHarness.observation(load.summary(), extraOffHeap, true));
+    }
+
     public Map<String, String> settings() {
         return harness.settings();
     }

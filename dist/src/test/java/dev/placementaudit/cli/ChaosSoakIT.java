@@ -45,7 +45,8 @@ import static org.awaitility.Awaitility.await;
  * two store instances of one projection on PostgreSQL), fed fleets that include late loads (a share of each release
  * reported after the next one, and later rounds dated before earlier ones), while the worker, a store and the broker
  * are killed with SIGKILL at random and brought back, several times. Then every guarantee the README states is
- * checked: every load complete once, no finding twice, no load chained twice, every alert published, every
+ * checked: every load complete once, every observation stored once and each leaking load found once (devices report what
+ * they held, and a release leaks), no finding twice, no load chained twice, every alert published, every
  * incident on placement-alerts as the store holds it, {@code store
  * verify} clean, {@code store rebuild} equal to the live projection, and every service's health UP once it has caught
  * up.
@@ -119,7 +120,9 @@ class ChaosSoakIT {
                 long caughtUpFrom = System.nanoTime();
                 long expected = published;
                 await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2)).ignoreExceptions()
-                        .until(() -> count(db, "SELECT COUNT(*) FROM loads WHERE complete = TRUE") == expected);
+                        .until(() -> count(db, "SELECT COUNT(*) FROM loads WHERE complete = TRUE") == expected
+                                && count(db, "SELECT COUNT(*) FROM load_observations") == expected
+                                && count(db, "SELECT COUNT(*) FROM runtime_findings") == expected / 3);
                 long catchUpMillis = (System.nanoTime() - caughtUpFrom) / 1_000_000;
                 // Caught up: each service says UP within a few polls, not a minute later.
                 for (Service service : services) {
@@ -156,7 +159,9 @@ class ChaosSoakIT {
         chaos.start();
         Launcher.Run simulated = launcher.run(Duration.ofSeconds(120), "producer", "simulate", "--deployments", Integer.toString(DEPLOYMENTS),
                 "--releases", releases, "--models", "qwen2.5-0.5b-q8_0,smollm2-360m-f16", "--late", "25", "--seed", Integer.toString(round),
-                "--start", start.toString(), "--drift", "s" + round + "b:dequantize=*ffn_down*");
+                "--start", start.toString(), "--drift", "s" + round + "b:dequantize=*ffn_down*",
+                // Every device also reports what it held (docs/observations.md); the third release leaks 512 MB off-heap.
+                "--observe", "--drift", "s" + round + "c:leak=512MB");
         chaos.join(60_000);
         assertThat(simulated.exit()).as(simulated.toString()).isZero();
         return (long) DEPLOYMENTS * 3 * 2;
@@ -181,6 +186,10 @@ class ChaosSoakIT {
     private void assertInvariants(TestDatabase db, BrokerProcess broker, Launcher launcher, long expected) throws Exception {
         assertThat(count(db, "SELECT COUNT(*) FROM loads")).as("every load stored once").isEqualTo(expected);
         assertThat(count(db, "SELECT COUNT(*) FROM chain_entries")).as("every load chained").isEqualTo(expected);
+        assertThat(count(db, "SELECT COUNT(*) FROM load_observations")).as("every observation stored once").isEqualTo(expected);
+        assertThat(count(db, "SELECT COUNT(*) FROM runtime_findings WHERE kind = 'UNPLANNED_OFFHEAP'"))
+                .as("each leaking load found once, whether its observation or its load came first").isEqualTo(expected / 3);
+        assertThat(count(db, "SELECT COUNT(*) FROM runtime_findings")).as("no other runtime finding").isEqualTo(expected / 3);
         assertThat(count(db, "SELECT COUNT(*) FROM (SELECT load_id FROM chain_entries GROUP BY load_id HAVING COUNT(*) > 1) x"))
                 .as("no load chained twice").isZero();
         assertThat(count(db, "SELECT COUNT(*) FROM (SELECT load_id, kind, tensor_name FROM findings GROUP BY load_id, kind, tensor_name "

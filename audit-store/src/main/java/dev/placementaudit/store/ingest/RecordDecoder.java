@@ -78,9 +78,11 @@ final class RecordDecoder {
             if (record.topic().equals(observationsTopic)) {
                 LoadObserved event = observations.decode(record.value());
                 String overflow = ObservationRows.overflow(event);
+                // Dead-lettered without its load id: a dead letter that names a load marks the load as never to complete, and
+                // an observation is no part of its load (the load completes, and stays complete, without one).
                 return overflow == null ? new Decoded.Observation(record, event)
-                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store " + overflow,
-                        event.getLoadId().toString());
+                        : new Decoded.Reject(record, DeadLetter.Reason.UNSTORABLE, "COLUMN_OVERFLOW", "cannot store the observation of load "
+                        + event.getLoadId() + ": " + overflow);
             }
             throw new IllegalArgumentException("record from unexpected topic " + record.topic());
         } catch (UndecodableEventException e) {

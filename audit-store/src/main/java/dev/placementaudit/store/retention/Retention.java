@@ -238,6 +238,10 @@ public final class Retention {
             update(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM alerts WHERE to_load_id IN (%s)", chunk);
             update(c, "DELETE FROM dead_letters WHERE load_id IN (%s)", chunk);
+            // What runtimes said of these loads goes with them; the incidents they fed keep their rows, as regressions' do.
+            update(c, "DELETE FROM load_observations WHERE load_id IN (%s)", chunk);
+            update(c, "DELETE FROM load_divergences WHERE load_id IN (%s)", chunk);
+            update(c, "DELETE FROM runtime_findings WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM loads WHERE load_id IN (%s)", chunk);
         }
         // The chain's start: its entries up to the new anchor (those of loads in the drop list, by construction).

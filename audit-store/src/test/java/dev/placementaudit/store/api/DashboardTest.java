@@ -43,21 +43,25 @@ class DashboardTest {
         try (TestDatabase db = DatabaseTargets.open(TestDatabase.Kind.H2)) {
             StoreHarnessAccess h = new StoreHarnessAccess(broker, db);
             ModelLoaded r2 = StoreHarnessAccess.load("phone-1", "r2", 3, 24, true);
-            h.publish(List.of(StoreHarnessAccess.load("phone-1", "r1", 3, 0, false), r2,
+            var published = h.publish(List.of(StoreHarnessAccess.load("phone-1", "r1", 3, 0, false), r2,
                     StoreHarnessAccess.load("phone-2", "r1", 3, 1, false), StoreHarnessAccess.load("phone-2", "r2", 3, 25, false)));
+            // phone-1's runtime reports what it held: as planned on r1, 100 MB more off-heap than planned on r2.
+            h.publishObservation(published.get(0), 0);
+            h.publishObservation(published.get(1), 100L << 20);
             Map<String, String> settings = h.settings();
             settings.put("store.http.port", "0");
             try (AuditStore store = h.start(settings)) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 4
-                        && h.count("SELECT COUNT(*) FROM alerts") == 2);
+                        && h.count("SELECT COUNT(*) FROM alerts") == 2 && h.count("SELECT COUNT(*) FROM runtime_findings") == 1);
                 String base = "http://127.0.0.1:" + store.port() + "/";
 
                 String overview = page(chromium, base, "overview");
                 assertThat(overview).contains("Alerts (2)").contains("OFFHEAP_GROWTH").contains("LOST_MAPPING")
                         .contains("3 tensors re-encoded at load (Float32/Q4_K -&gt; Float32/Dense(4B)): lost mapping, +12 MB off-heap")
                         .contains("Fleet on release").contains("regressions: phone-1").contains("last updated");
-                assertThat(overview).contains("Incidents: 1 open (one per cause across the fleet)").contains("1 of 2").contains("50%");
-                String incidentLink = link(overview, "#incident?");
+                assertThat(overview).contains("Incidents: 2 open (one per cause across the fleet)").contains("1 of 2").contains("50%")
+                        .contains("UNPLANNED_OFFHEAP").contains("off-heap observed").contains("112 MB (+100 MB)");
+                String incidentLink = links(overview, "#incident?").stream().filter(l -> !l.startsWith("#incident?id=inc-r")).findFirst().orElseThrow();
                 assertThat(incidentLink).matches("#incident\\?id=inc-[0-9a-f]{16}");
                 String incident = page(chromium, base + incidentLink, "incident");
                 assertThat(incident).contains("sample-model · r1 → r2").contains("OPEN · LOST_MAPPING · 1 of 2 deployments (50%)")
@@ -91,7 +95,8 @@ class DashboardTest {
 
                 String history = page(chromium, base + historyLink, "history");
                 assertThat(history).contains("Bytes per domain over time: phone-1 · sample-model").contains("<polyline")
-                        .contains("class=\"time-tick\"").contains("2026-11-01 00:00").contains("r2 off-heap 12 MB");
+                        .contains("class=\"time-tick\"").contains("2026-11-01 00:00").contains("r2 off-heap 12 MB")
+                        .contains("dashed: as the runtime observed it").contains("r2 off-heap observed 112 MB").contains("r1 off-heap observed 512 KB");
                 assertThat(link(history, "#diff?")).isEqualTo(diffLink);
 
                 Path screenshot = Path.of("target", "dashboard-diff.png").toAbsolutePath();
