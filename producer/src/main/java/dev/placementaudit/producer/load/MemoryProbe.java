@@ -42,31 +42,31 @@ public final class MemoryProbe {
     }
 
     /**
-     * Asks for a collection, then waits (at most 200 ms) until the buffer pools stop shrinking: the JVM frees a
+     * Asks for a collection, then waits (at most about 200 ms) until the buffer pools stop shrinking: the JVM frees a
      * collected direct or mapped buffer on its cleaner thread, after the collection, so reading at once would count
      * buffers already garbage (a model loaded before and let go, say).
      */
     private static void settle() {
         System.gc();
         long last = pool("direct") + pool("mapped");
-        for (int i = 0; i < 40; i++) {
+        int steady = 0;
+        for (int i = 0; i < 200 && steady < 2; i++) {
             try {
-                Thread.sleep(5);
+                Thread.sleep(1);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             }
             long now = pool("direct") + pool("mapped");
-            if (now == last && i >= 1) {
-                return;
-            }
+            steady = now == last ? steady + 1 : 0;
             last = now;
         }
     }
 
     /** Whether this platform gives the {@code /proc} measures (Linux). */
     public boolean hasProc() {
-        return Files.isReadable(procSelf.resolve("smaps")) && Files.isReadable(procSelf.resolve("status"));
+        return Files.isReadable(procSelf.resolve("smaps")) && Files.isReadable(procSelf.resolve("maps"))
+                && Files.isReadable(procSelf.resolve("status"));
     }
 
     private static long pool(String name) {
@@ -92,14 +92,18 @@ public final class MemoryProbe {
     }
 
     /**
-     * The mappings of {@code file} in {@code /proc/self/smaps}: each starts with a header line ending in the mapped
-     * path, followed by {@code Size:} and {@code Rss:} lines in kB.
+     * The mappings of {@code file}: first looked for in {@code /proc/self/maps} (a line per mapping, cheap); only when
+     * there are some is {@code /proc/self/smaps} read (the kernel walks every mapping's pages to write it, some ms), where
+     * each mapping starts with a header line ending in the mapped path, followed by {@code Size:} and {@code Rss:} lines in kB.
      */
     FileMappings fileMappings(Path file) {
         List<String> lines;
         String path;
         try {
             path = file.toRealPath().toString();
+            if (Files.readAllLines(procSelf.resolve("maps")).stream().noneMatch(line -> isHeader(line) && line.endsWith(" " + path))) {
+                return new FileMappings(0, 0, 0);
+            }
             lines = Files.readAllLines(procSelf.resolve("smaps"));
         } catch (IOException | RuntimeException e) {
             return null;
