@@ -71,6 +71,8 @@ public final class StoreMetrics implements IngestListener {
     /** Even with no batch, how often the incidents are read again: an acknowledgement is made from another process. */
     private static final long INCIDENTS_QUIET_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private final MultiGauge observedUnplanned;
+    private boolean observedChanged;
+    private long observedPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
     /** Per deployment and model, the latest observed load in the log: only the ingest thread writes it. */
     private final Map<List<String>, RuntimeIncidents.ObservedLoad> observed = new ConcurrentHashMap<>();
     private final Map<String, Timer> phaseTimers = new HashMap<>();
@@ -104,7 +106,7 @@ public final class StoreMetrics implements IngestListener {
     @Override
     public void committed(BatchOutcome outcome) {
         outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.computeIfAbsent(phase, p -> Timer
-                .builder("pa.store.batch.phase").description("time a committed batch spent per phase: rows, lock, complete, chain, detect, commit")
+                .builder("pa.store.batch.phase").description("time a committed batch spent per phase: rows, lock, complete, chain, detect, runtime, commit")
                 .tag("phase", p).register(registry)).record(nanos, TimeUnit.NANOSECONDS));
         decisions.increment(outcome.decisions());
         stagedDecisions.increment(outcome.stagedDecisions());
@@ -134,13 +136,10 @@ public final class StoreMetrics implements IngestListener {
             publishAlerts();
         }
         if (!outcome.observed().isEmpty()) {
-            boolean changed = false;
             for (RuntimeIncidents.ObservedLoad load : outcome.observed()) {
-                changed |= foldObserved(load);
+                observedChanged |= foldObserved(load);
             }
-            if (changed) {
-                publishObserved();
-            }
+            publishObserved();
         }
         if (!outcome.completed().isEmpty()) {
             updateGauges(outcome.completed());
@@ -179,6 +178,7 @@ public final class StoreMetrics implements IngestListener {
     public void publishDeferred() {
         publishGauges();
         publishAlerts();
+        publishObserved();
         long now = System.nanoTime();
         if (now - incidentsReadAt > (incidentsMayHaveChanged ? INCIDENTS_INTERVAL_NANOS : INCIDENTS_QUIET_INTERVAL_NANOS)) {
             refreshIncidents();
@@ -214,7 +214,18 @@ public final class StoreMetrics implements IngestListener {
         return false;
     }
 
+    /**
+     * Registers the observed rows that changed: above {@link #EAGER_ROWS} rows at most once per
+     * {@link #GAUGE_INTERVAL_NANOS}, as for the load gauges (a fleet's rows re-registered after every batch would cost
+     * the ingest thread more than the batch).
+     */
     private void publishObserved() {
+        long now = System.nanoTime();
+        if (!observedChanged || (observed.size() * 3 > EAGER_ROWS && now - observedPublishedAt < GAUGE_INTERVAL_NANOS)) {
+            return;
+        }
+        observedPublishedAt = now;
+        observedChanged = false;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         observed.values().forEach(o -> {
             Tags tags = Tags.of("deployment", o.load().deploymentId(), "model", o.load().modelId());
@@ -251,6 +262,7 @@ public final class StoreMetrics implements IngestListener {
         } catch (SQLException e) {
             return;
         }
+        observedChanged = true;
         publishObserved();
     }
 

@@ -200,7 +200,7 @@ public final class StoreBench {
                 lastEvents, lastPending, lastEvents + lastPending, (lastEvents + lastPending) / Math.max(1, lastIncidents), lastAlertRows));
         double phaseTotal = lastPhases.values().stream().mapToDouble(Double::doubleValue).sum();
         md.append("\nWhere the last run's batches spent their time (pa_store_batch_phase_seconds, ms): ");
-        List<String> order = new ArrayList<>(List.of("rows", "lock", "complete", "chain", "detect", "commit"));
+        List<String> order = new ArrayList<>(List.of("rows", "lock", "complete", "chain", "detect", "runtime", "commit"));
         lastPhases.keySet().stream().filter(phase -> !order.contains(phase)).sorted().forEach(order::add);
         order.forEach(phase -> md.append(String.format(Locale.ROOT, "%s %.0f (%.0f%%) ",
                 phase, lastPhases.getOrDefault(phase, 0.0), 100 * lastPhases.getOrDefault(phase, 0.0) / Math.max(1, phaseTotal))));

@@ -114,7 +114,7 @@ class PrometheusRulesTest {
         assertThat(referenced).isNotEmpty().allSatisfy(metric -> assertThat(exported).as(metric).contains(metric));
         assertThat(exported).contains("pa_store_alert_delta_bytes{deployment=\"d\",from_release=\"r1\",kind=\"OFFHEAP_GROWTH\",model=\"sample-model\","
                 + "to_release=\"r2\"}");
-        for (String phase : List.of("rows", "lock", "complete", "chain", "detect", "commit")) {
+        for (String phase : List.of("rows", "lock", "complete", "chain", "detect", "runtime", "commit")) {
             assertThat(exported).as("the batches' time in phase %s", phase).contains("pa_store_batch_phase_seconds_count{phase=\"" + phase + "\"}");
         }
     }

@@ -78,11 +78,15 @@ public final class RuntimeIncidents {
 
     /**
      * Draws the findings of these loads (those complete; the others wait for their completion), then keeps the runtime
-     * incidents of their deployments.
+     * incidents of the deployments whose rows may have changed: those with a new finding, and those showing one whose
+     * model had a load complete now (it may no longer show it). A deployment with neither keeps its rows as they are.
      *
-     * @param loadIds the loads completed in this batch and those whose observation came in it
+     * @param completed the loads this batch completed, in log order per deployment
+     * @param observed  the loads whose observation came in this batch (complete now, before, or not yet)
      */
-    public Result record(Connection c, Collection<String> loadIds, Instant now) throws SQLException {
+    public Result record(Connection c, List<LoadRef> completed, Collection<String> observed, Instant now) throws SQLException {
+        Set<String> loadIds = new TreeSet<>(observed);
+        completed.forEach(load -> loadIds.add(load.loadId()));
         if (loadIds.isEmpty()) {
             return Result.NONE;
         }
@@ -90,9 +94,9 @@ public final class RuntimeIncidents {
         if (loads.isEmpty()) {
             return Result.NONE;
         }
-        Map<String, Observed> observed = observations(c, loads.keySet());
+        Map<String, Observed> observations = observations(c, loads.keySet());
         List<ObservedLoad> seen = new ArrayList<>();
-        observed.forEach((id, o) -> {
+        observations.forEach((id, o) -> {
             Load load = loads.get(id);
             seen.add(new ObservedLoad(load.ref(), load.heapBytes(), load.offHeapBytes(), load.mappedBytes(), o.heap(), o.offHeap(), o.mapped()));
         });
@@ -100,10 +104,11 @@ public final class RuntimeIncidents {
         Map<String, Finding> shown = new TreeMap<>();
         Map<String, Instant> firstSeen = new HashMap<>();
         Map<String, Load> origin = new HashMap<>();
+        Set<List<String>> pairs = new TreeSet<>(PAIR_ORDER);
         try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
             boolean any = false;
             for (Load load : loads.values()) {
-                for (Finding f : findings(load, observed.get(load.ref().loadId()), diverged.getOrDefault(load.ref().loadId(), List.of()))) {
+                for (Finding f : findings(load, observations.get(load.ref().loadId()), diverged.getOrDefault(load.ref().loadId(), List.of()))) {
                     Sql.bind(insert, load.ref().loadId(), f.incidentId(), f.kind().name(), load.ref().deploymentId(), load.ref().modelId(),
                             f.group().bytesMoved(), f.offHeapDelta(), f.heapDelta(), f.mappedDelta());
                     insert.addBatch();
@@ -111,14 +116,21 @@ public final class RuntimeIncidents {
                     shown.putIfAbsent(f.incidentId(), f);
                     origin.putIfAbsent(f.incidentId(), load);
                     firstSeen.merge(f.incidentId(), load.ref().occurredAt(), (a, b) -> a.isBefore(b) ? a : b);
+                    pairs.add(List.of(load.ref().deploymentId(), load.ref().modelId()));
                 }
             }
             if (any) {
                 insert.executeBatch();
             }
         }
-        Set<List<String>> pairs = new TreeSet<>((a, b) -> a.get(0).equals(b.get(0)) ? a.get(1).compareTo(b.get(1)) : a.get(0).compareTo(b.get(0)));
-        loads.values().forEach(load -> pairs.add(List.of(load.ref().deploymentId(), load.ref().modelId())));
+        // Each model's latest load, where one completed now: loads complete in log order, so none complete before is later.
+        Map<List<String>, LoadRef> latest = new HashMap<>();
+        completed.forEach(load -> latest.merge(List.of(load.deploymentId(), load.modelId()), load,
+                (a, b) -> LoadRef.IN_LOG_ORDER.compare(a, b) >= 0 ? a : b));
+        pairs.addAll(showing(c, latest.keySet()));
+        if (pairs.isEmpty()) {
+            return new Result(List.of(), seen);
+        }
         Map<List<String>, List<Row>> findings = findingsOf(c, pairs);
         if (findings.isEmpty()) {
             return new Result(List.of(), seen);
@@ -127,7 +139,7 @@ public final class RuntimeIncidents {
         List<Derived> derived = new ArrayList<>();
         Map<String, Set<FindingKind>> kinds = new HashMap<>();
         for (Map.Entry<List<String>, List<Row>> pair : findings.entrySet()) {
-            derived.addAll(derive(c, pair.getKey().get(0), pair.getKey().get(1), pair.getValue()));
+            derived.addAll(derive(c, pair.getKey().get(0), pair.getKey().get(1), pair.getValue(), latest.get(pair.getKey())));
             pair.getValue().forEach(r -> kinds.computeIfAbsent(r.incidentId, k -> EnumSet.noneOf(FindingKind.class)).add(r.kind));
         }
         Set<String> touched = new TreeSet<>();
@@ -135,6 +147,28 @@ public final class RuntimeIncidents {
         Map<String, IncidentLedger.Stored> stored = IncidentLedger.lock(c, touched);
         Set<String> material = write(c, derived);
         return new Result(IncidentLedger.settle(c, touched, stored, kinds, material, now), seen);
+    }
+
+    private static final java.util.Comparator<List<String>> PAIR_ORDER = (a, b) -> a.get(0).equals(b.get(0)) ? a.get(1).compareTo(b.get(1))
+            : a.get(0).compareTo(b.get(0));
+
+    /** Of these deployments and models, those showing a runtime incident now. */
+    private static Set<List<String>> showing(Connection c, Set<List<String>> pairs) throws SQLException {
+        Set<List<String>> out = new TreeSet<>(PAIR_ORDER);
+        Set<String> deployments = new TreeSet<>();
+        pairs.forEach(p -> deployments.add(p.get(0)));
+        for (List<String> chunk : InList.chunks(deployments)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT deployment_id, model_id FROM incident_deployments WHERE deployment_id IN (%s) "
+                    + "AND showing = TRUE AND incident_id LIKE '" + ID_PREFIX + "%%'", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    List<String> pair = List.of(rs.getString(1), rs.getString(2));
+                    if (pairs.contains(pair)) {
+                        out.add(pair);
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /**
@@ -300,8 +334,10 @@ public final class RuntimeIncidents {
             + "AND ((summary_partition, summary_offset) > (?, ?) OR (summary_partition = ? AND summary_offset = ? AND load_id > ?)) "
             + "ORDER BY summary_partition, summary_offset, load_id FETCH FIRST 1 ROWS ONLY";
 
-    private static List<Derived> derive(Connection c, String deployment, String model, List<Row> rows) throws SQLException {
-        LoadRef latest = Sql.first(c, LATEST, dev.placementaudit.store.regression.RegressionDetector::ref, deployment, model).orElseThrow();
+    /** @param known the model's latest load when one completed in this batch; else it is read */
+    private static List<Derived> derive(Connection c, String deployment, String model, List<Row> rows, LoadRef known) throws SQLException {
+        LoadRef latest = known != null ? known
+                : Sql.first(c, LATEST, dev.placementaudit.store.regression.RegressionDetector::ref, deployment, model).orElseThrow();
         Map<String, List<Row>> byIncident = new TreeMap<>();
         rows.forEach(r -> byIncident.computeIfAbsent(r.incidentId, k -> new ArrayList<>()).add(r));
         List<Derived> out = new ArrayList<>();

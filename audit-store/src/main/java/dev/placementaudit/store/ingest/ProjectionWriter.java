@@ -23,10 +23,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Writes one poll's records into the projection in a single database transaction, phase by phase: the rows (decisions
@@ -149,14 +147,13 @@ public final class ProjectionWriter {
                 Map<String, Detection> byLoad = new HashMap<>();
                 detections.forEach(d -> byLoad.put(d.load().loadId(), d));
                 List<IncidentLedger.Change> incidentChanges = new ArrayList<>(incidents.record(c, completed, byLoad, now));
-                // What runtimes said of their loads: drawn for the loads completed now and those whose observation came now.
-                Set<String> observedOrCompleted = new LinkedHashSet<>();
-                completed.forEach(load -> observedOrCompleted.add(load.loadId()));
-                observedOrCompleted.addAll(records.observations().keySet());
-                RuntimeIncidents.Result runtimeResult = runtime.record(c, observedOrCompleted, now);
-                incidentChanges.addAll(runtimeResult.changes());
                 ReleaseHeads.advance(c, completed);
                 phases.end("detect");
+
+                // What runtimes said of their loads: drawn for the loads completed now and those whose observation came now.
+                RuntimeIncidents.Result runtimeResult = runtime.record(c, completed, records.observations().keySet(), now);
+                incidentChanges.addAll(runtimeResult.changes());
+                phases.end("runtime");
 
                 if (commit) {
                     beforeCommit.run();

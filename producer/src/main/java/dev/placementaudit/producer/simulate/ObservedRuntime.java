@@ -5,8 +5,6 @@ import dev.placementaudit.core.placement.MemoryDomain;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.ObservationMethod;
-import dev.placementaudit.events.ObservedDomain;
-import dev.placementaudit.events.ObservedTensor;
 import dev.placementaudit.events.RuntimeDecision;
 import dev.placementaudit.events.RuntimeDomain;
 import dev.placementaudit.events.TensorInfo;
@@ -19,7 +17,8 @@ import java.util.List;
 /**
  * A simulated runtime that reports what it did: it loads as the reference plan decides (the worker's resolver), unless a
  * {@link Drift.Diverge} makes it place some tensors otherwise, and measures what it holds, plus what a
- * {@link Drift.Leak} adds off-heap. Deterministic: the same load gives the same report.
+ * {@link Drift.Leak} adds off-heap. Deterministic: the same load gives the same report. Its per-tensor placement is
+ * reported in the load (each tensor's runtime decision), its observation carries the measured totals.
  */
 public final class ObservedRuntime {
     private static final long HEAP_BEFORE = 256L << 20;
@@ -52,7 +51,6 @@ public final class ObservedRuntime {
             }
         }
         List<TensorInfo> tensors = new ArrayList<>(plan.size());
-        List<ObservedTensor> observed = new ArrayList<>(plan.size());
         long heap = 0;
         long offHeap = 0;
         long mapped = 0;
@@ -71,7 +69,6 @@ public final class ObservedRuntime {
             }
             tensors.add(TensorInfo.newBuilder(load.getTensors().get(i)).setRuntime(RuntimeDecision.newBuilder()
                     .setDomain(RuntimeDomain.valueOf(domain.name())).setResidentBytes(bytes).build()).build());
-            observed.add(ObservedTensor.newBuilder().setName(name).setDomain(ObservedDomain.valueOf(domain.name())).setResidentBytes(bytes).build());
         }
         LoadObserved observation = LoadObserved.newBuilder()
                 .setLoadId(load.getLoadId())
@@ -83,7 +80,9 @@ public final class ObservedRuntime {
                 .setDirectBeforeBytes(DIRECT_BEFORE).setDirectAfterBytes(DIRECT_BEFORE + offHeap + leak)
                 .setMappedBeforeBytes(0L).setMappedAfterBytes(mapped)
                 .setAnonRssDeltaBytes(heap + offHeap + leak)
-                .setTensors(observed)
+                // No per-tensor list: where each tensor went travels once, in the load (its runtime decisions); the observation
+                // carries what was measured. A fleet of devices sends a few hundred bytes per load, not kilobytes.
+                .setTensors(List.of())
                 .setProducer("placement-audit-producer simulate")
                 .build();
         return new Report(ModelLoaded.newBuilder(load).setTensors(tensors).build(), observation);
