@@ -55,7 +55,9 @@ public final class LoaderBench {
                 + "after one warm-up of each; median of " + rounds + " rounds; " + Runtime.getRuntime().availableProcessors() + " cores, "
                 + System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version") + ", max direct memory "
                 + ByteSizes.format(ReferenceLoader.directMemoryCap()) + ".\n\n"
-                + "| plan | planned off-heap / mapped | load without measuring (ms) | with measuring (ms) | measuring costs |\n|---|---|---|---|---|\n");
+                + "| plan | planned off-heap / mapped | load without measuring (ms) | with measuring (ms) | measuring costs (medians) | "
+                + "median of the rounds' differences |\n|---|---|---|---|---|---|\n");
+        StringBuilder roundLines = new StringBuilder();
         for (String[] plan : List.of(new String[]{"desktop", "jvm"}, new String[]{"mobile-2gb", "android"})) {
             ModelLoaded load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), layout, stored,
                     new DeploymentTarget("bench", "bench", "bench", "r1", plan[1], Platforms.byName(plan[1])),
@@ -77,16 +79,23 @@ public final class LoaderBench {
                     }
                 }
                 if (round >= 0) {
-                    System.out.printf(Locale.ROOT, "%s on %s round %d: %.1f ms plain, %.1f ms measured%n", plan[0], plan[1], round + 1,
+                    String line = String.format(Locale.ROOT, "%s on %s round %d: %.1f ms plain, %.1f ms measured", plan[0], plan[1], round + 1,
                             plain.get(round), measured.get(round));
+                    System.out.println(line);
+                    roundLines.append("    ").append(line).append('\n');
                 }
             }
             double p = StoreBench.median(plain);
             double m = StoreBench.median(measured);
-            md.append(String.format(Locale.ROOT, "| %s on %s | %s | %.1f | %.1f | **%+.1f%%** (%+.1f ms) |%n", plan[0], plan[1], planned, p, m,
-                    (m - p) * 100 / p, m - p));
+            List<Double> differences = new ArrayList<>();
+            for (int i = 0; i < plain.size(); i++) {
+                differences.add(measured.get(i) - plain.get(i));
+            }
+            double d = StoreBench.median(differences);
+            md.append(String.format(Locale.ROOT, "| %s on %s | %s | %.1f | %.1f | **%+.1f%%** (%+.1f ms) | %+.1f ms (%+.1f%%) |%n", plan[0], plan[1],
+                    planned, p, m, (m - p) * 100 / p, m - p, d, d * 100 / p));
         }
-        md.append("\nRounds as printed above; each load starts once the last one's buffers are freed (not timed).\n");
+        md.append("\nEach load starts once the last one's buffers are freed (not timed). The rounds:\n\n").append(roundLines);
         Files.deleteIfExists(file);
         Files.deleteIfExists(dir);
         System.out.println(md);

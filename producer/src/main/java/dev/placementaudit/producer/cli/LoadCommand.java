@@ -151,7 +151,7 @@ final class LoadCommand implements Callable<Integer> {
         DomainBytes held = loaded.runtime();
         DomainBytes observed = loaded.observed();
         out.printf(Locale.ROOT, "  %-9s %12s %12s %12s  %s%n", "domain", "planned", "held", "observed", "observed as");
-        row(out, "heap", planned.heap(), held.heap(), observed.heap(), "heap in use, after minus before (after a GC request)");
+        row(out, "heap", planned.heap(), held.heap(), observed.heap(), "heap in use, after minus before (a GC requested before)");
         row(out, "off-heap", planned.offHeap(), held.offHeap(), observed.offHeap(), "the direct buffer pool, after minus before");
         row(out, "mapped", planned.mapped(), held.mapped(), observed.mapped(), "the mapped buffer pool, after minus before");
         MemoryProbe.FileMappings file = loaded.fileMappings();

@@ -126,7 +126,8 @@ public final class LoadedModel implements AutoCloseable {
         }
         MemoryProbe.FileMappings file = fileMappings();
         List<String> limits = new ArrayList<>(List.of(
-                "heap in use is read after a collection is requested; the JVM may ignore the request (-XX:+DisableExplicitGC), and other threads allocate too",
+                "heap in use is read before the load after a collection is requested (the JVM may ignore it: -XX:+DisableExplicitGC), "
+                        + "and after the load without one: it includes what the load allocated and let go, and what other threads allocate",
                 "the buffer pools count every direct and mapped buffer of the process, not only this model's: the load's share is after minus before"));
         if (!proc) {
             limits.add("no /proc on this platform: the file's resident pages and the anonymous RSS are not measured");

@@ -78,7 +78,9 @@ public final class ReferenceLoader {
             throw outOfMemory(e, planned);
         }
         long loadNanos = System.nanoTime() - started;
-        MemoryProbe.Snapshot after = measure ? probe.snapshot(file, true) : null;
+        // After: no collection. The load's buffers are all live, so the pools need none, and a collection would cost the
+        // load more than anything it left behind (a few objects: the readings' limits say so) would skew heap in use.
+        MemoryProbe.Snapshot after = measure ? probe.snapshot(file, false) : null;
         return new LoadedModel(load, plan, held, planned, before, after, loadNanos, probe.hasProc());
     }
 
