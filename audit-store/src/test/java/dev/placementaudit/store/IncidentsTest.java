@@ -48,7 +48,7 @@ class IncidentsTest {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         try (AuditStore store = h.start(settings, registry)) {
             // r2 dequantizes the blk.* weights: they lose their mapping on a and b; c stays on r1; d starts on r2 (no predecessor).
-            publishAndWait(h, List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
+            h.publishAndWait(List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
                     StoreHarness.load("c", "r1", 2, 2, false), StoreHarness.load("d", "r2", 2, 3, true),
                     StoreHarness.load("a", "r2", 2, 10, true), StoreHarness.load("b", "r2", 2, 11, true)));
             Incidents.Incident opened = only(db, h);
@@ -69,7 +69,7 @@ class IncidentsTest {
             await().atMost(Duration.ofSeconds(30)).until(() -> registry.scrape().contains(series + " 2.0"));
 
             // A reload of an affected deployment changes nothing material; c joins.
-            publishAndWait(h, List.of(StoreHarness.load("a", "r2", 2, 12, true), StoreHarness.load("c", "r2", 2, 13, true)));
+            h.publishAndWait(List.of(StoreHarness.load("a", "r2", 2, 12, true), StoreHarness.load("c", "r2", 2, 13, true)));
             Incidents.Incident joined = only(db, h);
             assertThat(joined.incidentId()).isEqualTo(opened.incidentId());
             assertThat(joined.showing()).isEqualTo(3);
@@ -102,7 +102,7 @@ class IncidentsTest {
             assertThat(CliRun.run(cli, "incident", "inc-nothing").exit()).isEqualTo(2);
 
             // r3 restores the mapping everywhere: no deployment's latest load shows the cause any more.
-            publishAndWait(h, List.of(StoreHarness.load("a", "r3", 2, 20, false), StoreHarness.load("b", "r3", 2, 21, false),
+            h.publishAndWait(List.of(StoreHarness.load("a", "r3", 2, 20, false), StoreHarness.load("b", "r3", 2, 21, false),
                     StoreHarness.load("c", "r3", 2, 22, false)));
             Incidents.Incident resolved = only(db, h);
             assertThat(resolved.state()).isEqualTo("RESOLVED");
@@ -116,7 +116,7 @@ class IncidentsTest {
             awaitPublished(h, "RESOLVED");
 
             // A deployment that moves r1 -> r2 later brings it back.
-            publishAndWait(h, List.of(StoreHarness.load("e", "r1", 2, 30, false), StoreHarness.load("e", "r2", 2, 31, true)));
+            h.publishAndWait(List.of(StoreHarness.load("e", "r1", 2, 30, false), StoreHarness.load("e", "r2", 2, 31, true)));
             Incidents.Incident reopened = only(db, h);
             assertThat(reopened.incidentId()).isEqualTo(opened.incidentId());
             assertThat(reopened.state()).isEqualTo("OPEN");
@@ -152,11 +152,7 @@ class IncidentsTest {
         assertThat(rebuilt.equal()).as("%s%n%s", rebuilt.live(), rebuilt.rebuilt()).isTrue();
     }
 
-    private static void publishAndWait(StoreHarness h, List<ModelLoaded> loads) throws Exception {
-        long before = h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE");
-        h.publish(loads);
-        await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == before + loads.size());
-    }
+
 
     private static void awaitPublished(StoreHarness h, String state) {
         await().atMost(Duration.ofSeconds(30)).until(() -> h.count("SELECT COUNT(*) FROM incidents WHERE published_state = '" + state + "'") == 1);

@@ -46,7 +46,7 @@ class ObservationsTest {
                 io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
         try (AuditStore store = h.start(settings, registry)) {
             // r1: three deployments whose runtimes held what was planned.
-            List<ResolvedLoad> r1 = publishAndWait(h, List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
+            List<ResolvedLoad> r1 = h.publishAndWait(List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
                     StoreHarness.load("c", "r1", 2, 2, false)));
             for (ResolvedLoad r : r1) {
                 h.publishObservation(StoreHarness.observation(r.summary(), 0, true));
@@ -70,7 +70,7 @@ class ObservationsTest {
             h.publishObservation(StoreHarness.observation(bResolved.summary(), LEAK, true));
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM load_observations") == 4);
             assertThat(h.count("SELECT COUNT(*) FROM runtime_findings")).as("an observation waits for its load").isZero();
-            List<ResolvedLoad> r2 = publishAndWait(h, List.of(StoreHarness.load("a", "r2", 2, 10, false), bLoad,
+            List<ResolvedLoad> r2 = h.publishAndWait(List.of(StoreHarness.load("a", "r2", 2, 10, false), bLoad,
                     StoreHarness.load("c", "r2", 2, 12, false), diverging(StoreHarness.load("d", "r2", 2, 13, false)),
                     StoreHarness.load("f", "r2", 2, 14, false)));
             h.publishObservation(StoreHarness.observation(r2.get(0).summary(), LEAK, true));
@@ -120,7 +120,7 @@ class ObservationsTest {
             assertThat(history.out()).contains("\"observedOffHeapBytes\" : " + (LEAK + 524_288)).contains("\"observedOffHeapBytes\" : 524288");
 
             // r3 on a, held as planned: a leaves the leak; b still shows it.
-            List<ResolvedLoad> r3 = publishAndWait(h, List.of(StoreHarness.load("a", "r3", 2, 20, false)));
+            List<ResolvedLoad> r3 = h.publishAndWait(List.of(StoreHarness.load("a", "r3", 2, 20, false)));
             h.publishObservation(StoreHarness.observation(r3.get(0).summary(), 0, true));
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM incident_deployments WHERE deployment_id = 'a' "
                     + "AND showing = FALSE") == 1);
@@ -148,12 +148,7 @@ class ObservationsTest {
         return ModelLoaded.newBuilder(load).setTensors(tensors).build();
     }
 
-    private static List<ResolvedLoad> publishAndWait(StoreHarness h, List<ModelLoaded> loads) throws Exception {
-        long before = h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE");
-        List<ResolvedLoad> resolved = h.publish(loads);
-        await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == before + loads.size());
-        return resolved;
-    }
+
 
     private static Map<String, Incidents.Incident> incidents(TestDatabase db) throws Exception {
         try (Connection c = db.dataSource().getConnection()) {

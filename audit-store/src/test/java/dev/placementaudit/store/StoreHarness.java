@@ -140,6 +140,15 @@ final class StoreHarness {
         return resolvedLoads;
     }
 
+    /** Publishes these loads as the worker would and waits until the store has completed every one of them. */
+    List<ResolvedLoad> publishAndWait(List<ModelLoaded> loads) throws Exception {
+        long before = count("SELECT COUNT(*) FROM loads WHERE complete = TRUE");
+        List<ResolvedLoad> resolved = publish(loads);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60))
+                .until(() -> count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == before + loads.size());
+        return resolved;
+    }
+
     /**
      * Publishes a load the way the worker would, but with its first decision and its summary changed: content the
      * worker's validation let through (or that never came from the worker) and the database may refuse.
