@@ -60,6 +60,7 @@ class RuntimeObservationsPipelineTest {
                 "worker.instance.id", "w-" + input, "worker.http.port", "-1", "worker.poll.timeout", "200ms", "worker.topics.create", "false");
         Map<String, String> store = h.settings();
         store.put("store.alerts.per.load", "false");
+        store.put("store.loads.topic", input);
 
         // A real load of a real file (sample layout, sparse), measured by the loader, published as a runtime does.
         Path file = dir.resolve("qwen.gguf");
@@ -126,6 +127,16 @@ class RuntimeObservationsPipelineTest {
             assertThat(h.count("SELECT COUNT(DISTINCT deployment_id) FROM incident_deployments WHERE showing = TRUE AND incident_id IN ("
                     + byKind.get("DIVERGED").stream().map(i -> "'" + i.incidentId() + "'").collect(Collectors.joining(", ")) + ")"))
                     .as("every deployment on r2").isEqualTo(8);
+
+            // What-if re-plans the recorded loads (which carry their runtimes' decisions) and writes nothing: what was observed
+            // stays as it was recorded.
+            long observations = h.count("SELECT COUNT(*) FROM load_observations");
+            long findings = h.count("SELECT COUNT(*) FROM runtime_findings");
+            CliRun whatIf = CliRun.run(CliRun.settings(h), "whatif", "--loads-topic", input, "--threshold", "1048576");
+            assertThat(whatIf.exit()).as(whatIf.out() + whatIf.err()).isZero();
+            assertThat(whatIf.out()).contains("had shipped:");
+            assertThat(h.count("SELECT COUNT(*) FROM load_observations")).isEqualTo(observations);
+            assertThat(h.count("SELECT COUNT(*) FROM runtime_findings")).isEqualTo(findings);
         }
     }
 }

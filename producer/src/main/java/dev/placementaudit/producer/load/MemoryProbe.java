@@ -33,12 +33,17 @@ public final class MemoryProbe {
         if (settleHeap) {
             settle();
         }
+        Snapshot pools = snapshot((FileMappings) null, false);
+        return new Snapshot(pools.heapUsed(), pools.direct(), pools.mapped(), pools.rssAnon(), mappedFile == null ? null : fileMappings(mappedFile));
+    }
+
+    /** A reading with the file's mappings already read ({@code file}: null where they could not be). */
+    public Snapshot snapshot(FileMappings file, boolean settleHeap) {
+        if (settleHeap) {
+            settle();
+        }
         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-        long direct = pool("direct");
-        long mapped = pool("mapped");
-        OptionalLong rssAnon = statusKb("RssAnon:");
-        FileMappings file = mappedFile == null ? null : fileMappings(mappedFile);
-        return new Snapshot(heap, direct, mapped, rssAnon, file);
+        return new Snapshot(heap, pool("direct"), pool("mapped"), statusKb("RssAnon:"), file);
     }
 
     /**
@@ -96,7 +101,7 @@ public final class MemoryProbe {
      * there are some is {@code /proc/self/smaps} read (the kernel walks every mapping's pages to write it, some ms), where
      * each mapping starts with a header line ending in the mapped path, followed by {@code Size:} and {@code Rss:} lines in kB.
      */
-    FileMappings fileMappings(Path file) {
+    public FileMappings fileMappings(Path file) {
         List<String> lines;
         String path;
         try {

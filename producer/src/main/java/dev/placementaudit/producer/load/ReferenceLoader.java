@@ -18,6 +18,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.List;
 
 /**
@@ -65,23 +67,52 @@ public final class ReferenceLoader {
         DomainBytes planned = DomainBytes.of(plan);
         requireDirectRoom(planned.offHeap());
         MemoryProbe.Snapshot before = measure ? probe.snapshot(file, true) : null;
-        List<Held> held = new ArrayList<>(plan.size());
+        Held[] held = new Held[plan.size()];
+        CompletableFuture<MemoryProbe.FileMappings> mappings = null;
         long started = System.nanoTime();
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            // The mappings first. Nothing after them touches their pages (copies read the file, they do not fault the
+            // mappings in), so the file's mappings can be read now, off the load's path, while the copies proceed: that
+            // reading (/proc/self/smaps) costs the kernel a walk of every page the process holds, more as the copies fill.
             for (int i = 0; i < plan.size(); i++) {
-                held.add(hold(channel, load.getTensors().get(i), plan.get(i)));
+                if (plan.get(i).domain() == MemoryDomain.MMAP_FILE) {
+                    held[i] = hold(channel, load.getTensors().get(i), plan.get(i));
+                }
+            }
+            if (measure) {
+                mappings = readMappingsAside(file);
+            }
+            for (int i = 0; i < plan.size(); i++) {
+                if (held[i] == null) {
+                    held[i] = hold(channel, load.getTensors().get(i), plan.get(i));
+                }
             }
         } catch (IOException e) {
             throw new LoadException("cannot read " + file + ": " + e.getMessage(), e);
         } catch (OutOfMemoryError e) {
-            held.clear();
+            Arrays.fill(held, null);
             throw outOfMemory(e, planned);
         }
         long loadNanos = System.nanoTime() - started;
         // After: no collection. The load's buffers are all live, so the pools need none, and a collection would cost the
         // load more than anything it left behind (a few objects: the readings' limits say so) would skew heap in use.
-        MemoryProbe.Snapshot after = measure ? probe.snapshot(file, false) : null;
-        return new LoadedModel(load, plan, held, planned, before, after, loadNanos, probe.hasProc());
+        MemoryProbe.Snapshot after = measure ? probe.snapshot(mappings.join(), false) : null;
+        return new LoadedModel(load, plan, Arrays.asList(held), planned, before, after, loadNanos, probe.hasProc());
+    }
+
+    /** The file's mappings as the process has them, read on a thread of its own. */
+    private CompletableFuture<MemoryProbe.FileMappings> readMappingsAside(Path file) {
+        CompletableFuture<MemoryProbe.FileMappings> result = new CompletableFuture<>();
+        Thread reader = new Thread(() -> {
+            try {
+                result.complete(probe.fileMappings(file));
+            } catch (RuntimeException e) {
+                result.complete(null);
+            }
+        }, "placement-audit-mappings");
+        reader.setDaemon(true);
+        reader.start();
+        return result;
     }
 
     private Held hold(FileChannel channel, TensorInfo tensor, AllocationDecision decision) throws IOException {
