@@ -85,7 +85,7 @@ public final class MemoryProbe {
 
     private OptionalLong statusKb(String field) {
         try {
-            for (String line : Files.readAllLines(procSelf.resolve("status"))) {
+            for (String line : lines(procSelf.resolve("status"))) {
                 if (line.startsWith(field)) {
                     return OptionalLong.of(kb(line));
                 }
@@ -106,10 +106,10 @@ public final class MemoryProbe {
         String path;
         try {
             path = file.toRealPath().toString();
-            if (Files.readAllLines(procSelf.resolve("maps")).stream().noneMatch(line -> isHeader(line) && line.endsWith(" " + path))) {
+            if (lines(procSelf.resolve("maps")).stream().noneMatch(line -> isHeader(line) && line.endsWith(" " + path))) {
                 return new FileMappings(0, 0, 0);
             }
-            lines = Files.readAllLines(procSelf.resolve("smaps"));
+            lines = lines(procSelf.resolve("smaps"));
         } catch (IOException | RuntimeException e) {
             return null;
         }
@@ -130,6 +130,17 @@ public final class MemoryProbe {
             }
         }
         return new FileMappings(mappings, size, rss);
+    }
+
+    /**
+     * A file's lines, read through {@link java.io.FileInputStream}: NIO's channels read into a heap array through a
+     * temporary direct buffer cached per thread, which would show in the direct pool this probe measures.
+     */
+    private static List<String> lines(Path file) throws IOException {
+        try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(new java.io.FileInputStream(file.toFile()),
+                java.nio.charset.StandardCharsets.UTF_8), 1 << 16)) {
+            return in.lines().toList();
+        }
     }
 
     /** A mapping's header: {@code start-end perms offset dev inode [path]}, the address range in hexadecimal. */

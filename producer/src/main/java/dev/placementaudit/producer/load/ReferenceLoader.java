@@ -11,12 +11,13 @@ import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.ValidLoad;
 
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -70,13 +71,15 @@ public final class ReferenceLoader {
         Held[] held = new Held[plan.size()];
         CompletableFuture<MemoryProbe.FileMappings> mappings = null;
         long started = System.nanoTime();
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+        // One descriptor: heap arrays are read through it with RandomAccessFile (NIO would stage a heap read in a temporary
+        // direct buffer it keeps per thread, which the direct pool, measured here, would count), the rest through its channel.
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "r"); FileChannel channel = raf.getChannel()) {
             // The mappings first. Nothing after them touches their pages (copies read the file, they do not fault the
             // mappings in), so the file's mappings can be read now, off the load's path, while the copies proceed: that
             // reading (/proc/self/smaps) costs the kernel a walk of every page the process holds, more as the copies fill.
             for (int i = 0; i < plan.size(); i++) {
                 if (plan.get(i).domain() == MemoryDomain.MMAP_FILE) {
-                    held[i] = hold(channel, load.getTensors().get(i), plan.get(i));
+                    held[i] = hold(raf, channel, load.getTensors().get(i), plan.get(i));
                 }
             }
             if (measure) {
@@ -84,7 +87,7 @@ public final class ReferenceLoader {
             }
             for (int i = 0; i < plan.size(); i++) {
                 if (held[i] == null) {
-                    held[i] = hold(channel, load.getTensors().get(i), plan.get(i));
+                    held[i] = hold(raf, channel, load.getTensors().get(i), plan.get(i));
                 }
             }
         } catch (IOException e) {
@@ -115,7 +118,7 @@ public final class ReferenceLoader {
         return result;
     }
 
-    private Held hold(FileChannel channel, TensorInfo tensor, AllocationDecision decision) throws IOException {
+    private Held hold(RandomAccessFile raf, FileChannel channel, TensorInfo tensor, AllocationDecision decision) throws IOException {
         long stored = tensor.getStoredBytes();
         long resident = decision.residentBytes();
         Long offset = tensor.getFileOffset();
@@ -136,7 +139,7 @@ public final class ReferenceLoader {
         if (decision.domain() == MemoryDomain.HOST_OFFHEAP) {
             return Held.offHeap(direct(channel, offset, resident, asStored && offset != null), resident, null);
         }
-        return Held.heap(heap(channel, offset, resident, asStored && offset != null), resident);
+        return Held.heap(heap(raf, offset, resident, asStored && offset != null), resident);
     }
 
     private static List<ByteBuffer> map(FileChannel channel, long offset, long bytes) throws IOException {
@@ -159,12 +162,17 @@ public final class ReferenceLoader {
         return buffers;
     }
 
-    private static List<byte[]> heap(FileChannel channel, Long offset, long bytes, boolean copy) throws IOException {
+    private static List<byte[]> heap(RandomAccessFile raf, Long offset, long bytes, boolean copy) throws IOException {
         List<byte[]> arrays = new ArrayList<>(1);
         for (long done = 0; done < bytes; done += CHUNK) {
             byte[] array = new byte[(int) Math.min(CHUNK, bytes - done)];
             if (copy) {
-                read(channel, ByteBuffer.wrap(array), offset + done);
+                raf.seek(offset + done);
+                try {
+                    raf.readFully(array);
+                } catch (EOFException e) {
+                    throw new IOException("the file ends before " + (offset + done + array.length) + ", inside a tensor the header places there", e);
+                }
             }
             arrays.add(array);
         }

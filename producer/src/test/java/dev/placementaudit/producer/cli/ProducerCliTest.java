@@ -278,7 +278,9 @@ class ProducerCliTest {
         assertThat(json.get("model").asText()).isEqualTo("Tiny Llama");
         assertThat(json.get("tensors").asInt()).isEqualTo(4);
         assertThat(json.get("planned").get("offHeapBytes").asLong()).isEqualTo(json.get("held").get("offHeapBytes").asLong()).isPositive();
-        assertThat(json.get("observed").get("offHeapBytes").asLong()).isEqualTo(json.get("planned").get("offHeapBytes").asLong());
+        // The direct pool is the process's: within a few pages of the plan (the bound is 5% and 1 MB).
+        assertThat(json.get("observed").get("offHeapBytes").asLong()).isCloseTo(json.get("planned").get("offHeapBytes").asLong(),
+                org.assertj.core.api.Assertions.within(64L * 1024));
         assertThat(json.get("published").isNull()).isTrue();
         assertThat(json.get("heldElsewhere")).isEmpty();
     }
