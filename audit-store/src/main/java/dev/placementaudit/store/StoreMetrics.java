@@ -245,30 +245,19 @@ public final class StoreMetrics implements IngestListener {
     /** Every deployment and model's latest observed load: once, at start. */
     private void refreshObserved() {
         String sql = "SELECT l." + LoadRef.COLUMNS.replace(", ", ", l.") + ", l.heap_bytes, l.offheap_bytes, l.mapped_bytes, "
-                + "o.heap_after - o.heap_before, o.direct_after - o.direct_before, o.mapped_after - o.mapped_before, o.file_mapped "
-                + "FROM load_observations o JOIN loads l ON l.load_id = o.load_id WHERE l.complete = TRUE";
+                + RuntimeIncidents.OBSERVED_COLUMNS + " FROM load_observations o JOIN loads l ON l.load_id = o.load_id WHERE l.complete = TRUE";
         try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
-                // After the load's columns (LoadRef.COLUMNS, 9) and its planned totals: what was observed per domain.
-                LoadRef load = RegressionDetector.ref(rs);
-                Long heap = nullable(rs, 13);
-                Long offHeap = nullable(rs, 14);
-                Long pool = nullable(rs, 15);
-                Long file = nullable(rs, 16);
-                Long mapped = pool == null ? file : file == null ? pool : Long.valueOf(Math.max(pool, file));
-                foldObserved(new RuntimeIncidents.ObservedLoad(load, rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"),
-                        rs.getLong("mapped_bytes"), heap, offHeap, mapped));
+                // After the load's columns (LoadRef.COLUMNS, 9) and its planned totals (3): what was observed.
+                RuntimeIncidents.Observed seen = RuntimeIncidents.observed(rs, 13);
+                foldObserved(new RuntimeIncidents.ObservedLoad(RegressionDetector.ref(rs), rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"),
+                        rs.getLong("mapped_bytes"), seen.heap(), seen.offHeap(), seen.mapped()));
             }
         } catch (SQLException e) {
             return;
         }
         observedChanged = true;
         publishObserved();
-    }
-
-    private static Long nullable(ResultSet rs, int column) throws SQLException {
-        long value = rs.getLong(column);
-        return rs.wasNull() ? null : value;
     }
 
     @Override

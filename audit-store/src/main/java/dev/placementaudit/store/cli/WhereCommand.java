@@ -74,7 +74,7 @@ final class WhereCommand implements Callable<Integer> {
                         seen.fileResidentBytes() == null ? "?" : ByteSizes.format(seen.fileResidentBytes()));
             }
             if (seen.anonRssDeltaBytes() != null) {
-                o.printf(Locale.ROOT, "    anonymous RSS %s%n", signed(seen.anonRssDeltaBytes()));
+                o.printf(Locale.ROOT, "    anonymous RSS %s%n", ByteSizes.format(seen.anonRssDeltaBytes()));
             }
         }
         if (!detail.divergences().isEmpty()) {
@@ -90,11 +90,8 @@ final class WhereCommand implements Callable<Integer> {
     }
 
     private static void row(java.io.PrintWriter o, String domain, long planned, Long observed) {
-        o.printf(Locale.ROOT, "    %-9s %12s %12s %14s%n", domain, ByteSizes.format(planned), observed == null ? "-" : signed(observed),
-                observed == null ? "-" : signed(observed - planned));
+        o.printf(Locale.ROOT, "    %-9s %12s %12s %14s%n", domain, ByteSizes.format(planned), observed == null ? "-" : ByteSizes.format(observed),
+                observed == null ? "-" : ByteSizes.format(observed - planned));
     }
 
-    private static String signed(long bytes) {
-        return bytes < 0 ? "-" + ByteSizes.format(-bytes) : ByteSizes.format(bytes);
-    }
 }

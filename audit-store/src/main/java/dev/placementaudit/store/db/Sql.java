@@ -87,6 +87,12 @@ public final class Sql {
         }
     }
 
+    /** A number column, or null when it is NULL (getLong alone says 0). */
+    public static Long longOrNull(ResultSet rs, int column) throws SQLException {
+        long value = rs.getLong(column);
+        return rs.wasNull() ? null : value;
+    }
+
     /** A timestamp column as an instant, or null. */
     public static Instant instant(ResultSet rs, int column) throws SQLException {
         Timestamp t = rs.getTimestamp(column);

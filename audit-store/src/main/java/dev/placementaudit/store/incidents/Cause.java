@@ -80,11 +80,12 @@ public record Cause(String incidentId, String modelId, String fromRelease, Strin
         return "inc-" + sha256(text).substring(0, 16);
     }
 
-    private static String tensorsDigest(RootCauses.CauseGroup g) {
+    /** The SHA-256 of a group's tensor names, sorted and joined by newlines. */
+    static String tensorsDigest(RootCauses.CauseGroup g) {
         return sha256(String.join("\n", g.tensors().stream().map(RootCauses.TensorChange::name).sorted().toList()));
     }
 
-    private static String sha256(String text) {
+    static String sha256(String text) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {

@@ -6,12 +6,10 @@ import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.regression.FindingKind;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.LoadRef;
+import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.regression.ReleaseDiff;
 import dev.placementaudit.store.regression.RootCauses;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,7 +20,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,8 +65,13 @@ public final class RuntimeIncidents {
         this.unplannedOffHeap = unplannedOffHeap;
     }
 
-    /** A finding of one load, with the cause (and so the incident) it belongs to. */
-    public record Finding(String incidentId, FindingKind kind, RootCauses.CauseGroup group, long offHeapDelta, long heapDelta, long mappedDelta) {
+    /**
+     * A finding of one load, with the cause (and so the incident) it belongs to.
+     *
+     * @param tensorsDigest the SHA-256 of the cause's tensor names, as the incident row keeps it (Cause's)
+     */
+    public record Finding(String incidentId, FindingKind kind, RootCauses.CauseGroup group, String tensorsDigest, long offHeapDelta,
+                          long heapDelta, long mappedDelta) {
     }
 
     /** A complete load as the findings need it: where it is in the log and what its plan holds per domain. */
@@ -203,12 +205,11 @@ public final class RuntimeIncidents {
                 delta.merge(reference, -t.beforeBytes(), Long::sum);
                 moved += t.afterBytes();
             }
-            String names = sha256(String.join("\n", tensors.stream().map(RootCauses.TensorChange::name).sorted().toList()));
             String cause = "the runtime put " + tensors.size() + (tensors.size() == 1 ? " tensor" : " tensors") + " in " + runtime
                     + " where the reference decides " + reference + " (" + group.getKey().get(2) + ")";
             RootCauses.CauseGroup g = new RootCauses.CauseGroup(cause, tensors.size(), delta, moved, reference, runtime, group.getKey().get(2),
                     "as the runtime reported", null, null, tensors);
-            out.add(finding(model, release, FindingKind.DIVERGED, g, names, delta));
+            out.add(finding(model, release, FindingKind.DIVERGED, g, delta));
         }
         if (o != null && o.offHeap != null && unplannedOffHeap.fires(load.offHeapBytes(), o.offHeap)) {
             long unplanned = o.offHeap - load.offHeapBytes();
@@ -216,7 +217,7 @@ public final class RuntimeIncidents {
             RootCauses.CauseGroup g = new RootCauses.CauseGroup("the runtime held more off-heap than its plan (observed minus planned: "
                     + unplannedOffHeap.describe() + ")", 0, delta, unplanned, ReleaseDiff.OFFHEAP, ReleaseDiff.OFFHEAP, "planned",
                     "observed", null, null, List.of());
-            out.add(finding(model, release, FindingKind.UNPLANNED_OFFHEAP, g, "", delta));
+            out.add(finding(model, release, FindingKind.UNPLANNED_OFFHEAP, g, delta));
         }
         if (o != null && o.mapped != null && load.mappedBytes() > 0) {
             long missing = load.mappedBytes() - o.mapped;
@@ -225,17 +226,19 @@ public final class RuntimeIncidents {
                 RootCauses.CauseGroup g = new RootCauses.CauseGroup("bytes the plan maps were not found mapped: the platform refused the "
                         + "mapping, or the runtime copied them", 0, delta, missing, ReleaseDiff.MMAP, null, "planned", "not observed mapped",
                         null, null, List.of());
-                out.add(finding(model, release, FindingKind.MAPPING_NOT_OBSERVED, g, "", delta));
+                out.add(finding(model, release, FindingKind.MAPPING_NOT_OBSERVED, g, delta));
             }
         }
         return out;
     }
 
-    private static Finding finding(String model, String release, FindingKind kind, RootCauses.CauseGroup g, String tensorsDigest,
-                                   Map<String, Long> delta) {
-        String id = ID_PREFIX + sha256(String.join("\0", "placement-runtime-incident/1", model, release, kind.name(),
-                String.valueOf(g.beforeDomain()), String.valueOf(g.afterDomain()), String.valueOf(g.beforeReason()), tensorsDigest)).substring(0, 15);
-        return new Finding(id, kind, g, delta.getOrDefault(ReleaseDiff.OFFHEAP, 0L), delta.getOrDefault(ReleaseDiff.HEAP, 0L),
+    /** The finding of this cause: its fingerprint takes the tensor names' digest for DIVERGED alone (the others name no tensor). */
+    private static Finding finding(String model, String release, FindingKind kind, RootCauses.CauseGroup g, Map<String, Long> delta) {
+        String tensorsDigest = Cause.tensorsDigest(g);
+        String id = ID_PREFIX + Cause.sha256(String.join("\0", "placement-runtime-incident/1", model, release, kind.name(),
+                String.valueOf(g.beforeDomain()), String.valueOf(g.afterDomain()), String.valueOf(g.beforeReason()),
+                kind == FindingKind.DIVERGED ? tensorsDigest : "")).substring(0, 15);
+        return new Finding(id, kind, g, tensorsDigest, delta.getOrDefault(ReleaseDiff.OFFHEAP, 0L), delta.getOrDefault(ReleaseDiff.HEAP, 0L),
                 delta.getOrDefault(ReleaseDiff.MMAP, 0L));
     }
 
@@ -245,7 +248,7 @@ public final class RuntimeIncidents {
             try (PreparedStatement s = InList.prepare(c, "SELECT " + LoadRef.COLUMNS + ", heap_bytes, offheap_bytes, mapped_bytes FROM loads "
                     + "WHERE load_id IN (%s) AND complete = TRUE", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    LoadRef ref = dev.placementaudit.store.regression.RegressionDetector.ref(rs);
+                    LoadRef ref = RegressionDetector.ref(rs);
                     loads.put(ref.loadId(), new Load(ref, rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"), rs.getLong("mapped_bytes")));
                 }
             }
@@ -253,33 +256,36 @@ public final class RuntimeIncidents {
         return loads;
     }
 
-    /** What an observation says the load added, per domain the findings look at; null where it was not measured. */
-    record Observed(Long heap, Long offHeap, Long mapped) {
+    /**
+     * What an observation says the load added, per domain the findings look at; null where it was not measured. Mapped
+     * is the larger of the mapped pool's growth and the file's mapped size, whichever were measured.
+     */
+    public record Observed(Long heap, Long offHeap, Long mapped) {
+    }
+
+    /** {@link Observed} as SQL over {@code load_observations} aliased {@code o}: read back with {@link #observed}. */
+    public static final String OBSERVED_COLUMNS = "o.heap_after - o.heap_before, o.direct_after - o.direct_before, "
+            + "o.mapped_after - o.mapped_before, o.file_mapped";
+
+    /** The {@link #OBSERVED_COLUMNS} of a row, from column {@code first} on. */
+    public static Observed observed(ResultSet rs, int first) throws SQLException {
+        Long pool = Sql.longOrNull(rs, first + 2);
+        Long file = Sql.longOrNull(rs, first + 3);
+        Long mapped = pool == null ? file : file == null ? pool : Long.valueOf(Math.max(pool, file));
+        return new Observed(Sql.longOrNull(rs, first), Sql.longOrNull(rs, first + 1), mapped);
     }
 
     private static Map<String, Observed> observations(Connection c, Collection<String> loadIds) throws SQLException {
         Map<String, Observed> out = new HashMap<>();
         for (List<String> chunk : InList.chunks(List.copyOf(loadIds))) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, direct_before, direct_after, mapped_before, mapped_after, file_mapped, "
-                    + "heap_before, heap_after "
-                    + "FROM load_observations WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT o.load_id, " + OBSERVED_COLUMNS + " FROM load_observations o "
+                    + "WHERE o.load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    Long offHeap = difference(rs, "direct_after", "direct_before");
-                    Long pool = difference(rs, "mapped_after", "mapped_before");
-                    long file = rs.getLong("file_mapped");
-                    Long mapped = rs.wasNull() ? pool : pool == null ? Long.valueOf(file) : Long.valueOf(Math.max(pool, file));
-                    out.put(rs.getString("load_id"), new Observed(difference(rs, "heap_after", "heap_before"), offHeap, mapped));
+                    out.put(rs.getString(1), observed(rs, 2));
                 }
             }
         }
         return out;
-    }
-
-    private static Long difference(ResultSet rs, String after, String before) throws SQLException {
-        long a = rs.getLong(after);
-        boolean noAfter = rs.wasNull();
-        long b = rs.getLong(before);
-        return noAfter || rs.wasNull() ? null : a - b;
     }
 
     private static Map<String, List<RootCauses.TensorChange>> divergences(Connection c, Collection<String> loadIds) throws SQLException {
@@ -311,7 +317,7 @@ public final class RuntimeIncidents {
                     + LoadRef.COLUMNS.replace(", ", ", l.") + " FROM runtime_findings f JOIN loads l ON l.load_id = f.load_id "
                     + "WHERE f.deployment_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    LoadRef load = dev.placementaudit.store.regression.RegressionDetector.ref(rs);
+                    LoadRef load = RegressionDetector.ref(rs);
                     if (pairs.contains(List.of(load.deploymentId(), load.modelId()))) {
                         out.computeIfAbsent(List.of(load.deploymentId(), load.modelId()), k -> new ArrayList<>()).add(new Row(rs.getString(1),
                                 FindingKind.valueOf(rs.getString(2)), load, rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getLong(6)));
@@ -337,7 +343,7 @@ public final class RuntimeIncidents {
     /** @param known the model's latest load when one completed in this batch; else it is read */
     private static List<Derived> derive(Connection c, String deployment, String model, List<Row> rows, LoadRef known) throws SQLException {
         LoadRef latest = known != null ? known
-                : Sql.first(c, LATEST, dev.placementaudit.store.regression.RegressionDetector::ref, deployment, model).orElseThrow();
+                : Sql.first(c, LATEST, RegressionDetector::ref, deployment, model).orElseThrow();
         Map<String, List<Row>> byIncident = new TreeMap<>();
         rows.forEach(r -> byIncident.computeIfAbsent(r.incidentId, k -> new ArrayList<>()).add(r));
         List<Derived> out = new ArrayList<>();
@@ -369,13 +375,12 @@ public final class RuntimeIncidents {
             for (Finding f : shown.values()) {
                 RootCauses.CauseGroup g = f.group();
                 Timestamp first = Timestamp.from(firstSeen.getOrDefault(f.incidentId(), now));
-                String tensorsDigest = sha256(String.join("\n", g.tensors().stream().map(RootCauses.TensorChange::name).sorted().toList()));
                 Load load = origin.get(f.incidentId());
                 String model = load.ref().modelId();
                 String release = load.ref().release();
                 Sql.bind(insert, f.incidentId(), model, release, release, f.kind().name(), f.kind().name(),
                         IncidentLedger.truncate(g.cause(), 2000), g.beforeDomain(), g.afterDomain(), IncidentLedger.truncate(g.beforeReason(), 500),
-                        IncidentLedger.truncate(g.afterReason(), 500), g.beforeFormat(), g.afterFormat(), g.tensorCount(), tensorsDigest,
+                        IncidentLedger.truncate(g.afterReason(), 500), g.beforeFormat(), g.afterFormat(), g.tensorCount(), f.tensorsDigest(),
                         IncidentLedger.tensorText(g), IncidentLedger.State.OPEN.name(), first, first, 0L, Timestamp.from(now));
                 insert.addBatch();
             }
@@ -383,7 +388,7 @@ public final class RuntimeIncidents {
         }
     }
 
-    /** Writes the derived rows that differ from what is stored; returns the incidents a deployment joined or left. */
+    /** Writes every derived row (an upsert each); returns the incidents a deployment joined or left. */
     private Set<String> write(Connection c, List<Derived> derived) throws SQLException {
         Map<List<String>, Boolean> showingBefore = new HashMap<>();
         Set<String> deployments = new TreeSet<>();
@@ -411,13 +416,5 @@ public final class RuntimeIncidents {
             upsert.executeBatch();
         }
         return material;
-    }
-
-    static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

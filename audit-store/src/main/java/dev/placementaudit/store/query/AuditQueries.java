@@ -182,8 +182,8 @@ public final class AuditQueries {
             int findings = (int) Sql.number(c, "SELECT COUNT(*) FROM findings WHERE load_id = ?", loadId);
             Observed observed = Sql.first(c, "SELECT observed_at, method, heap_after - heap_before, direct_after - direct_before, "
                     + "mapped_after - mapped_before, file_mapped, file_resident, anon_rss_delta FROM load_observations WHERE load_id = ?",
-                    rs -> new Observed(rs.getTimestamp(1).toInstant(), rs.getString(2), nullable(rs, 3), nullable(rs, 4), nullable(rs, 5),
-                            nullable(rs, 6), nullable(rs, 7), nullable(rs, 8)), loadId).orElse(null);
+                    rs -> new Observed(rs.getTimestamp(1).toInstant(), rs.getString(2), Sql.longOrNull(rs, 3), Sql.longOrNull(rs, 4), Sql.longOrNull(rs, 5),
+                            Sql.longOrNull(rs, 6), Sql.longOrNull(rs, 7), Sql.longOrNull(rs, 8)), loadId).orElse(null);
             List<DivergenceRow> divergences = Sql.list(c, "SELECT tensor_name, tensor_index, runtime_domain, runtime_bytes, reference_domain, "
                     + "reference_bytes, reference_reason_code, reference_reason FROM load_divergences WHERE load_id = ? ORDER BY tensor_index",
                     rs -> new DivergenceRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5), rs.getLong(6),
@@ -193,11 +193,6 @@ public final class AuditQueries {
                     rs.getLong(4), rs.getLong(5)), loadId);
             return Optional.of(new LoadDetail(load, tensors, findings, observed, divergences, runtime));
         }
-    }
-
-    private static Long nullable(ResultSet rs, int column) throws SQLException {
-        long value = rs.getLong(column);
-        return rs.wasNull() ? null : value;
     }
 
     /** The latest complete load of each release, compared tensor by tensor. */
@@ -266,17 +261,14 @@ public final class AuditQueries {
         }
         Map<FleetGroup, Integer> majority = new HashMap<>();
         plansByGroup.forEach((group, plans) -> majority.put(group, plans.values().stream().mapToInt(Integer::intValue).max().orElse(0)));
-        Map<String, long[]> observedByLoad = new HashMap<>();
-        List<String> headLoads = heads.stream().map(Head::loadId).toList();
+        // What each head's runtime observed it held off-heap and mapped (pools after minus before), where it reported.
+        Map<String, Long[]> observedByLoad = new HashMap<>();
         try (Connection c = database.getConnection()) {
-            for (List<String> chunk : InList.chunks(headLoads)) {
+            for (List<String> chunk : InList.chunks(heads.stream().map(Head::loadId).toList())) {
                 try (PreparedStatement s = InList.prepare(c, "SELECT load_id, direct_after - direct_before, mapped_after - mapped_before "
                         + "FROM load_observations WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
-                        long off = rs.getLong(2);
-                        long offNull = rs.wasNull() ? 1 : 0;
-                        long mapped = rs.getLong(3);
-                        observedByLoad.put(rs.getString(1), new long[]{off, offNull, mapped, rs.wasNull() ? 1 : 0});
+                        observedByLoad.put(rs.getString(1), new Long[]{Sql.longOrNull(rs, 2), Sql.longOrNull(rs, 3)});
                     }
                 }
             }
@@ -291,9 +283,9 @@ public final class AuditQueries {
         for (Head head : heads) {
             Map<String, Integer> plans = plansByGroup.get(head.group());
             boolean drifts = plans.size() > 1 && plans.get(String.valueOf(head.planDigest())) < majority.get(head.group());
-            long[] seen = observedByLoad.get(head.loadId());
-            Long seenOffHeap = seen == null || seen[1] == 1 ? null : seen[0];
-            Long seenMapped = seen == null || seen[3] == 1 ? null : seen[2];
+            Long[] seen = observedByLoad.getOrDefault(head.loadId(), new Long[2]);
+            Long seenOffHeap = seen[0];
+            Long seenMapped = seen[1];
             if (seenOffHeap != null) {
                 observed++;
                 plannedOffHeapObserved += head.offHeapBytes();
@@ -445,6 +437,6 @@ public final class AuditQueries {
         return new LoadSummary(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
                 rs.getString(7), rs.getString(8), rs.getString(9), Sql.instant(rs, 10), rs.getBoolean(11), rs.getInt(12),
                 rs.getLong(13), rs.getLong(14), rs.getLong(15), rs.getInt(16), rs.getInt(17), rs.getInt(18), rs.getString(19), rs.getString(20),
-                rs.getInt(21), rs.getString(22), nullable(rs, 23), nullable(rs, 24), nullable(rs, 25));
+                rs.getInt(21), rs.getString(22), Sql.longOrNull(rs, 23), Sql.longOrNull(rs, 24), Sql.longOrNull(rs, 25));
     }
 }

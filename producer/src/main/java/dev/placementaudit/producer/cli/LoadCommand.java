@@ -162,7 +162,7 @@ final class LoadCommand implements Callable<Integer> {
             out.println("  model file mappings: not measured (no /proc/self/smaps on this platform)");
         }
         Long anon = loaded.anonRssDelta();
-        out.println("  anonymous RSS: " + (anon == null ? "not measured (no /proc/self/status)" : signed(anon) + " (/proc/self/status RssAnon)"));
+        out.println("  anonymous RSS: " + (anon == null ? "not measured (no /proc/self/status)" : ByteSizes.format(anon) + " (/proc/self/status RssAnon)"));
         out.println("  direct memory cap: " + ByteSizes.format(ReferenceLoader.directMemoryCap()) + " (-XX:MaxDirectMemorySize)");
         List<String> departures = loaded.departures();
         if (!departures.isEmpty()) {
@@ -176,12 +176,9 @@ final class LoadCommand implements Callable<Integer> {
     }
 
     private static void row(PrintWriter out, String domain, long planned, long held, long observed, String how) {
-        out.printf(Locale.ROOT, "  %-9s %12s %12s %12s  %s%n", domain, ByteSizes.format(planned), ByteSizes.format(held), signed(observed), how);
+        out.printf(Locale.ROOT, "  %-9s %12s %12s %12s  %s%n", domain, ByteSizes.format(planned), ByteSizes.format(held), ByteSizes.format(observed), how);
     }
 
-    private static String signed(long bytes) {
-        return bytes < 0 ? "-" + ByteSizes.format(-bytes) : ByteSizes.format(bytes);
-    }
 
     private void json(PrintWriter out, StoredModel stored, LoadedModel loaded, Map<String, Object> published) {
         Map<String, Object> doc = new LinkedHashMap<>();

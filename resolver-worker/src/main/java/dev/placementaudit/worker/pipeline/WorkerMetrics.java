@@ -117,10 +117,6 @@ public final class WorkerMetrics {
         return decisions.values().stream().mapToDouble(Counter::count).sum();
     }
 
-    public double divergedTensors() {
-        return diverged.count();
-    }
-
     public double committedTransactions() {
         return committed.count();
     }
