@@ -5,7 +5,11 @@ import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.Deployment;
 import dev.placementaudit.events.EncodingRequestKind;
 import dev.placementaudit.events.FileFormat;
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.events.ObservationMethod;
+import dev.placementaudit.events.ObservedDomain;
+import dev.placementaudit.events.ObservedTensor;
 import dev.placementaudit.events.MemoryDomain;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.ModelRef;
@@ -58,6 +62,17 @@ final class Samples {
                                 .setShape(List.of(2048L)).setElementCount(2_048).setStoredBytes(8_192)
                                 .setFileOffset(593_920L).setForm(null).build()))
                 .setLabels(Map.of("region", "eu"))
+                .setProducer("placement-audit-tests")
+                .build();
+    }
+
+    static LoadObserved loadObserved() {
+        return LoadObserved.newBuilder().setLoadId(LOAD_ID).setDeploymentId("chat-eu-1").setObservedAt(AT)
+                .setMethod(ObservationMethod.newBuilder().setName("jvm-pools").setRuntime("OpenJDK 17").setLimits(List.of("heap is sampled")).build())
+                .setHeapUsedBeforeBytes(1_000L).setHeapUsedAfterBytes(9_192L).setDirectBeforeBytes(0L).setDirectAfterBytes(589_824L)
+                .setFileMappedBytes(807_690_240L)
+                .setTensors(List.of(ObservedTensor.newBuilder().setName("blk.0.attn_q.weight").setDomain(ObservedDomain.HOST_OFFHEAP)
+                        .setResidentBytes(589_824).build()))
                 .setProducer("placement-audit-tests")
                 .build();
     }

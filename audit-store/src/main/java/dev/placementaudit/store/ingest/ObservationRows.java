@@ -37,17 +37,6 @@ final class ObservationRows {
                 List.of("load_id", "tensor_index"));
     }
 
-    /** What of an observation no column could hold, else null: refused as a record, dead-lettered with this reason. */
-    static String overflow(LoadObserved o) {
-        if (o.getDeploymentId().length() > 200) {
-            return "a deployment id over 200 characters: '" + o.getDeploymentId().substring(0, 40) + "...'";
-        }
-        if (o.getDeploymentId().isBlank()) {
-            return "a blank deployment id";
-        }
-        return null;
-    }
-
     void writeObservations(Connection c, Collection<Decoded.Observation> observations) throws SQLException {
         if (observations.isEmpty()) {
             return;

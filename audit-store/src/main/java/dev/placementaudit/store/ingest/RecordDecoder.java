@@ -3,6 +3,7 @@ package dev.placementaudit.store.ingest;
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.resolution.ObservationCheck;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.DeadLetter;
@@ -77,7 +78,7 @@ final class RecordDecoder {
             }
             if (record.topic().equals(observationsTopic)) {
                 LoadObserved event = observations.decode(record.value());
-                String overflow = ObservationRows.overflow(event);
+                String overflow = ObservationCheck.problem(event);
                 // Dead-lettered without its load id: a dead letter that names a load marks the load as never to complete, and
                 // an observation is no part of its load (the load completes, and stays complete, without one).
                 return overflow == null ? new Decoded.Observation(record, event)

@@ -1,0 +1,92 @@
+package dev.placementaudit.collector;
+
+import dev.placementaudit.schemas.AvroTrust;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.service.cli.CliErrors;
+import dev.placementaudit.service.cli.ConfDir;
+import dev.placementaudit.service.cli.ProjectVersion;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code placement-audit collector run|token}. */
+@Command(name = "collector", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
+        description = "Takes model loads and observations over HTTPS from devices that cannot hold Kafka credentials, per-fleet tokens.",
+        subcommands = {CollectorMain.Run.class, CollectorMain.Token.class})
+public final class CollectorMain {
+
+    public static void main(String[] args) {
+        AvroTrust.install();
+        System.exit(commandLine().execute(args));
+    }
+
+    public static CommandLine commandLine() {
+        return CliErrors.install(new CommandLine(new CollectorMain()));
+    }
+
+    @Command(name = "run", mixinStandardHelpOptions = true,
+            description = "Serve POST /v1/loads (and /health, /metrics, /openapi.json), publishing to Kafka. Stops gracefully on SIGTERM.")
+    static final class Run implements Callable<Integer> {
+        @Option(names = "--config", paramLabel = "FILE", description = "properties file (collector.*, kafka.*, connect.timeout); env PA_* and -D "
+                + "override it (default: conf/collector.properties of the distribution, or of $PA_CONF_DIR, which documents every key)")
+        Path config;
+
+        @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting that wins over every other layer, e.g. --set collector.http.port=0 "
+                + "(repeatable)", mapFallbackValue = "")
+        Map<String, String> overrides = new LinkedHashMap<>();
+
+        @Override
+        public Integer call() throws InterruptedException {
+            CollectorConfig collectorConfig = CollectorConfig.from(Settings.load(ConfDir.orDefault(config, "collector.properties"), overrides));
+            Collector collector = Collector.start(collectorConfig, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+            CountDownLatch stopped = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                collector.close();
+                stopped.countDown();
+            }, "collector-shutdown"));
+            stopped.await();
+            return 0;
+        }
+    }
+
+    @Command(name = "token", mixinStandardHelpOptions = true,
+            description = "Make a new token for a fleet: prints the token (give it to the fleet's devices, keep it nowhere else) and the "
+                    + "settings that let it write, which hold only its SHA-256.")
+    static final class Token implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--fleet", required = true, paramLabel = "NAME", description = "the fleet's name, e.g. phones")
+        String fleet;
+
+        @Option(names = "--deployments", paramLabel = "IDS", defaultValue = "*",
+                description = "deployment ids or prefixes ending in * the fleet may write (default: ${DEFAULT-VALUE}, every one)")
+        String deployments;
+
+        @Override
+        public Integer call() {
+            if (!fleet.matches("[a-z0-9][a-z0-9-]{0,62}")) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--fleet: a fleet name is lower-case letters, digits and '-', was '"
+                        + fleet + "'");
+            }
+            String token = Tokens.newToken();
+            PrintWriter out = spec.commandLine().getOut();
+            out.println("token (shown once; the collector keeps only its digest): " + token);
+            out.println();
+            out.println("# add to conf/collector.properties, and " + fleet + " to collector.fleets");
+            out.println("collector.fleet." + fleet + ".token.sha256=" + Tokens.sha256Hex(token));
+            out.println("collector.fleet." + fleet + ".deployments=" + deployments);
+            out.flush();
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,76 @@
+package dev.placementaudit.schemas;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.placementaudit.events.LoadObserved;
+import dev.placementaudit.events.ModelLoaded;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class EventJsonTest {
+    private final ObjectMapper mapper = new ObjectMapper();
+
+    @Test
+    void aLoadReadsBackAsTheSameEventInPlainJson() throws Exception {
+        ModelLoaded load = Samples.modelLoaded();
+        ObjectNode json = EventJson.write(load);
+        // Plain JSON, not Avro's: an optional value is the value itself, a time and a uuid are text.
+        assertThat(json.get("model").get("sha256").isTextual()).isTrue();
+        assertThat(json.get("occurredAt").asText()).isEqualTo("2026-11-30T12:00:00Z");
+        assertThat(json.get("loadId").asText()).isEqualTo(Samples.LOAD_ID.toString());
+        assertThat(json.get("tensors").get(1).get("form").isNull()).isTrue();
+        ModelLoaded back = EventJson.read(mapper.readTree(mapper.writeValueAsString(json)), ModelLoaded.class);
+        assertThat(back).isEqualTo(load);
+        assertThat(EventSerde.of(ModelLoaded.class).encode(back)).isEqualTo(EventSerde.of(ModelLoaded.class).encode(load));
+    }
+
+    @Test
+    void anObservationReadsBackAsTheSameEvent() {
+        LoadObserved observed = Samples.loadObserved();
+        assertThat(EventJson.read(EventJson.write(observed), LoadObserved.class)).isEqualTo(observed);
+    }
+
+    @Test
+    void optionalFieldsWithDefaultsMayBeLeftOutAndUnknownFieldsAreIgnored() {
+        ObjectNode json = EventJson.write(Samples.modelLoaded());
+        json.remove("labels");
+        json.put("occurredAt", 1_764_504_000_000L);
+        json.put("addedByANewerClient", true);
+        ModelLoaded load = EventJson.read(json, ModelLoaded.class);
+        assertThat(load.getLabels()).isEmpty();
+        assertThat(load.getOccurredAt().toString()).isEqualTo("2025-11-30T12:00:00Z");
+    }
+
+    @Test
+    void aValueThatDoesNotFitNamesItsField() {
+        ObjectNode json = EventJson.write(Samples.modelLoaded());
+        ((ObjectNode) json.get("tensors").get(0)).put("storedBytes", "many");
+        assertThatThrownBy(() -> EventJson.read(json, ModelLoaded.class)).isInstanceOf(EventJson.MalformedEventException.class)
+                .hasMessage("tensors[0].storedBytes: '\"many\"' is not a whole number")
+                .extracting(e -> ((EventJson.MalformedEventException) e).field()).isEqualTo("tensors[0].storedBytes");
+        ObjectNode missing = EventJson.write(Samples.modelLoaded());
+        ((ObjectNode) missing.get("deployment")).remove("id");
+        assertThatThrownBy(() -> EventJson.read(missing, ModelLoaded.class)).hasMessage("deployment.id: is required");
+        ObjectNode badEnum = EventJson.write(Samples.modelLoaded());
+        ((ObjectNode) badEnum.get("model")).put("fileFormat", "ONNX");
+        assertThatThrownBy(() -> EventJson.read(badEnum, ModelLoaded.class)).hasMessageStartingWith("model.fileFormat: 'ONNX' is not one of [GGUF");
+        ObjectNode badId = EventJson.write(Samples.modelLoaded());
+        badId.put("loadId", "not-a-uuid");
+        assertThatThrownBy(() -> EventJson.read(badId, ModelLoaded.class)).hasMessage("loadId: 'not-a-uuid' is not a UUID");
+    }
+
+    @Test
+    void theJsonSchemaNamesEveryRecordAndItsRequiredFields() {
+        ObjectNode components = new ObjectMapper().createObjectNode();
+        JsonNode root = EventJson.jsonSchema(ModelLoaded.getClassSchema(), components);
+        assertThat(root.get("$ref").asText()).isEqualTo("#/components/schemas/ModelLoaded");
+        assertThat(components.has("TensorInfo")).isTrue();
+        assertThat(components.get("FileFormat").get("enum")).hasSize(3);
+        JsonNode loaded = components.get("ModelLoaded");
+        assertThat(loaded.get("required").toString()).contains("\"loadId\"", "\"tensors\"").doesNotContain("\"labels\"");
+        assertThat(loaded.get("properties").get("occurredAt").get("format").asText()).isEqualTo("date-time");
+    }
+}
