@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.producer.collect.CollectorClient;
+import dev.placementaudit.producer.collect.CollectorException;
 import dev.placementaudit.producer.load.DomainBytes;
 import dev.placementaudit.producer.load.LoadException;
 import dev.placementaudit.producer.load.LoadedModel;
@@ -26,6 +28,9 @@ import picocli.CommandLine;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.nio.file.Files;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -71,6 +76,16 @@ final class LoadCommand implements Callable<Integer> {
             description = "topic for the observation (default: ${DEFAULT-VALUE})")
     String observationsTopic;
 
+    @Option(names = "--collector", paramLabel = "URL", description = "publish through a collector over HTTP(S) (e.g. https://collector:8083) "
+            + "instead of Kafka; implies --publish. A certificate the JVM does not trust: JAVA_OPTS=-Djavax.net.ssl.trustStore=...")
+    URI collector;
+
+    @Option(names = "--token-file", paramLabel = "FILE", description = "the fleet's collector token (required with --collector)")
+    Path tokenFile;
+
+    @Option(names = "--spool", paramLabel = "DIR", description = "with --collector: keep what cannot be delivered in DIR, delivered first next time")
+    Path spoolDir;
+
     @Option(names = "--format", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE})")
     Format format;
 
@@ -82,9 +97,12 @@ final class LoadCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
+        publish |= collector != null;
         if (publish && (deployment == null || release == null)) {
-            throw new CommandFailure("--publish needs --deployment and --release: the load is published as that deployment's");
+            throw new CommandFailure((collector != null ? "--collector" : "--publish")
+                    + " needs --deployment and --release: the load is published as that deployment's");
         }
+        CollectorClient client = collector != null ? collectorClient() : null;
         StoredModel stored = model.read();
         requireOneFile(stored);
         FormPolicy forms = plan.formPolicy(plan.plannerProfile());
@@ -99,7 +117,7 @@ final class LoadCommand implements Callable<Integer> {
             throw new CommandFailure(e.getMessage(), e);
         }
         // The broker before the load: a wrong address should not cost holding a model first.
-        PlacementEvents events = publish ? kafka.connect(observationsTopic) : null;
+        PlacementEvents events = publish && client == null ? kafka.connect(observationsTopic) : null;
         try (LoadedModel loaded = load(load)) {
             Map<String, Object> published = null;
             if (events != null) {
@@ -111,6 +129,8 @@ final class LoadCommand implements Callable<Integer> {
                 published.put("loadId", load.getLoadId().toString());
                 published.put("load", loadAt.topic() + "-" + loadAt.partition() + "@" + loadAt.offset());
                 published.put("observation", observedAt.topic() + "-" + observedAt.partition() + "@" + observedAt.offset());
+            } else if (client != null) {
+                published = throughCollector(client, loaded);
             }
             if (format == Format.json) {
                 json(out, stored, loaded, published);
@@ -123,6 +143,51 @@ final class LoadCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private CollectorClient collectorClient() {
+        if (tokenFile == null) {
+            throw new CommandFailure("--collector needs --token-file: the file holding your fleet's token (placement-audit collector token makes one)");
+        }
+        String token;
+        try {
+            token = Files.readString(tokenFile).trim();
+        } catch (IOException e) {
+            throw new CommandFailure("cannot read the token file " + tokenFile + ": " + e.getMessage(), e);
+        }
+        if (token.isEmpty()) {
+            throw new CommandFailure("the token file " + tokenFile + " is empty");
+        }
+        CollectorClient.Builder builder = CollectorClient.builder(collector, token).retries(4, Duration.ofMillis(250), Duration.ofSeconds(5));
+        if (spoolDir != null) {
+            builder.spool(spoolDir, 256L << 20);
+        }
+        return builder.build();
+    }
+
+    /** The load with the loader's decisions, then its observation, in one batch; what the collector said of them. */
+    private Map<String, Object> throughCollector(CollectorClient client, LoadedModel loaded) {
+        CollectorClient.Delivery delivery;
+        try {
+            delivery = client.send(List.of(loaded.reported()), List.of(loaded.observation(Instant.now(), ProducerCli.PRODUCER + " load")));
+        } catch (CollectorException e) {
+            throw new CommandFailure(e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommandFailure("interrupted while publishing through " + collector, e);
+        }
+        if (!delivery.refused().isEmpty()) {
+            CollectorClient.Refusal first = delivery.refused().get(0);
+            throw new CommandFailure("the collector at " + collector + " refused " + first.kind() + "[" + first.index() + "]: " + first.code()
+                    + " " + first.reason());
+        }
+        Map<String, Object> published = new LinkedHashMap<>();
+        published.put("loadId", loaded.reported().getLoadId().toString());
+        published.put("collector", collector.toString());
+        published.put("accepted", delivery.accepted());
+        published.put("spooled", delivery.spooled());
+        published.put("spoolDelivered", delivery.drainedBatches());
+        return published;
     }
 
     private LoadedModel load(ModelLoaded load) {
@@ -169,7 +234,14 @@ final class LoadCommand implements Callable<Integer> {
             out.println("  held elsewhere than planned (" + departures.size() + "):");
             departures.forEach(d -> out.println("    " + d));
         }
-        if (published != null) {
+        if (published != null && published.containsKey("collector")) {
+            int spooled = (Integer) published.get("spooled");
+            out.println(spooled > 0 ? "the collector at " + published.get("collector") + " is unreachable: load " + published.get("loadId")
+                    + " and its observation are kept in " + spoolDir + ", delivered first by the next run"
+                    : "published load " + published.get("loadId") + " with the loader's decisions and its observation through the collector at "
+                    + published.get("collector") + " (" + published.get("accepted") + " accepted"
+                    + ((Integer) published.get("spoolDelivered") > 0 ? ", and " + published.get("spoolDelivered") + " spooled batches before them" : "") + ")");
+        } else if (published != null) {
             out.printf(Locale.ROOT, "published load %s with the loader's decisions to %s and its observation to %s%n", published.get("loadId"),
                     published.get("load"), published.get("observation"));
         }
