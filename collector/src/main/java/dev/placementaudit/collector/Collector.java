@@ -201,6 +201,11 @@ public final class Collector implements AutoCloseable {
             } catch (RuntimeException e) {
                 acknowledged.completeExceptionally(e);
             }
+            if (acknowledged.handle((ok, failure) -> failure).getNow(null) instanceof org.apache.kafka.common.errors.TimeoutException e) {
+                // No metadata within max.block.ms (send() waited, then failed the record): every later item would wait as long
+                // again, for the same answer.
+                throw new BrokerUnavailableException(e.getMessage());
+            }
             sent.add(acknowledged);
         }
         long deadline = System.nanoTime() + config.sendTimeout().toNanos();
