@@ -1,5 +1,6 @@
 package dev.placementaudit.cli;
 
+import dev.placementaudit.collector.CollectorMain;
 import dev.placementaudit.demo.PipelineDemo;
 import dev.placementaudit.producer.cli.ProducerCli;
 import dev.placementaudit.schemas.AvroTrust;
@@ -13,7 +14,7 @@ import picocli.CommandLine.Command;
 
 
 /**
- * {@code placement-audit}: the one launcher of the distribution. One entry point rather than three because the three
+ * {@code placement-audit}: the one launcher of the distribution. One entry point rather than one per service because the
  * commands share one lib/, one conf/ and one way of taking settings; a user learns one name, and {@code --help} lists
  * everything there is.
  */
@@ -38,6 +39,7 @@ public final class PlacementAudit implements Runnable {
         return new Subcommands().with("producer", () -> ProducerCli.commandLine(sub))
                 .with("worker", () -> ResolverWorkerMain.commandLine())
                 .with("store", () -> AuditStoreCli.commandLine(sub))
+                .with("collector", () -> CollectorMain.commandLine())
                 .with("demo", () -> new CommandLine(new PipelineDemo()));
     }
 
@@ -75,13 +77,13 @@ public final class PlacementAudit implements Runnable {
         return CliErrors.install(cli);
     }
 
-    /** The command the arguments name (their first word, when it is one of the four), or null. */
+    /** The command the arguments name (their first word, when it is one of the five), or null. */
     static String commandNamed(String[] args) {
         return args.length > 0 && commands(null).has(args[0]) ? args[0] : null;
     }
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "name a command: producer, worker, store or demo");
+        throw new CommandLine.ParameterException(spec.commandLine(), "name a command: producer, worker, store, collector or demo");
     }
 }

@@ -38,8 +38,8 @@ class CommandLineHelpTest {
     }
 
     @Test
-    void theLauncherListsItsFourCommands() {
-        assertThat(PlacementAudit.commandLine().getSubcommands()).containsOnlyKeys("producer", "worker", "store", "demo");
+    void theLauncherListsItsFiveCommands() {
+        assertThat(PlacementAudit.commandLine().getSubcommands()).containsOnlyKeys("producer", "worker", "store", "collector", "demo");
     }
 
     @Test
@@ -61,7 +61,7 @@ class CommandLineHelpTest {
         int exit = cli.execute();
 
         assertThat(exit).isEqualTo(2);
-        assertThat(err.toString()).startsWith("error: name a command: producer, worker, store or demo")
+        assertThat(err.toString()).startsWith("error: name a command: producer, worker, store, collector or demo")
                 .contains("Try 'placement-audit --help'");
     }
 }

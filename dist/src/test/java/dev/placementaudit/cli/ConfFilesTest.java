@@ -1,5 +1,7 @@
 package dev.placementaudit.cli;
 
+import dev.placementaudit.collector.CollectorConfig;
+import dev.placementaudit.collector.Fleet;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.worker.WorkerConfig;
@@ -61,6 +63,20 @@ class ConfFilesTest {
         assertThat(config.http().host()).as("the example file serves loopback only").isEqualTo("127.0.0.1");
         assertThat(settings.unreadKeys("store.")).isEmpty();
         assertThat(config.jdbcUrl()).startsWith("jdbc:postgresql://");
+    }
+
+    @Test
+    void everyCollectorExampleIsACollectorSetting() throws Exception {
+        Map<String, String> examples = examples("collector.properties");
+        Settings settings = Settings.of(examples);
+
+        CollectorConfig config = CollectorConfig.from(settings);
+
+        assertThat(examples).containsKeys("kafka.bootstrap.servers", "collector.fleets", "collector.http.tls.keystore", "collector.api.insecure",
+                "collector.send.timeout", "collector.max.body.bytes");
+        assertThat(config.http().host()).as("the example file serves loopback only").isEqualTo("127.0.0.1");
+        assertThat(config.fleets()).extracting(Fleet::name).containsExactly("phones", "browsers");
+        assertThat(settings.unreadKeys("collector.")).isEmpty();
     }
 
     @Test
