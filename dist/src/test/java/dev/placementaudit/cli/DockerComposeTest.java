@@ -3,6 +3,7 @@ package dev.placementaudit.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.placementaudit.collector.CollectorConfig;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.worker.WorkerConfig;
@@ -35,7 +36,28 @@ class DockerComposeTest {
     void hasKafkaPostgresAndTheThreeServices() throws Exception {
         List<String> names = new java.util.ArrayList<>();
         services().fieldNames().forEachRemaining(names::add);
-        assertThat(names).containsExactlyInAnyOrder("kafka", "postgres", "resolver-worker", "audit-store", "producer");
+        assertThat(names).containsExactlyInAnyOrder("kafka", "postgres", "resolver-worker", "audit-store", "collector", "producer");
+    }
+
+    @Test
+    void everyCollectorSettingIsOneTheCollectorReadsAndItsPortIsPublishedOnLoopback() throws Exception {
+        JsonNode collector = services().get("collector");
+        Map<String, String> env = new HashMap<>();
+        collector.get("environment").fields().forEachRemaining(e -> env.put(e.getKey(), e.getValue().asText()));
+        // Compose substitutes the digest from the environment; a digest stands in for it here.
+        assertThat(env.get("PA_COLLECTOR_FLEET_DEVICES_TOKEN_SHA256")).startsWith("${PA_COLLECTOR_FLEET_DEVICES_TOKEN_SHA256:?");
+        env.put("PA_COLLECTOR_FLEET_DEVICES_TOKEN_SHA256", "ab".repeat(32));
+        Settings settings = Settings.of(Settings.fromEnvironment(env));
+
+        CollectorConfig config = CollectorConfig.from(settings);
+
+        assertThat(settings.unreadKeys("collector.")).isEmpty();
+        assertThat(config.bootstrapServers()).isEqualTo("kafka:9092");
+        assertThat(config.fleets()).singleElement().satisfies(fleet -> assertThat(fleet.mayWrite("android-000")).isTrue());
+        assertThat(config.http().host()).isEqualTo("0.0.0.0");
+        assertThat(collector.get("ports").get(0).asText()).as("clear text only on the host's loopback")
+                .isEqualTo("127.0.0.1:" + config.http().port() + ":" + config.http().port());
+        assertThat(launcherCommand(collector)).containsExactly("collector", "run");
     }
 
     @Test
