@@ -1,9 +1,10 @@
 package dev.placementaudit.collector;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.resolution.InvalidLoadException;
@@ -13,9 +14,11 @@ import dev.placementaudit.schemas.EventJson;
 import org.apache.avro.specific.SpecificRecord;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * One {@code POST /v1/loads} body, read item by item: {@code {"loads": [ModelLoaded...], "observations": [LoadObserved...]}}.
@@ -27,10 +30,10 @@ final class Batch {
     static final String LOADS = "loads";
     static final String OBSERVATIONS = "observations";
 
-    /** One item of the batch and what became of it so far. */
-    record Item(String kind, int index, String id, String deploymentId, SpecificRecord event, String code, String field, String reason) {
+    /** One item of the batch and what became of it so far: its event encoded when valid. */
+    record Item(String kind, int index, String id, String deploymentId, byte[] encoded, String code, String field, String reason) {
         boolean valid() {
-            return event != null;
+            return encoded != null;
         }
 
         Item refused(String refusal, String refusedField, String why) {
@@ -62,33 +65,42 @@ final class Batch {
         return items;
     }
 
-    static Batch read(ObjectMapper mapper, byte[] body, int maxItems, LoadValidator validator) {
-        JsonNode root;
-        try {
-            root = mapper.readTree(body);
+    /**
+     * Reads the batch from {@code body} one item at a time, each encoded as soon as it is checked: what is held is the
+     * items' Avro bytes, not the body's JSON tree (a hundred loads of a 1B model are 6 MB of JSON and several times that as
+     * a tree).
+     */
+    static Batch read(ObjectMapper mapper, InputStream body, int maxItems, LoadValidator validator, Function<SpecificRecord, byte[]> encoder)
+            throws IOException {
+        List<Item> items = new ArrayList<>();
+        try (JsonParser parser = mapper.getFactory().createParser(body)) {
+            if (parser.nextToken() != JsonToken.START_OBJECT) {
+                throw new BadBatchException("the body is not a JSON object with \"loads\" and/or \"observations\" arrays");
+            }
+            for (JsonToken token = parser.nextToken(); token == JsonToken.FIELD_NAME; token = parser.nextToken()) {
+                String name = parser.currentName();
+                JsonToken value = parser.nextToken();
+                if (!name.equals(LOADS) && !name.equals(OBSERVATIONS) || value == JsonToken.VALUE_NULL) {
+                    parser.skipChildren();
+                    continue;
+                }
+                if (value != JsonToken.START_ARRAY) {
+                    throw new BadBatchException("\"" + name + "\" is not an array");
+                }
+                int index = 0;
+                while (parser.nextToken() != JsonToken.END_ARRAY) {
+                    if (items.size() == maxItems) {
+                        throw new TooManyItemsException("more than collector.max.items=" + maxItems + " items in one batch: send smaller batches");
+                    }
+                    JsonNode json = mapper.readTree(parser);
+                    items.add(name.equals(LOADS) ? load(json, index++, validator, encoder) : observation(json, index++, encoder));
+                }
+            }
         } catch (JsonProcessingException e) {
             throw new BadBatchException("the body is not JSON: " + e.getOriginalMessage());
-        } catch (IOException e) {
-            throw new BadBatchException("the body cannot be read: " + e.getMessage());
         }
-        if (root == null || !root.isObject()) {
-            throw new BadBatchException("the body is not a JSON object with \"loads\" and/or \"observations\" arrays");
-        }
-        JsonNode loads = array(root, LOADS);
-        JsonNode observations = array(root, OBSERVATIONS);
-        int count = loads.size() + observations.size();
-        if (count == 0) {
+        if (items.isEmpty()) {
             throw new BadBatchException("the batch holds no loads and no observations");
-        }
-        if (count > maxItems) {
-            throw new TooManyItemsException(count + " items in one batch, over collector.max.items=" + maxItems + ": send smaller batches");
-        }
-        List<Item> items = new ArrayList<>(count);
-        for (int i = 0; i < loads.size(); i++) {
-            items.add(load(loads.get(i), i, validator));
-        }
-        for (int i = 0; i < observations.size(); i++) {
-            items.add(observation(observations.get(i), i));
         }
         return new Batch(items);
     }
@@ -98,23 +110,12 @@ final class Batch {
         return items.stream().filter(item -> item.deploymentId() != null && !fleet.mayWrite(item.deploymentId())).findFirst();
     }
 
-    private static JsonNode array(JsonNode root, String name) {
-        JsonNode node = root.get(name);
-        if (node == null || node.isNull()) {
-            return JsonNodeFactory.instance.arrayNode();
-        }
-        if (!node.isArray()) {
-            throw new BadBatchException("\"" + name + "\" is not an array");
-        }
-        return node;
-    }
-
-    private static Item load(JsonNode json, int index, LoadValidator validator) {
+    private static Item load(JsonNode json, int index, LoadValidator validator, Function<SpecificRecord, byte[]> encoder) {
         Item item = new Item(LOADS, index, text(json, "loadId"), text(json.path("deployment"), "id"), null, null, null, null);
         try {
             ModelLoaded load = EventJson.read(json, ModelLoaded.class);
             validator.validate(load);
-            return new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), load, null, null, null);
+            return new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), encoder.apply(load), null, null, null);
         } catch (EventJson.MalformedEventException e) {
             return item.refused("MALFORMED", e.field(), e.getMessage());
         } catch (InvalidLoadException e) {
@@ -122,7 +123,7 @@ final class Batch {
         }
     }
 
-    private static Item observation(JsonNode json, int index) {
+    private static Item observation(JsonNode json, int index, Function<SpecificRecord, byte[]> encoder) {
         Item item = new Item(OBSERVATIONS, index, text(json, "loadId"), text(json, "deploymentId"), null, null, null, null);
         try {
             LoadObserved observed = EventJson.read(json, LoadObserved.class);
@@ -130,7 +131,7 @@ final class Batch {
             if (problem != null) {
                 return item.refused("UNSTORABLE", "deploymentId", "cannot store the observation of load " + observed.getLoadId() + ": " + problem);
             }
-            return new Item(OBSERVATIONS, index, observed.getLoadId().toString(), observed.getDeploymentId(), observed, null, null, null);
+            return new Item(OBSERVATIONS, index, observed.getLoadId().toString(), observed.getDeploymentId(), encoder.apply(observed), null, null, null);
         } catch (EventJson.MalformedEventException e) {
             return item.refused("MALFORMED", e.field(), e.getMessage());
         }

@@ -2,9 +2,8 @@ package dev.placementaudit.collector;
 
 import io.javalin.http.Context;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.zip.GZIPInputStream;
@@ -30,7 +29,8 @@ final class Bodies {
         }
     }
 
-    static byte[] read(Context ctx, long max) throws IOException {
+    /** The body as a stream that fails with {@link TooLargeException} past {@code max} bytes, as sent and once inflated. */
+    static InputStream open(Context ctx, long max) throws IOException {
         long declared = ctx.contentLength();
         if (declared > max) {
             throw new TooLargeException("a body of " + declared + " bytes, over collector.max.body.bytes=" + max + ": send smaller batches");
@@ -40,28 +40,52 @@ final class Bodies {
         if (encoding != null && !gzip && !encoding.trim().equalsIgnoreCase("identity")) {
             throw new BadBodyException("Content-Encoding '" + encoding + "' is not taken: send gzip or nothing");
         }
-        byte[] sent = bounded(ctx.bodyInputStream(), max, "a body");
+        InputStream sent = new Bounded(ctx.bodyInputStream(), max, "a body");
         if (!gzip) {
             return sent;
         }
-        try (InputStream inflated = new GZIPInputStream(new ByteArrayInputStream(sent))) {
-            return bounded(inflated, max, "a gzip body that inflates to");
+        try {
+            return new Bounded(new GZIPInputStream(sent, 64 * 1024), max, "a gzip body that inflates to");
         } catch (ZipException | EOFException e) {
             throw new BadBodyException("the body says Content-Encoding: gzip but is not gzip: " + e.getMessage());
         }
     }
 
-    private static byte[] bounded(InputStream in, long max, String what) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        byte[] chunk = new byte[64 * 1024];
-        long total = 0;
-        for (int n; (n = in.read(chunk)) > 0; ) {
-            total += n;
-            if (total > max) {
+    /** Counts what is read through it and fails past its bound. */
+    private static final class Bounded extends FilterInputStream {
+        private final long max;
+        private final String what;
+        private long read;
+
+        Bounded(InputStream in, long max, String what) {
+            super(in);
+            this.max = max;
+            this.what = what;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) <= 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] buffer, int offset, int length) throws IOException {
+            int n;
+            try {
+                n = super.read(buffer, offset, length);
+            } catch (ZipException | EOFException e) {
+                throw new BadBodyException("the body says Content-Encoding: gzip but is not gzip: " + e.getMessage());
+            }
+            count(Math.max(0, n));
+            return n;
+        }
+
+        private void count(int n) {
+            read += n;
+            if (read > max) {
                 throw new TooLargeException(what + " over " + max + " bytes (collector.max.body.bytes): send smaller batches");
             }
-            out.write(chunk, 0, n);
         }
-        return out.toByteArray();
     }
 }

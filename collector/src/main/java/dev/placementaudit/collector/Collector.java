@@ -106,6 +106,11 @@ public final class Collector implements AutoCloseable {
         return collector;
     }
 
+    /** The producer settings the collector publishes with: a benchmark's direct producer uses the same. */
+    public static Map<String, Object> producerConfigFor(CollectorConfig config) {
+        return producerConfig(config);
+    }
+
     static Map<String, Object> producerConfig(CollectorConfig config) {
         Map<String, Object> producer = new LinkedHashMap<>(config.kafka());
         producer.putIfAbsent(ProducerConfig.ACKS_CONFIG, "all");
@@ -143,9 +148,8 @@ public final class Collector implements AutoCloseable {
             return;
         }
         try {
-            byte[] body = Bodies.read(ctx, config.maxBodyBytes());
-            metrics.body(body.length);
-            Batch batch = Batch.read(mapper, body, config.maxItems(), validator);
+            metrics.body(Math.max(0, ctx.contentLength()));
+            Batch batch = Batch.read(mapper, Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator, this::encode);
             Optional<Batch.Item> forbidden = batch.forbiddenTo(fleet.get());
             if (forbidden.isPresent()) {
                 answer(ctx, 403, "fleet " + fleet.get().name() + " may not write deployment '" + forbidden.get().deploymentId() + "' ("
@@ -187,11 +191,10 @@ public final class Collector implements AutoCloseable {
                 continue;
             }
             boolean load = item.kind().equals(Batch.LOADS);
-            EventSerde<SpecificRecord> serde = serdes.get(load ? EventType.MODEL_LOADED : EventType.LOAD_OBSERVED);
             CompletableFuture<Void> acknowledged = new CompletableFuture<>();
             try {
                 producer.send(new ProducerRecord<>(load ? config.loadsTopic() : config.observationsTopic(), item.deploymentId(),
-                        serde.encode(item.event())), (metadata, failure) -> {
+                        item.encoded()), (metadata, failure) -> {
                     if (failure == null) {
                         acknowledged.complete(null);
                     } else {
@@ -226,6 +229,10 @@ public final class Collector implements AutoCloseable {
             }
         }
         return results;
+    }
+
+    private byte[] encode(SpecificRecord event) {
+        return serdes.get(EventType.of(event.getClass())).encode(event);
     }
 
     private static Map<String, Object> result(Batch.Item item) {

@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * @param sendTimeout   how long a batch waits for the broker's acknowledgement before the sender gets a 503
  * @param retryAfter    what a 503 tells the sender to wait, and how long the collector answers 503 at once after the broker
  *                      failed a batch (rather than making every sender wait {@code sendTimeout} to learn it)
- * @param maxInFlight   batches being published at once; one more is a 503 with {@code Retry-After: 1}
+ * @param maxInFlight   batches being read and published at once; one more is a 503 with {@code Retry-After: 1}. It bounds
+ *                      the collector's heap: each holds its items' encoded events (about 2 MB for 100 loads of a 1B model)
  */
 public record CollectorConfig(
         Map<String, Object> kafka,
@@ -74,7 +75,7 @@ public record CollectorConfig(
                 settings.integer("collector.max.tensors.per.load", 100_000, 1, 10_000_000),
                 settings.duration("collector.send.timeout", Duration.ofSeconds(10)),
                 settings.duration("collector.retry.after", Duration.ofSeconds(5)),
-                settings.integer("collector.max.in.flight", 64, 1, 10_000),
+                settings.integer("collector.max.in.flight", 16, 1, 10_000),
                 settings.bool("collector.topics.create", true),
                 settings.integer("collector.topics.partitions", 3, 1, 10_000),
                 (short) settings.integer("collector.topics.replication", 1, 1, 32),
