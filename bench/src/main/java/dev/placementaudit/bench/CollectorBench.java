@@ -20,6 +20,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -58,6 +59,8 @@ import java.util.zip.GZIPOutputStream;
  */
 public final class CollectorBench {
     private static final String TOKEN = "bench-token";
+    private static final String JSON = "application/json";
+    private static final String AVRO = "application/vnd.placement-audit.batch+avro";
     private static final Pattern GC_PAUSE = Pattern.compile("Pause.*?(\\d+)M->(\\d+)M\\((\\d+)M\\)");
 
     public static void main(String[] args) throws Exception {
@@ -68,6 +71,7 @@ public final class CollectorBench {
         }
         int loads = Integer.parseInt(options.getOrDefault("loads", "20000"));
         int rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
+        int warmup = Integer.parseInt(options.getOrDefault("warmup", "1"));
         int senders = Integer.parseInt(options.getOrDefault("senders", "8"));
         int batchSize = Integer.parseInt(options.getOrDefault("batch", "100"));
         String bootstrap = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
@@ -85,6 +89,7 @@ public final class CollectorBench {
             events.add(load);
         }
         List<byte[]> bodies = bodies(events, batchSize);
+        List<byte[]> avroBodies = avroBodies(events, batchSize);
         long rawJson = 0;
         long gzipped = bodies.stream().mapToLong(b -> b.length).sum();
         for (ModelLoaded e : events.subList(0, batchSize)) {
@@ -101,38 +106,54 @@ public final class CollectorBench {
                 "collector.fleet.bench.deployments", "*"))));
         List<Double> direct = new ArrayList<>();
         List<Double> viaCollector = new ArrayList<>();
+        List<Double> viaCollectorAvro = new ArrayList<>();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerConfig, new StringSerializer(), new ByteArraySerializer())) {
-            // Warm-up: a round of each, not counted.
-            direct(producer, topic + "-direct", events.subList(0, Math.min(events.size(), 2_000)));
-            collector(http, url, bodies.subList(0, Math.min(bodies.size(), 20)), senders, batchSize);
+            // Warm-up: whole rounds of each, not counted (the collector's JIT, and the direct producer's, take a round to settle).
+            for (int round = 0; round < warmup; round++) {
+                System.out.printf(Locale.ROOT, "warm-up %d: direct %,.0f, collector JSON %,.0f, Avro %,.0f loads/s%n", round + 1,
+                        direct(producer, topic + "-direct", events), collector(http, url, bodies, senders, batchSize, JSON),
+                        collector(http, url, avroBodies, senders, batchSize, AVRO));
+            }
             for (int round = 0; round < rounds; round++) {
                 direct.add(direct(producer, topic + "-direct", events));
-                viaCollector.add(collector(http, url, bodies, senders, batchSize));
-                System.out.printf(Locale.ROOT, "round %d: direct %,.0f loads/s, collector %,.0f loads/s (%.2f)%n", round + 1,
-                        direct.get(round), viaCollector.get(round), viaCollector.get(round) / direct.get(round));
+                viaCollector.add(collector(http, url, bodies, senders, batchSize, JSON));
+                viaCollectorAvro.add(collector(http, url, avroBodies, senders, batchSize, AVRO));
+                System.out.printf(Locale.ROOT, "round %d: direct %,.0f loads/s, collector JSON %,.0f loads/s (%.2f), Avro %,.0f loads/s (%.2f)%n",
+                        round + 1, direct.get(round), viaCollector.get(round), viaCollector.get(round) / direct.get(round),
+                        viaCollectorAvro.get(round), viaCollectorAvro.get(round) / direct.get(round));
             }
             double rate = median(viaCollector);
-            List<Double> latencies = paced(http, url, bodies, rate / 2, batchSize, senders);
+            List<Double> latencies = paced(http, url, bodies, rate / 2, batchSize, senders, JSON);
+            double avroRate = median(viaCollectorAvro);
+            List<Double> avroLatencies = paced(http, url, avroBodies, avroRate / 2, batchSize, senders, AVRO);
             String heap = heap(gcLog);
             double ratio = median(viaCollector) / median(direct);
             StringBuilder md = new StringBuilder("# collector vs a direct producer, " + LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)
                     + "\n\n`bench/run.sh collector --loads " + loads + " --rounds " + rounds + " --senders " + senders + " --batch " + batchSize
-                    + "`: " + String.format(Locale.ROOT, "%,d", loads) + " loads of llama-3.2-1b-q4km (146 tensors); gzip JSON batches of "
+                    + " --warmup " + warmup + "`: " + String.format(Locale.ROOT, "%,d", loads) + " loads of llama-3.2-1b-q4km (146 tensors); gzip JSON batches of "
                     + batchSize + " (" + String.format(Locale.ROOT, "%,d", rawJson / batchSize) + " bytes of JSON a load, "
                     + String.format(Locale.ROOT, "%,d", gzipped / bodies.size()) + " bytes gzip a batch) from " + senders
                     + " concurrent senders over loopback HTTP to the collector (its own JVM, -Xmx256m); the direct producer encodes each event and "
-                    + "sends it with the collector's producer settings (idempotent, acks=all, lz4, linger 2 ms), waiting for every acknowledgement. "
+                    + "sends it with the collector's producer settings (idempotent, acks=all, lz4, linger 2 ms), waiting for every acknowledgement; "
+                    + warmup + " uncounted round(s) of each first. "
                     + "Broker: " + System.getenv().getOrDefault("PA_BENCH_BROKER", bootstrap) + "; " + Runtime.getRuntime().availableProcessors()
                     + " cores shared by broker, collector and senders.\n\n"
-                    + "| round | direct producer (loads/s) | collector (loads/s) | ratio |\n|---|---|---|---|\n");
+                    + "The same loads reach the collector two ways: gzip JSON (what a browser sends; parsed, validated, encoded to Avro) "
+                    + "and gzip Avro frames (`" + AVRO + "`, what the Java client sends by default: decoded, validated, published as sent; "
+                    + String.format(Locale.ROOT, "%,d", avroBodies.stream().mapToLong(b -> b.length).sum() / avroBodies.size()) + " bytes a batch).\n\n"
+                    + "| round | direct producer (loads/s) | collector, JSON (loads/s) | ratio | collector, Avro (loads/s) | ratio |\n"
+                    + "|---|---|---|---|---|---|\n");
             for (int i = 0; i < rounds; i++) {
-                md.append(String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %.2f |%n", i + 1, direct.get(i), viaCollector.get(i),
-                        viaCollector.get(i) / direct.get(i)));
+                md.append(String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %.2f | %,.0f | %.2f |%n", i + 1, direct.get(i), viaCollector.get(i),
+                        viaCollector.get(i) / direct.get(i), viaCollectorAvro.get(i), viaCollectorAvro.get(i) / direct.get(i)));
             }
-            md.append(String.format(Locale.ROOT, "| **median** | **%,.0f** | **%,.0f** | **%.2f** |%n%n", median(direct), median(viaCollector), ratio));
-            md.append(String.format(Locale.ROOT, "Batch latency at half the collector's rate (%,.0f loads/s, %d batches paced): p50 %.1f ms, p99 %.1f ms, "
-                    + "max %.1f ms (request sent to 202 received: JSON parsed, validated, encoded, acknowledged by the broker).%n%n",
-                    rate / 2, latencies.size(), percentile(latencies, 0.50), percentile(latencies, 0.99), percentile(latencies, 1.0)));
+            md.append(String.format(Locale.ROOT, "| **median** | **%,.0f** | **%,.0f** | **%.2f** | **%,.0f** | **%.2f** |%n%n", median(direct),
+                    median(viaCollector), ratio, avroRate, avroRate / median(direct)));
+            md.append(String.format(Locale.ROOT, "Batch latency at half the collector's rate, request sent to 202 received (acknowledged by the broker): "
+                    + "JSON at %,.0f loads/s (%d batches paced) p50 %.1f ms, p99 %.1f ms, max %.1f ms; Avro at %,.0f loads/s p50 %.1f ms, "
+                    + "p99 %.1f ms, max %.1f ms.%n%n", rate / 2, latencies.size(), percentile(latencies, 0.50), percentile(latencies, 0.99),
+                    percentile(latencies, 1.0), avroRate / 2, percentile(avroLatencies, 0.50), percentile(avroLatencies, 0.99),
+                    percentile(avroLatencies, 1.0)));
             md.append("Collector heap at full rate (-Xmx256m, its GC log): ").append(heap).append(".\n");
             System.out.println();
             System.out.print(md);
@@ -156,6 +177,23 @@ public final class CollectorBench {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
                 mapper.writeValue(zip, batch);
+            }
+            bodies.add(out.toByteArray());
+        }
+        return bodies;
+    }
+
+    private static List<byte[]> avroBodies(List<ModelLoaded> events, int batchSize) throws IOException {
+        EventSerde<ModelLoaded> serde = EventSerde.of(ModelLoaded.class);
+        List<byte[]> bodies = new ArrayList<>();
+        for (int from = 0; from < events.size(); from += batchSize) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            try (DataOutputStream frames = new DataOutputStream(new GZIPOutputStream(out))) {
+                for (ModelLoaded event : events.subList(from, Math.min(events.size(), from + batchSize))) {
+                    byte[] encoded = serde.encode(event);
+                    frames.writeInt(encoded.length);
+                    frames.write(encoded);
+                }
             }
             bodies.add(out.toByteArray());
         }
@@ -210,7 +248,7 @@ public final class CollectorBench {
     }
 
     /** Loads/s: every batch posted by {@code senders} at once, each answered 202. */
-    private static double collector(HttpClient http, String url, List<byte[]> bodies, int senders, int batchSize) throws Exception {
+    private static double collector(HttpClient http, String url, List<byte[]> bodies, int senders, int batchSize, String type) throws Exception {
         AtomicInteger next = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(senders);
         long started = System.nanoTime();
@@ -219,7 +257,7 @@ public final class CollectorBench {
             done.add(pool.submit(() -> {
                 int sent = 0;
                 for (int i = next.getAndIncrement(); i < bodies.size(); i = next.getAndIncrement()) {
-                    post(http, url, bodies.get(i));
+                    post(http, url, bodies.get(i), type);
                     sent += batchSize;
                 }
                 return sent;
@@ -234,9 +272,9 @@ public final class CollectorBench {
         return rate;
     }
 
-    private static void post(HttpClient http, String url, byte[] body) throws Exception {
+    private static void post(HttpClient http, String url, byte[] body, String type) throws Exception {
         HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/loads")).timeout(Duration.ofSeconds(60))
-                .header("Authorization", "Bearer " + TOKEN).header("Content-Encoding", "gzip")
+                .header("Authorization", "Bearer " + TOKEN).header("Content-Encoding", "gzip").header("Content-Type", type)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 202) {
             throw new IllegalStateException("the collector answered " + response.statusCode() + ": " + response.body());
@@ -244,8 +282,8 @@ public final class CollectorBench {
     }
 
     /** Batch latencies (ms) with batches started at {@code loadsPerSecond}, each on a sender of its own when due. */
-    private static List<Double> paced(HttpClient http, String url, List<byte[]> bodies, double loadsPerSecond, int batchSize, int senders)
-            throws Exception {
+    private static List<Double> paced(HttpClient http, String url, List<byte[]> bodies, double loadsPerSecond, int batchSize, int senders,
+                                      String type) throws Exception {
         long intervalNanos = (long) (batchSize / loadsPerSecond * 1e9);
         ExecutorService pool = Executors.newFixedThreadPool(senders * 2);
         List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
@@ -260,7 +298,7 @@ public final class CollectorBench {
             byte[] body = bodies.get(i);
             done.add(pool.submit(() -> {
                 long sent = System.nanoTime();
-                post(http, url, body);
+                post(http, url, body, type);
                 latencies.add((System.nanoTime() - sent) / 1e6);
                 return null;
             }));

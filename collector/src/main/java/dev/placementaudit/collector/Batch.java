@@ -11,8 +11,12 @@ import dev.placementaudit.resolution.InvalidLoadException;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.ObservationCheck;
 import dev.placementaudit.schemas.EventJson;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.UndecodableEventException;
 import org.apache.avro.specific.SpecificRecord;
 
+import java.io.DataInputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -103,6 +107,84 @@ final class Batch {
             throw new BadBatchException("the batch holds no loads and no observations");
         }
         return new Batch(items);
+    }
+
+    /** A batch of Avro events: what JVM and native runtimes send (docs/collector.md), like OTLP's binary protobuf beside its JSON. */
+    static final String AVRO_TYPE = "application/vnd.placement-audit.batch+avro";
+    private static final EventSerde<ModelLoaded> LOAD_SERDE = EventSerde.of(ModelLoaded.class);
+    private static final EventSerde<LoadObserved> OBSERVATION_SERDE = EventSerde.of(LoadObserved.class);
+
+    /**
+     * Reads a binary batch: frames of a 4-byte big-endian length and an event in Avro single-object encoding (a
+     * {@code ModelLoaded} or a {@code LoadObserved}, any released version; the header's fingerprint says which). A valid
+     * event is published as the device encoded it: nothing is decoded into JSON or encoded again, so this is the cheap
+     * path. {@code index} in the results is the frame's place in the body.
+     */
+    static Batch readAvro(InputStream body, int maxItems, LoadValidator validator) throws IOException {
+        DataInputStream in = new DataInputStream(body);
+        List<Item> items = new ArrayList<>();
+        for (long length = nextFrame(in); length >= 0; length = nextFrame(in)) {
+            if (items.size() == maxItems) {
+                throw new TooManyItemsException("more than collector.max.items=" + maxItems + " items in one batch: send smaller batches");
+            }
+            if (length == 0 || length > MAX_FRAME) {
+                throw new BadBatchException("frame " + items.size() + " says " + length + " bytes: not a batch of length-prefixed events");
+            }
+            byte[] event = new byte[(int) length];
+            try {
+                in.readFully(event);
+            } catch (EOFException e) {
+                throw new BadBatchException("frame " + items.size() + " is cut short: " + length + " bytes announced");
+            }
+            items.add(avroItem(event, items.size(), validator));
+        }
+        if (items.isEmpty()) {
+            throw new BadBatchException("the batch holds no loads and no observations");
+        }
+        return new Batch(items);
+    }
+
+    /** No single event is larger than the body bound anyway; this only refuses a length that is plainly not one. */
+    private static final int MAX_FRAME = 256 << 20;
+
+    /** The next frame's length (unsigned), or -1 at the end of the body. */
+    private static long nextFrame(DataInputStream in) throws IOException {
+        int first = in.read();
+        if (first < 0) {
+            return -1;
+        }
+        try {
+            return ((long) first << 24) | (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
+        } catch (EOFException e) {
+            throw new BadBatchException("the body ends inside a frame's length");
+        }
+    }
+
+    private static Item avroItem(byte[] event, int index, LoadValidator validator) {
+        try {
+            ModelLoaded load = LOAD_SERDE.decode(event);
+            Item item = new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), null, null, null, null);
+            try {
+                validator.validate(load);
+                return new Item(LOADS, index, item.id(), item.deploymentId(), event, null, null, null);
+            } catch (InvalidLoadException e) {
+                return item.refused(e.code().name(), e.field(), e.getMessage());
+            }
+        } catch (UndecodableEventException notALoad) {
+            if (notALoad.reason() != UndecodableEventException.Cause.WRONG_EVENT_TYPE) {
+                return new Item(LOADS, index, null, null, null, null, null, null).refused("UNDECODABLE", "", notALoad.getMessage());
+            }
+        }
+        try {
+            LoadObserved observed = OBSERVATION_SERDE.decode(event);
+            Item item = new Item(OBSERVATIONS, index, observed.getLoadId().toString(), observed.getDeploymentId(), null, null, null, null);
+            String problem = ObservationCheck.problem(observed);
+            return problem == null ? new Item(OBSERVATIONS, index, item.id(), item.deploymentId(), event, null, null, null)
+                    : item.refused("UNSTORABLE", "deploymentId", "cannot store the observation of load " + observed.getLoadId() + ": " + problem);
+        } catch (UndecodableEventException e) {
+            return new Item(OBSERVATIONS, index, null, null, null, null, null, null).refused("UNDECODABLE", "",
+                    "neither a ModelLoaded nor a LoadObserved: " + e.getMessage());
+        }
     }
 
     /** The first deployment {@code fleet} may not write, if any item names one. */

@@ -149,7 +149,10 @@ public final class Collector implements AutoCloseable {
         }
         try {
             metrics.body(Math.max(0, ctx.contentLength()));
-            Batch batch = Batch.read(mapper, Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator, this::encode);
+            String type = ctx.contentType() == null ? "" : ctx.contentType().toLowerCase(java.util.Locale.ROOT);
+            Batch batch = type.startsWith(Batch.AVRO_TYPE)
+                    ? Batch.readAvro(Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator)
+                    : Batch.read(mapper, Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator, this::encode);
             Optional<Batch.Item> forbidden = batch.forbiddenTo(fleet.get());
             if (forbidden.isPresent()) {
                 answer(ctx, 403, "fleet " + fleet.get().name() + " may not write deployment '" + forbidden.get().deploymentId() + "' ("

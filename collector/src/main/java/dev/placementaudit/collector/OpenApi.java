@@ -50,8 +50,12 @@ public final class OpenApi {
         ArrayNode parameters = post.putArray("parameters");
         parameters.addObject().put("name", "Content-Encoding").put("in", "header").put("required", false)
                 .put("description", "gzip, or nothing").putObject("schema").put("type", "string").putArray("enum").add("gzip").add("identity");
-        ObjectNode body = post.putObject("requestBody").put("required", true).putObject("content").putObject("application/json");
-        body.putObject("schema").put("$ref", "#/components/schemas/Batch");
+        ObjectNode content = post.putObject("requestBody").put("required", true).putObject("content");
+        content.putObject("application/json").putObject("schema").put("$ref", "#/components/schemas/Batch");
+        content.putObject(Batch.AVRO_TYPE).putObject("schema").put("type", "string").put("format", "binary")
+                .put("description", "Frames of a 4-byte big-endian length and one event (ModelLoaded or LoadObserved, any released "
+                        + "version) in Avro single-object encoding; a result's index is the frame's place. The schemas are in the "
+                        + "schemas jar (dev/placementaudit/events/history).");
         ObjectNode responses = post.putObject("responses");
         respond(responses, "202", "Every accepted item is acknowledged by the broker; refused items say why", "BatchResult", false);
         respond(responses, "400", "Not a batch (not JSON, no loads or observations, bad gzip)", "Error", false);
@@ -85,7 +89,7 @@ public final class OpenApi {
         fields.putObject("id").put("type", "string").put("nullable", true).put("description", "its load id");
         fields.putObject("status").put("type", "string").putArray("enum").add("accepted").add("refused");
         fields.putObject("code").put("type", "string").put("description", "why refused: the worker's validation code (NEGATIVE_SIZE, "
-                + "SHAPE_MISMATCH, ...), MALFORMED (not the schema), UNSTORABLE or TOO_LARGE");
+                + "SHAPE_MISMATCH, ...), MALFORMED (not the schema), UNDECODABLE (an Avro frame that is neither event), UNSTORABLE or TOO_LARGE");
         fields.putObject("field").put("type", "string").put("description", "the field at fault, e.g. tensors[3].shape");
         fields.putObject("reason").put("type", "string");
         return result;

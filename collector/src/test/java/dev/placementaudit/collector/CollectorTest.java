@@ -149,6 +149,46 @@ class CollectorTest {
     }
 
     @Test
+    void takesABinaryBatchOfAvroEventsAndPublishesEachAsTheDeviceEncodedIt(KafkaBroker broker) throws Exception {
+        try (Collector collector = start(broker, Map.of())) {
+            ModelLoaded load = SampleEvents.edgeLoad("android-1", "r1", 2);
+            ModelLoaded sample = SampleEvents.edgeLoad("android-2", "r1", 2);
+            ModelLoaded negative = ModelLoaded.newBuilder(sample).setModel(ModelRef.newBuilder(sample.getModel()).setSizeBytes(-1).build()).build();
+            LoadObserved observation = observed(load);
+            byte[] encodedLoad = EventSerde.of(ModelLoaded.class).encode(load);
+            ByteArrayOutputStream frames = new ByteArrayOutputStream();
+            java.io.DataOutputStream out = new java.io.DataOutputStream(frames);
+            for (byte[] event : List.of(encodedLoad, EventSerde.of(ModelLoaded.class).encode(negative), EventSerde.of(LoadObserved.class).encode(observation),
+                    "not an event".getBytes(StandardCharsets.UTF_8))) {
+                out.writeInt(event.length);
+                out.write(event);
+            }
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(collector.url() + "/v1/loads"))
+                    .header("Authorization", "Bearer " + PHONES_TOKEN).header("Content-Type", "application/vnd.placement-audit.batch+avro")
+                    .header("Content-Encoding", "gzip").POST(HttpRequest.BodyPublishers.ofByteArray(gzip(frames.toByteArray()))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+            JsonNode results = mapper.readTree(response.body()).get("results");
+            assertThat(results.get(0).get("status").asText()).isEqualTo("accepted");
+            assertThat(results.get(1).get("code").asText()).isEqualTo("NEGATIVE_SIZE");
+            assertThat(results.get(2).get("kind").asText()).isEqualTo("observations");
+            assertThat(results.get(3).get("code").asText()).isEqualTo("UNDECODABLE");
+            assertThat(results.get(3).get("index").asInt()).isEqualTo(3);
+            assertThat(TopicReader.readCommitted(broker, configOf(collector).loadsTopic(), 1)).singleElement()
+                    .satisfies(r -> assertThat(r.value()).as("published as the device encoded it").isEqualTo(encodedLoad));
+            assertThat(TopicReader.readCommitted(broker, configOf(collector).observationsTopic(), 1)).singleElement()
+                    .satisfies(r -> assertThat(EventSerde.of(LoadObserved.class).decode(r.value())).isEqualTo(observation));
+
+            HttpResponse<String> cut = http.send(HttpRequest.newBuilder(URI.create(collector.url() + "/v1/loads"))
+                    .header("Authorization", "Bearer " + PHONES_TOKEN).header("Content-Type", "application/vnd.placement-audit.batch+avro")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[]{0, 0, 1, 0, 1, 2})).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(cut.statusCode()).isEqualTo(400);
+            assertThat(cut.body()).contains("frame 0 is cut short: 256 bytes announced");
+        }
+    }
+
+    @Test
     void aBatchWhoseEveryItemIsRefusedIsA422AndPublishesNothing(KafkaBroker broker) throws Exception {
         try (Collector collector = start(broker, Map.of())) {
             ObjectNode malformed = EventJson.write(SampleEvents.edgeLoad("android-1", "r1", 1));

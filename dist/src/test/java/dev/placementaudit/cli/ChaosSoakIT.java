@@ -67,6 +67,8 @@ class ChaosSoakIT {
     private final Map<String, Integer> kills = new HashMap<>();
     private final List<Long> recoveries = new ArrayList<>();
     private final List<Long> outages = new ArrayList<>();
+    private static final String DEVICES_TOKEN = "soak-devices-token";
+    private long phoneLoads;
 
     @Test
     void survivesKillsOfEveryServiceAndOfTheBrokerWithEveryGuaranteeKept() throws Exception {
@@ -96,33 +98,54 @@ class ChaosSoakIT {
                 stores.add(new Service("store-" + i, launcher.withEnv(Map.of("PA_STORE_INSTANCE_ID", "soak-store-" + i, "PA_STORE_HTTP_PORT",
                         Integer.toString(EmbeddedKafkaBroker.freePort()))), work.resolve("store-" + i + ".log"), "audit-store ingesting", "store", "run"));
             }
+            // Phones report through the collector (docs/collector.md), which is killed like every other service: a device
+            // that cannot deliver spools and delivers first next time, and each of its loads is stored once.
+            Files.writeString(work.resolve("devices.token"), DEVICES_TOKEN);
+            Service collector = new Service("collector", launcher.withEnv(Map.of("PA_COLLECTOR_HTTP_PORT", Integer.toString(EmbeddedKafkaBroker.freePort()),
+                    "PA_COLLECTOR_FLEETS", "devices", "PA_COLLECTOR_FLEET_DEVICES_TOKEN_SHA256", sha256(DEVICES_TOKEN),
+                    "PA_COLLECTOR_FLEET_DEVICES_DEPLOYMENTS", "phone-*", "PA_COLLECTOR_SEND_TIMEOUT", "3s", "PA_COLLECTOR_RETRY_AFTER", "2s")),
+                    work.resolve("collector.log"), "collector taking", "collector", "run");
             List<Service> services = new ArrayList<>(stores);
             services.add(0, worker);
+            services.add(collector);
             try {
                 worker.start();
                 for (Service store : stores) {
                     store.start();
                 }
+                collector.start();
+                Launcher.Run sample = launcher.run(Duration.ofSeconds(60), "producer", "sample-model", "--layout", "qwen2.5-0.5b-q8_0", "--out",
+                        "phone.gguf");
+                assertThat(sample.exit()).as(sample.toString()).isZero();
 
                 long chaosEnds = System.nanoTime() + (long) (minutes * 60e9);
                 int round = 0;
                 long published = 0;
+                long phones = 0;
                 while (System.nanoTime() < chaosEnds || round < 3) {
                     round++;
                     published += publish(launcher, round, services, random);
+                    phones += phoneLoad(launcher, collector, round);
                     if (round % 2 == 0 || System.nanoTime() >= chaosEnds) {
-                        outage(broker, random, services);
+                        phones += outage(broker, random, services, () -> phoneLoad(launcher, collector, 1000 + outages.size()));
                     }
                 }
                 for (Service service : services) {
                     service.ensureRunning();
                 }
+                // What phones still hold in their spool goes first with their next load.
+                for (int flush = 0; flush < 5 && (flush == 0 || spooled() > 0); flush++) {
+                    phones += phoneLoad(launcher, collector, round + 1 + flush);
+                }
+                assertThat(spooled()).as("every spooled batch delivered").isZero();
                 long caughtUpFrom = System.nanoTime();
-                long expected = published;
+                long simulated = published;
+                long expected = published + phones;
+                phoneLoads = phones;
                 await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2)).ignoreExceptions()
                         .until(() -> count(db, "SELECT COUNT(*) FROM loads WHERE complete = TRUE") == expected
                                 && count(db, "SELECT COUNT(*) FROM load_observations") == expected
-                                && count(db, "SELECT COUNT(*) FROM runtime_findings") == expected / 3);
+                                && count(db, "SELECT COUNT(*) FROM runtime_findings") == simulated / 3);
                 long catchUpMillis = (System.nanoTime() - caughtUpFrom) / 1_000_000;
                 // Caught up: each service says UP within a few polls, not a minute later.
                 for (Service service : services) {
@@ -171,19 +194,56 @@ class ChaosSoakIT {
     }
 
     /** The broker killed with SIGKILL while the services work through what was published, and back after a while. */
-    private void outage(BrokerProcess broker, Random random, List<Service> services) {
+    /**
+     * A phone's runtime loads a model and reports it with its observation through the collector, keeping what it cannot
+     * deliver in its spool; returns 1, the load it made (delivered now or later).
+     */
+    private long phoneLoad(Launcher launcher, Service collector, int round) throws Exception {
+        Launcher.Run load = launcher.run(Duration.ofSeconds(120), "producer", "load", "--model", "phone.gguf", "--profile", "mobile-2gb",
+                "--platform", "android", "--deployment", "phone-" + (round % 4), "--release", "p" + round, "--collector",
+                "http://127.0.0.1:" + collector.launcher.env("PA_COLLECTOR_HTTP_PORT"), "--token-file", "devices.token", "--spool", "spool");
+        assertThat(load.exit()).as(load.toString()).isZero();
+        if (load.out().contains("kept in spool")) {
+            kills.merge("phone loads spooled", 1, Integer::sum);
+        }
+        return 1;
+    }
+
+    private long spooled() throws IOException {
+        Path spool = work.resolve("spool");
+        if (!Files.isDirectory(spool)) {
+            return 0;
+        }
+        try (var files = Files.list(spool)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".gz")).count();
+        }
+    }
+
+    private static String sha256(String token) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The broker killed while a phone reports a load (which the collector cannot publish: the phone spools it); 1, that load. */
+    private long outage(BrokerProcess broker, Random random, List<Service> services, java.util.concurrent.Callable<Long> phoneMeanwhile) throws Exception {
         sleep(random.nextInt(3_000));
         broker.kill();
         kills.merge("broker", 1, Integer::sum);
         long down = 4_000 + random.nextInt(12_000);
         outages.add(down);
-        sleep(down);
+        long killed = System.nanoTime();
+        long phone = phoneMeanwhile.call();
+        sleep(Math.max(0, down - (System.nanoTime() - killed) / 1_000_000));
         long restarting = System.nanoTime();
         broker.start();
         // The services carry on by themselves: none is restarted by hand here.
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> services.stream().allMatch(Service::isAlive)
                 && services.stream().allMatch(s -> s.health() == 200));
         recoveries.add((System.nanoTime() - restarting) / 1_000_000);
+        return phone;
     }
 
     /**
@@ -207,9 +267,12 @@ class ChaosSoakIT {
         assertThat(count(db, "SELECT COUNT(*) FROM loads")).as("every load stored once").isEqualTo(expected);
         assertThat(count(db, "SELECT COUNT(*) FROM chain_entries")).as("every load chained").isEqualTo(expected);
         assertThat(count(db, "SELECT COUNT(*) FROM load_observations")).as("every observation stored once").isEqualTo(expected);
+        long simulated = expected - phoneLoads;
+        assertThat(count(db, "SELECT COUNT(*) FROM loads WHERE deployment_id LIKE 'phone-%'")).as("every phone's load through the collector, once")
+                .isEqualTo(phoneLoads);
         assertThat(count(db, "SELECT COUNT(*) FROM runtime_findings WHERE kind = 'UNPLANNED_OFFHEAP'"))
-                .as("each leaking load found once, whether its observation or its load came first").isEqualTo(expected / 3);
-        assertThat(count(db, "SELECT COUNT(*) FROM runtime_findings")).as("no other runtime finding").isEqualTo(expected / 3);
+                .as("each leaking load found once, whether its observation or its load came first").isEqualTo(simulated / 3);
+        assertThat(count(db, "SELECT COUNT(*) FROM runtime_findings")).as("no other runtime finding").isEqualTo(simulated / 3);
         assertThat(count(db, "SELECT COUNT(*) FROM (SELECT load_id FROM chain_entries GROUP BY load_id HAVING COUNT(*) > 1) x"))
                 .as("no load chained twice").isZero();
         assertThat(count(db, "SELECT COUNT(*) FROM (SELECT load_id, kind, tensor_name FROM findings GROUP BY load_id, kind, tensor_name "
@@ -326,7 +389,7 @@ class ChaosSoakIT {
      */
     private final class Service {
         final String name;
-        private final Launcher launcher;
+        final Launcher launcher;
         private final Path log;
         private final String ready;
         private final String[] args;
@@ -392,7 +455,7 @@ class ChaosSoakIT {
 
         /** The HTTP status of {@code /health}, or -1 when it does not answer. */
         int health() {
-            String port = launcher.env(name.equals("worker") ? "PA_WORKER_HTTP_PORT" : "PA_STORE_HTTP_PORT");
+            String port = launcher.env(name.equals("worker") ? "PA_WORKER_HTTP_PORT" : name.equals("collector") ? "PA_COLLECTOR_HTTP_PORT" : "PA_STORE_HTTP_PORT");
             try {
                 return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).timeout(Duration.ofSeconds(5)).build(),
                         HttpResponse.BodyHandlers.discarding()).statusCode();

@@ -2,11 +2,15 @@ package dev.placementaudit.resolution;
 
 import dev.placementaudit.resolution.InvalidLoadException.Code;
 import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.IndexedRecord;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Every string of an event, wherever it sits (records, lists, map keys and values), checked for what no store, log or
@@ -23,7 +27,7 @@ final class StorableText {
 
     static void check(IndexedRecord record, String path) {
         try {
-            checkRecord(record);
+            checkRecord(record, record.getSchema());
         } catch (Unstorable e) {
             String where = e.path();
             throw new InvalidLoadException(Code.UNSTORABLE_TEXT, path.isEmpty() ? where.substring(where.startsWith(".") ? 1 : 0) : path + where,
@@ -32,46 +36,108 @@ final class StorableText {
     }
 
     /*
-     * The path of a value is named only when it is at fault: built as the failure unwinds, not for every value on the way
-     * (that concatenation was most of the check's cost, and the check a large share of the collector's and the worker's).
+     * The walk follows the schema, not the values' classes: a part of the schema that holds no string (a tensor's shape,
+     * its sizes, its enums) is not visited at all, and no value is asked which interfaces it implements (on JDK 17 such
+     * checks from several threads contend on one cache per class: JDK-8180450). The path of a value is named only when it
+     * is at fault, built as the failure unwinds: building one for every value was most of the check's cost, and the check
+     * a large share of the collector's and the worker's.
      */
 
-    private static void checkRecord(IndexedRecord record) {
-        List<Schema.Field> fields = record.getSchema().getFields();
-        for (int f = 0; f < fields.size(); f++) {
+    /**
+     * Per record schema (by full name: an event's records are always its current schema's), which fields hold a string
+     * somewhere below them. Keyed by name rather than by the schema, whose hashCode and equals walk it whole.
+     */
+    private static final Map<String, Fields> TEXT_FIELDS = new ConcurrentHashMap<>();
+
+    private record Fields(Schema schema, boolean[] holdText) {
+    }
+
+    private static boolean[] textFields(Schema record) {
+        Fields known = TEXT_FIELDS.get(record.getFullName());
+        if (known == null || known.schema() != record) {
+            List<Schema.Field> fields = record.getFields();
+            boolean[] holdText = new boolean[fields.size()];
+            for (int f = 0; f < holdText.length; f++) {
+                holdText[f] = holdsText(fields.get(f).schema(), new HashSet<>(Set.of(record.getFullName())));
+            }
+            known = new Fields(record, holdText);
+            TEXT_FIELDS.put(record.getFullName(), known);
+        }
+        return known.holdText();
+    }
+
+    private static boolean holdsText(Schema schema, Set<String> visiting) {
+        return switch (schema.getType()) {
+            // A string with a logical type (a uuid) holds a converted value, not text.
+            case STRING -> schema.getLogicalType() == null;
+            case MAP -> true;
+            case ARRAY -> holdsText(schema.getElementType(), visiting);
+            case UNION -> schema.getTypes().stream().anyMatch(branch -> holdsText(branch, visiting));
+            case RECORD -> visiting.add(schema.getFullName())
+                    && schema.getFields().stream().anyMatch(field -> holdsText(field.schema(), visiting));
+            default -> false;
+        };
+    }
+
+    private static void checkRecord(IndexedRecord record, Schema schema) {
+        List<Schema.Field> fields = schema.getFields();
+        boolean[] holdText = textFields(schema);
+        for (int f = 0; f < holdText.length; f++) {
+            if (!holdText[f]) {
+                continue;
+            }
             try {
-                checkValue(record.get(f));
+                checkValue(record.get(f), fields.get(f).schema());
             } catch (Unstorable e) {
                 throw e.under("." + fields.get(f).name());
             }
         }
     }
 
-    private static void checkValue(Object value) {
-        if (value instanceof CharSequence text) {
-            checkChars(text);
-        } else if (value instanceof IndexedRecord nested) {
-            checkRecord(nested);
-        } else if (value instanceof List<?> list) {
-            for (int i = 0; i < list.size(); i++) {
-                try {
-                    checkValue(list.get(i));
-                } catch (Unstorable e) {
-                    throw e.under("[" + i + "]");
+    private static void checkValue(Object value, Schema schema) {
+        if (value == null) {
+            return;
+        }
+        switch (schema.getType()) {
+            case STRING -> {
+                if (value instanceof CharSequence text) {
+                    checkChars(text);
                 }
             }
-        } else if (value instanceof Map<?, ?> map) {
-            for (Map.Entry<?, ?> entry : map.entrySet()) {
-                try {
-                    checkValue(entry.getKey());
-                } catch (Unstorable e) {
-                    throw e.under(" (a key)");
+            case RECORD -> checkRecord((IndexedRecord) value, schema);
+            case UNION -> {
+                List<Schema> branches = schema.getTypes();
+                // The usual optional value: null or one kind, no need to ask which.
+                boolean optional = branches.size() == 2 && branches.get(0).getType() == Schema.Type.NULL;
+                checkValue(value, optional ? branches.get(1) : branches.get(GenericData.get().resolveUnion(schema, value)));
+            }
+            case ARRAY -> {
+                List<?> list = (List<?>) value;
+                Schema items = schema.getElementType();
+                for (int i = 0; i < list.size(); i++) {
+                    try {
+                        checkValue(list.get(i), items);
+                    } catch (Unstorable e) {
+                        throw e.under("[" + i + "]");
+                    }
                 }
-                try {
-                    checkValue(entry.getValue());
-                } catch (Unstorable e) {
-                    throw e.under("[" + entry.getKey() + "]");
+            }
+            case MAP -> {
+                for (Map.Entry<?, ?> entry : ((Map<?, ?>) value).entrySet()) {
+                    try {
+                        checkChars((CharSequence) entry.getKey());
+                    } catch (Unstorable e) {
+                        throw e.under(" (a key)");
+                    }
+                    try {
+                        checkValue(entry.getValue(), schema.getValueType());
+                    } catch (Unstorable e) {
+                        throw e.under("[" + entry.getKey() + "]");
+                    }
                 }
+            }
+            default -> {
+                // numbers, booleans, enums, bytes: nothing a store could not hold
             }
         }
     }

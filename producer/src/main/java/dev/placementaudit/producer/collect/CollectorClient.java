@@ -7,12 +7,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.EventJson;
+import dev.placementaudit.schemas.EventSerde;
+import org.apache.avro.specific.SpecificRecord;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 
 import javax.net.ssl.SSLContext;
 import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -37,7 +40,7 @@ import java.util.zip.GZIPOutputStream;
  *         .spool(Path.of("/data/placement-spool"), 64L << 20).build();
  * CollectorClient.Delivery delivery = client.send(List.of(load), List.of(observation));
  * }</pre>
- * Items go in gzip batches of {@code batchSize}. A batch is retried a bounded number of times with jittered exponential
+ * Items go in gzip batches of {@code batchSize}, Avro by default ({@link Format}). A batch is retried a bounded number of times with jittered exponential
  * backoff, waiting at least what a 429 or 503 says in {@code Retry-After}; one that still cannot be delivered (the device
  * is offline, the broker is down) is kept in the spool, and every later batch queues behind it, so the collector sees them
  * in order once it is reachable ({@link #drain()}, and every {@link #send}). Sending a batch again is safe: the load id
@@ -49,6 +52,8 @@ import java.util.zip.GZIPOutputStream;
  */
 public final class CollectorClient {
     private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final EventSerde<ModelLoaded> LOADS = EventSerde.of(ModelLoaded.class);
+    private static final EventSerde<LoadObserved> OBSERVATIONS = EventSerde.of(LoadObserved.class);
 
     private final URI endpoint;
     private final String token;
@@ -59,11 +64,29 @@ public final class CollectorClient {
     private final Duration maxBackoff;
     private final Duration requestTimeout;
     private final Spool spool;
+    private final Format format;
     private final Sleeper sleeper;
     private final Counter sent;
     private final Counter spooled;
     private final Counter spoolFull;
     private final Counter refusedBatches;
+
+    /**
+     * How batches are written: {@link #AVRO} (the default: the events' Avro single-object encoding, framed; the collector
+     * publishes them as sent, the cheap path at both ends) or {@link #JSON} (what a browser sends; easier to read on the wire).
+     */
+    public enum Format {
+        AVRO("application/vnd.placement-audit.batch+avro", ".avro.gz"),
+        JSON("application/json", ".json.gz");
+
+        final String contentType;
+        final String suffix;
+
+        Format(String contentType, String suffix) {
+            this.contentType = contentType;
+            this.suffix = suffix;
+        }
+    }
 
     /** Waits between attempts; a test passes one that records instead of sleeping. */
     @FunctionalInterface
@@ -107,6 +130,7 @@ public final class CollectorClient {
         this.maxBackoff = b.maxBackoff;
         this.requestTimeout = b.requestTimeout;
         this.spool = b.spool;
+        this.format = b.format;
         this.sleeper = b.sleeper;
         String target = endpoint.getHost() + ":" + endpoint.getPort();
         this.sent = Counter.builder("pa_collector_client_items_sent").description("items the collector accepted").tag("collector", target).register(b.registry);
@@ -132,17 +156,11 @@ public final class CollectorClient {
         int total = loads.size() + observations.size();
         for (int from = 0; from < total; from += batchSize) {
             int to = Math.min(total, from + batchSize);
-            ObjectNode batch = MAPPER.createObjectNode();
-            ArrayNode l = batch.putArray("loads");
-            ArrayNode o = batch.putArray("observations");
+            List<SpecificRecord> events = new ArrayList<>(to - from);
             for (int i = from; i < to; i++) {
-                if (i < loads.size()) {
-                    l.add(EventJson.write(loads.get(i)));
-                } else {
-                    o.add(EventJson.write(observations.get(i - loads.size())));
-                }
+                events.add(i < loads.size() ? loads.get(i) : observations.get(i - loads.size()));
             }
-            delivery = delivery.plus(sendBatch(gzip(batch), to - from));
+            delivery = delivery.plus(sendBatch(body(events), to - from));
         }
         return delivery;
     }
@@ -158,7 +176,7 @@ public final class CollectorClient {
                 Path batch = oldest.get();
                 Optional<Delivery> result;
                 try {
-                    result = attempt(Files.readAllBytes(batch));
+                    result = attempt(Files.readAllBytes(batch), Spool.format(batch));
                 } catch (CollectorException e) {
                     // A batch refused for good (a deployment moved to another fleet, a bound lowered) is kept aside with why, not
                     // retried forever; a 401 is the token's fault, not the batch's: it stays first in line for a corrected token.
@@ -195,7 +213,7 @@ public final class CollectorClient {
             // Earlier batches are still waiting: this one queues behind them, so the collector sees them in order.
             return drained.plus(keep(body, items));
         }
-        Optional<Delivery> result = attempt(body);
+        Optional<Delivery> result = attempt(body, format);
         return drained.plus(result.orElseGet(() -> keep(body, items)));
     }
 
@@ -205,7 +223,7 @@ public final class CollectorClient {
                     + maxAttempts + " attempts, and no spool is configured to keep it", 0, true);
         }
         try {
-            spool.append(body);
+            spool.append(body, format);
         } catch (Spool.SpoolFullException e) {
             spoolFull.increment();
             throw e;
@@ -218,11 +236,11 @@ public final class CollectorClient {
     }
 
     /** The batch's delivery, or empty when it could not be delivered within the attempts (keep it for later). */
-    private Optional<Delivery> attempt(byte[] body) throws InterruptedException {
+    private Optional<Delivery> attempt(byte[] body, Format as) throws InterruptedException {
         for (int attempt = 1; attempt <= maxAttempts; attempt++) {
             Duration wait = backoff(attempt);
             try {
-                HttpResponse<String> response = http.send(request(body), HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> response = http.send(request(body, as), HttpResponse.BodyHandlers.ofString());
                 int status = response.statusCode();
                 if (status == 202 || status == 422) {
                     Delivery delivery = delivery(response.body());
@@ -246,9 +264,9 @@ public final class CollectorClient {
         return Optional.empty();
     }
 
-    private HttpRequest request(byte[] body) {
+    private HttpRequest request(byte[] body, Format as) {
         return HttpRequest.newBuilder(endpoint).timeout(requestTimeout).header("Authorization", "Bearer " + token)
-                .header("Content-Type", "application/json").header("Content-Encoding", "gzip")
+                .header("Content-Type", as.contentType).header("Content-Encoding", "gzip")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
     }
 
@@ -286,10 +304,27 @@ public final class CollectorClient {
         }
     }
 
-    private static byte[] gzip(JsonNode batch) {
+    /** The batch, gzip: frames of a length and an Avro event, or a JSON object of two arrays. */
+    private byte[] body(List<SpecificRecord> events) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
-            MAPPER.writeValue(zip, batch);
+            if (format == Format.AVRO) {
+                DataOutputStream frames = new DataOutputStream(zip);
+                for (SpecificRecord event : events) {
+                    byte[] encoded = event instanceof ModelLoaded load ? LOADS.encode(load) : OBSERVATIONS.encode((LoadObserved) event);
+                    frames.writeInt(encoded.length);
+                    frames.write(encoded);
+                }
+                frames.flush();
+            } else {
+                ObjectNode batch = MAPPER.createObjectNode();
+                ArrayNode loads = batch.putArray("loads");
+                ArrayNode observed = batch.putArray("observations");
+                for (SpecificRecord event : events) {
+                    (event instanceof ModelLoaded ? loads : observed).add(EventJson.write(event));
+                }
+                MAPPER.writeValue(zip, batch);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -308,6 +343,7 @@ public final class CollectorClient {
         private Duration requestTimeout = Duration.ofSeconds(30);
         private SSLContext sslContext;
         private Spool spool;
+        private Format format = Format.AVRO;
         private Sleeper sleeper = d -> Thread.sleep(d.toMillis());
         private MeterRegistry registry = Metrics.globalRegistry;
 
@@ -351,6 +387,12 @@ public final class CollectorClient {
         /** Keep what cannot be delivered in {@code dir}, at most {@code maxBytes} (gzip) of it. */
         public Builder spool(Path dir, long maxBytes) {
             this.spool = new Spool(dir, maxBytes);
+            return this;
+        }
+
+        /** How batches are written (default {@link Format#AVRO}). */
+        public Builder format(Format format) {
+            this.format = Objects.requireNonNull(format, "format");
             return this;
         }
 

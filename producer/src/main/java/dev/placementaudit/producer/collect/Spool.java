@@ -11,13 +11,13 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * Batches a device could not deliver, on disk, in the order they were made: one gzip JSON file per batch, named by a
- * sequence number ({@code 00000000000000000042.json.gz}), written to a temporary name and moved into place so a crash
+ * Batches a device could not deliver, on disk, in the order they were made: one gzip file per batch, named by a
+ * sequence number and its format ({@code 00000000000000000042.avro.gz}), written to a temporary name and moved into place so a crash
  * never leaves half a batch. It survives a restart (the sequence goes on from the highest file), is bounded in bytes,
  * and a batch the collector refuses for good is moved to {@code refused/} beside it rather than deleted.
  */
 public final class Spool {
-    private static final String SUFFIX = ".json.gz";
+    private static final String SUFFIX = ".gz";
     private final Path dir;
     private final Path refused;
     private final long maxBytes;
@@ -43,16 +43,16 @@ public final class Spool {
     }
 
     /** Keeps {@code gzipBody} as the newest batch. */
-    public synchronized void append(byte[] gzipBody) throws IOException {
+    public synchronized void append(byte[] gzipBody, CollectorClient.Format format) throws IOException {
         long used = bytes();
         if (used + gzipBody.length > maxBytes) {
             throw new SpoolFullException("the spool " + dir + " holds " + used + " bytes; a batch of " + gzipBody.length
                     + " more would take it over its " + maxBytes + " bytes: the batch is not kept; deliver the spool (is the collector reachable?) "
                     + "or give it more room");
         }
-        Path temporary = dir.resolve(String.format("%020d%s.tmp", next, SUFFIX));
+        Path temporary = dir.resolve(String.format("%020d%s.tmp", next, format.suffix));
         Files.write(temporary, gzipBody);
-        Path batch = dir.resolve(String.format("%020d%s", next, SUFFIX));
+        Path batch = dir.resolve(String.format("%020d%s", next, format.suffix));
         try {
             Files.move(temporary, batch, StandardCopyOption.ATOMIC_MOVE);
         } catch (AtomicMoveNotSupportedException e) {
@@ -97,6 +97,11 @@ public final class Spool {
 
     private static long sequence(Path batch) {
         String name = batch.getFileName().toString();
-        return Long.parseLong(name.substring(0, name.length() - SUFFIX.length()));
+        return Long.parseLong(name.substring(0, name.indexOf('.')));
+    }
+
+    /** How a spooled batch was written, from its name. */
+    static CollectorClient.Format format(Path batch) {
+        return batch.getFileName().toString().endsWith(CollectorClient.Format.JSON.suffix) ? CollectorClient.Format.JSON : CollectorClient.Format.AVRO;
     }
 }

@@ -85,7 +85,7 @@ class CollectorClientTest {
 
     private CollectorClient.Builder client() {
         return CollectorClient.builder(URI.create("http://127.0.0.1:" + server.getAddress().getPort()), "t0ken")
-                .retries(3, Duration.ofMillis(100), Duration.ofSeconds(1)).sleeper(slept::add).registry(registry);
+                .retries(3, Duration.ofMillis(100), Duration.ofSeconds(1)).sleeper(slept::add).registry(registry).format(CollectorClient.Format.JSON);
     }
 
     private static List<ModelLoaded> loads(int n) {
