@@ -93,6 +93,13 @@ final class StoreHarness {
         return s;
     }
 
+    /** A worker reading {@code input} and writing this harness's decision topics, as the pipeline tests run it. */
+    Map<String, String> workerSettings(String input) {
+        return Map.of("kafka.bootstrap.servers", broker.bootstrapServers(), "worker.input.topic", input,
+                "worker.decisions.topic", decisions, "worker.resolved.topic", resolved, "worker.group.id", "w-" + input,
+                "worker.instance.id", "w-" + input, "worker.http.port", "-1", "worker.poll.timeout", "200ms", "worker.topics.create", "false");
+    }
+
     AuditStore start(Map<String, String> settings) {
         return AuditStore.start(StoreConfig.from(Settings.of(settings)), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
     }

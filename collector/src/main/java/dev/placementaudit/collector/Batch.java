@@ -2,8 +2,8 @@ package dev.placementaudit.collector;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
@@ -96,8 +96,7 @@ final class Batch {
                     if (items.size() == maxItems) {
                         throw new TooManyItemsException("more than collector.max.items=" + maxItems + " items in one batch: send smaller batches");
                     }
-                    JsonNode json = mapper.readTree(parser);
-                    items.add(name.equals(LOADS) ? load(json, index++, validator, encoder) : observation(json, index++, encoder));
+                    items.add(name.equals(LOADS) ? load(parser, index++, validator, encoder) : observation(parser, index++, encoder));
                 }
             }
         } catch (JsonProcessingException e) {
@@ -192,35 +191,51 @@ final class Batch {
         return items.stream().filter(item -> item.deploymentId() != null && !fleet.mayWrite(item.deploymentId())).findFirst();
     }
 
-    private static Item load(JsonNode json, int index, LoadValidator validator, Function<SpecificRecord, byte[]> encoder) {
-        Item item = new Item(LOADS, index, text(json, "loadId"), text(json.path("deployment"), "id"), null, null, null, null);
+    private static Item load(JsonParser parser, int index, LoadValidator validator, Function<SpecificRecord, byte[]> encoder) throws IOException {
+        JsonToken start = parser.currentToken();
+        JsonStreamContext array = start.isStructStart() ? parser.getParsingContext().getParent() : parser.getParsingContext();
         try {
-            ModelLoaded load = EventJson.read(json, ModelLoaded.class);
-            validator.validate(load);
-            return new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), encoder.apply(load), null, null, null);
-        } catch (EventJson.MalformedEventException e) {
-            return item.refused("MALFORMED", e.field(), e.getMessage());
-        } catch (InvalidLoadException e) {
-            return item.refused(e.code().name(), e.field(), e.getMessage());
-        }
-    }
-
-    private static Item observation(JsonNode json, int index, Function<SpecificRecord, byte[]> encoder) {
-        Item item = new Item(OBSERVATIONS, index, text(json, "loadId"), text(json, "deploymentId"), null, null, null, null);
-        try {
-            LoadObserved observed = EventJson.read(json, LoadObserved.class);
-            String problem = ObservationCheck.problem(observed);
-            if (problem != null) {
-                return item.refused("UNSTORABLE", "deploymentId", "cannot store the observation of load " + observed.getLoadId() + ": " + problem);
+            ModelLoaded load = EventJson.read(parser, ModelLoaded.class);
+            Item item = new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), null, null, null, null);
+            try {
+                validator.validate(load);
+                return new Item(LOADS, index, item.id(), item.deploymentId(), encoder.apply(load), null, null, null);
+            } catch (InvalidLoadException e) {
+                return item.refused(e.code().name(), e.field(), e.getMessage());
             }
-            return new Item(OBSERVATIONS, index, observed.getLoadId().toString(), observed.getDeploymentId(), encoder.apply(observed), null, null, null);
         } catch (EventJson.MalformedEventException e) {
-            return item.refused("MALFORMED", e.field(), e.getMessage());
+            skipRest(parser, array, start);
+            return new Item(LOADS, index, null, null, null, null, null, null).refused("MALFORMED", e.field(), e.getMessage());
         }
     }
 
-    private static String text(JsonNode json, String field) {
-        JsonNode node = json == null ? null : json.get(field);
-        return node != null && node.isTextual() ? node.textValue() : null;
+    private static Item observation(JsonParser parser, int index, Function<SpecificRecord, byte[]> encoder) throws IOException {
+        JsonToken start = parser.currentToken();
+        JsonStreamContext array = start.isStructStart() ? parser.getParsingContext().getParent() : parser.getParsingContext();
+        try {
+            LoadObserved observed = EventJson.read(parser, LoadObserved.class);
+            Item item = new Item(OBSERVATIONS, index, observed.getLoadId().toString(), observed.getDeploymentId(), null, null, null, null);
+            String problem = ObservationCheck.problem(observed);
+            return problem == null ? new Item(OBSERVATIONS, index, item.id(), item.deploymentId(), encoder.apply(observed), null, null, null)
+                    : item.refused("UNSTORABLE", "deploymentId", "cannot store the observation of load " + observed.getLoadId() + ": " + problem);
+        } catch (EventJson.MalformedEventException e) {
+            skipRest(parser, array, start);
+            return new Item(OBSERVATIONS, index, null, null, null, null, null, null).refused("MALFORMED", e.field(), e.getMessage());
+        }
+    }
+
+    /**
+     * After an item that does not fit its schema, on to its end, so the next item is read from its start: the reader
+     * stopped somewhere inside it. {@code array} is the context the item sits in, {@code start} the item's first token.
+     */
+    private static void skipRest(JsonParser parser, JsonStreamContext array, JsonToken start) throws IOException {
+        if (start == null || !start.isStructStart()) {
+            return;
+        }
+        while (!(parser.getParsingContext() == array && parser.currentToken() != null && parser.currentToken().isStructEnd())) {
+            if (parser.nextToken() == null) {
+                throw new BadBatchException("the body ends inside an item");
+            }
+        }
     }
 }

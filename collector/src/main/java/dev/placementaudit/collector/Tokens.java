@@ -1,11 +1,10 @@
 package dev.placementaudit.collector;
 
-import java.nio.charset.StandardCharsets;
+import dev.placementaudit.service.Secrets;
+
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 
@@ -27,7 +26,7 @@ public final class Tokens {
         if (authorization == null || !authorization.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
             return Optional.empty();
         }
-        byte[] presented = sha256(authorization.substring(BEARER.length()).trim());
+        byte[] presented = Secrets.sha256(authorization.substring(BEARER.length()).trim());
         Fleet matched = null;
         for (Fleet fleet : fleets) {
             if (MessageDigest.isEqual(presented, fleet.tokenDigest()) && matched == null) {
@@ -37,16 +36,8 @@ public final class Tokens {
         return Optional.ofNullable(matched);
     }
 
-    public static byte[] sha256(String token) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
-    }
-
     public static String sha256Hex(String token) {
-        return HexFormat.of().formatHex(sha256(token));
+        return Secrets.sha256Hex(token);
     }
 
     /** A new token: 32 random bytes, URL-safe base64 without padding (43 characters). */

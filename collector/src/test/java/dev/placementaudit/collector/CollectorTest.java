@@ -189,6 +189,26 @@ class CollectorTest {
     }
 
     @Test
+    void anItemThatDoesNotFitItsSchemaDoesNotDerailTheItemsAfterIt(KafkaBroker broker) throws Exception {
+        try (Collector collector = start(broker, Map.of())) {
+            ObjectNode malformed = EventJson.write(SampleEvents.edgeLoad("android-1", "r1", 2));
+            // Wrong deep inside: a nested object and an array follow the fault within the same item.
+            ((ObjectNode) malformed.get("tensors").get(0)).putArray("form").add(1);
+            ModelLoaded next = SampleEvents.edgeLoad("android-2", "r1", 2);
+            ObjectNode batch = mapper.createObjectNode();
+            batch.putArray("loads").add(malformed).add(EventJson.write(next)).add("not even an object");
+            HttpResponse<String> response = post(collector, PHONES_TOKEN, mapper.writeValueAsBytes(batch), true);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+            JsonNode results = mapper.readTree(response.body()).get("results");
+            assertThat(results.get(0).get("code").asText()).isEqualTo("MALFORMED");
+            assertThat(results.get(0).get("field").asText()).isEqualTo("tensors[0].form");
+            assertThat(results.get(1).get("status").asText()).isEqualTo("accepted");
+            assertThat(results.get(1).get("id").asText()).isEqualTo(next.getLoadId().toString());
+            assertThat(results.get(2).get("code").asText()).isEqualTo("MALFORMED");
+        }
+    }
+
+    @Test
     void aBatchWhoseEveryItemIsRefusedIsA422AndPublishesNothing(KafkaBroker broker) throws Exception {
         try (Collector collector = start(broker, Map.of())) {
             ObjectNode malformed = EventJson.write(SampleEvents.edgeLoad("android-1", "r1", 1));

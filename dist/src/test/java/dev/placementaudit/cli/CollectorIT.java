@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -28,7 +29,8 @@ import static org.awaitility.Awaitility.await;
  * A device's path as an operator sets it up from the distribution: {@code collector token} for two fleets, {@code collector
  * run} over TLS with a keystore made here, {@code worker run} and {@code store run}; then a phone's runtime reports a real
  * load with {@code producer load --collector ... --token-file ...}, and the store has it, complete and observed. The
- * browsers' token cannot write a phone's deployment.
+ * browsers' token cannot write a phone's deployment; each refusal has its status; a phone reporting while the broker is
+ * down spools, and its next report delivers everything, once.
  */
 class CollectorIT {
     private static final Pattern TOKEN = Pattern.compile("token \\(shown once[^:]*: (\\S+)");
@@ -64,7 +66,8 @@ class CollectorIT {
                 "collector.fleets=phones,browsers",
                 digestLine(phones.out()), "collector.fleet.phones.deployments=android-*",
                 digestLine(browsers.out()), "collector.fleet.browsers.deployments=web-*",
-                "collector.http.port=0", "collector.http.tls.keystore=" + keystore, "collector.http.tls.keystore.password=changeit", ""));
+                "collector.fleet.browsers.rate.per.second=1", "collector.fleet.browsers.rate.burst=1", "collector.max.body.bytes=1048576",
+                "collector.send.timeout=3s", "collector.retry.after=2s", "collector.http.port=0", "collector.http.tls.keystore=" + keystore, "collector.http.tls.keystore.password=changeit", ""));
         Launcher services = launcher.withEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrapServers(), "PA_WORKER_HTTP_PORT", "0",
                 "PA_STORE_HTTP_PORT", "0", "PA_WORKER_INSTANCE_ID", "it-worker", "JAVA_OPTS", "-Xmx512m"));
         Process collector = services.spawn(work.resolve("collector.log"), "collector", "run", "--config", "collector.properties");
@@ -107,6 +110,40 @@ class CollectorIT {
             HttpResponse<String> anonymous = trusting.send(HttpRequest.newBuilder(URI.create(url + "/v1/loads"))
                     .POST(HttpRequest.BodyPublishers.ofString("{\"loads\": []}")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(anonymous.statusCode()).isEqualTo(401);
+            // The browsers' one request a second is spent on the refusal above: the next is a 429 saying how long to wait.
+            HttpResponse<String> limited = post(trusting, url, Files.readString(work.resolve("browsers.token")), new byte[]{'{', '}'});
+            assertThat(limited.statusCode()).as(limited.body()).isEqualTo(429);
+            assertThat(limited.headers().firstValue("Retry-After")).isPresent();
+            HttpResponse<String> huge = post(trusting, url, Files.readString(work.resolve("phones.token")).trim(), new byte[2 << 20]);
+            assertThat(huge.statusCode()).isEqualTo(413);
+
+            // The broker stops while a phone keeps reporting: the collector answers 503 with Retry-After, the phone keeps the
+            // batch in its spool (exit 0, it says so), and once the broker is back its next report delivers the spool first.
+            broker.stop();
+            Launcher.Run offline = phone.run(Duration.ofSeconds(90), "producer", "load", "--model", "llama-1b.gguf", "--profile", "mobile-2gb",
+                    "--platform", "android", "--deployment", "android-9", "--release", "r1", "--collector", url, "--token-file", "phones.token",
+                    "--spool", "spool");
+            assertThat(offline.exit()).as(offline.toString()).isZero();
+            assertThat(offline.out()).contains("is unreachable", "kept in spool, delivered first by the next run");
+            assertThat(log("collector.log")).contains("the broker did not acknowledge a batch");
+            broker.restart();
+            // Each report is a load of its own: one while the broker was down, then as many as it takes to find it back
+            // (a report made while the collector still answers 503 is spooled behind the first).
+            AtomicInteger reports = new AtomicInteger(1);
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(2)).untilAsserted(() -> {
+                Launcher.Run back = phone.run(Duration.ofSeconds(90), "producer", "load", "--model", "llama-1b.gguf", "--profile", "mobile-2gb",
+                        "--platform", "android", "--deployment", "android-9", "--release", "r2", "--collector", url, "--token-file", "phones.token",
+                        "--spool", "spool");
+                reports.incrementAndGet();
+                assertThat(back.exit()).as(back.toString()).isZero();
+                assertThat(back.out()).containsPattern("published load .* and \\d+ spooled batches before them");
+            });
+            assertThat(Files.list(work.resolve("spool")).filter(f -> f.toString().endsWith(".gz"))).as("the spool delivered").isEmpty();
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+                Launcher.Run where = launcher.run(Duration.ofSeconds(30), "store", "where", "--deployment", "android-9", "--format", "json", "--limit", "100");
+                assertThat(where.exit()).as(where.toString()).isZero();
+                assertThat(where.out().split("\"complete\" : true", -1)).as("every report, once: " + where.out()).hasSize(reports.get() + 1);
+            });
         } finally {
             collector.destroy();
             worker.destroy();
@@ -116,6 +153,11 @@ class CollectorIT {
         assertThat(collector.exitValue()).as(log("collector.log")).isIn(0, 143);
         assertThat(worker.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(store.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    private static HttpResponse<String> post(HttpClient client, String url, String token, byte[] body) throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create(url + "/v1/loads")).header("Authorization", "Bearer " + token.trim())
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private static String digestLine(String tokenOutput) {

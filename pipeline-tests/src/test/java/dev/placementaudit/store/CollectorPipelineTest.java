@@ -72,9 +72,7 @@ class CollectorPipelineTest {
         StoreHarness h = new StoreHarness(broker, db);
         String input = KafkaBroker.uniqueTopic("model-loads");
         broker.createTopics(3, input);
-        Map<String, String> worker = Map.of("kafka.bootstrap.servers", broker.bootstrapServers(), "worker.input.topic", input,
-                "worker.decisions.topic", h.decisions, "worker.resolved.topic", h.resolved, "worker.group.id", "w-" + input,
-                "worker.instance.id", "w-" + input, "worker.http.port", "-1", "worker.poll.timeout", "200ms", "worker.topics.create", "false");
+        Map<String, String> worker = h.workerSettings(input);
         Map<String, String> store = h.settings();
         store.put("store.loads.topic", input);
         Map<String, String> collector = new HashMap<>(Map.of("kafka.bootstrap.servers", broker.bootstrapServers(), "collector.loads.topic", input,

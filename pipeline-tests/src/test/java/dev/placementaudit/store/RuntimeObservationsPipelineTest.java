@@ -55,9 +55,7 @@ class RuntimeObservationsPipelineTest {
         StoreHarness h = new StoreHarness(broker, db);
         String input = KafkaBroker.uniqueTopic("model-loads");
         broker.createTopics(3, input);
-        Map<String, String> worker = Map.of("kafka.bootstrap.servers", broker.bootstrapServers(), "worker.input.topic", input,
-                "worker.decisions.topic", h.decisions, "worker.resolved.topic", h.resolved, "worker.group.id", "w-" + input,
-                "worker.instance.id", "w-" + input, "worker.http.port", "-1", "worker.poll.timeout", "200ms", "worker.topics.create", "false");
+        Map<String, String> worker = h.workerSettings(input);
         Map<String, String> store = h.settings();
         store.put("store.alerts.per.load", "false");
         store.put("store.loads.topic", input);

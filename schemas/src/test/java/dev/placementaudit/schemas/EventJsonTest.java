@@ -63,6 +63,38 @@ class EventJsonTest {
     }
 
     @Test
+    void theStreamingReaderReadsWhatTheTreeReaderReadsAndFailsAlike() throws Exception {
+        ObjectNode json = EventJson.write(Samples.modelLoaded());
+        json.put("addedByANewerClient", true);
+        json.putObject("nestedUnknown").putArray("deep").add(1);
+        assertThat(streamed(json, ModelLoaded.class)).isEqualTo(Samples.modelLoaded());
+        assertThat(streamed(EventJson.write(Samples.loadObserved()), LoadObserved.class)).isEqualTo(Samples.loadObserved());
+        ObjectNode withoutDefaults = EventJson.write(Samples.modelLoaded());
+        withoutDefaults.remove("labels");
+        withoutDefaults.put("occurredAt", 1_764_504_000_000L);
+        assertThat(streamed(withoutDefaults, ModelLoaded.class)).isEqualTo(EventJson.read(withoutDefaults, ModelLoaded.class));
+
+        ObjectNode bad = EventJson.write(Samples.modelLoaded());
+        ((ObjectNode) bad.get("tensors").get(0)).put("storedBytes", "many");
+        assertThatThrownBy(() -> streamed(bad, ModelLoaded.class)).hasMessage("tensors[0].storedBytes: '\"many\"' is not a whole number");
+        ObjectNode missing = EventJson.write(Samples.modelLoaded());
+        ((ObjectNode) missing.get("deployment")).remove("id");
+        assertThatThrownBy(() -> streamed(missing, ModelLoaded.class)).hasMessage("deployment.id: is required");
+        ObjectNode badEnum = EventJson.write(Samples.modelLoaded());
+        ((ObjectNode) badEnum.get("model")).put("fileFormat", "ONNX");
+        assertThatThrownBy(() -> streamed(badEnum, ModelLoaded.class)).hasMessageStartingWith("model.fileFormat: 'ONNX' is not one of [GGUF");
+        ObjectNode badId = EventJson.write(Samples.modelLoaded());
+        badId.put("loadId", "not-a-uuid");
+        assertThatThrownBy(() -> streamed(badId, ModelLoaded.class)).hasMessage("loadId: 'not-a-uuid' is not a UUID");
+    }
+
+    private <T extends org.apache.avro.specific.SpecificRecord> T streamed(JsonNode json, Class<T> type) throws Exception {
+        try (com.fasterxml.jackson.core.JsonParser parser = mapper.getFactory().createParser(mapper.writeValueAsBytes(json))) {
+            return EventJson.read(parser, type);
+        }
+    }
+
+    @Test
     void theJsonSchemaNamesEveryRecordAndItsRequiredFields() {
         ObjectNode components = new ObjectMapper().createObjectNode();
         JsonNode root = EventJson.jsonSchema(ModelLoaded.getClassSchema(), components);

@@ -4,6 +4,7 @@ import dev.placementaudit.core.format.TensorEncoding;
 import dev.placementaudit.core.format.TensorEncodings;
 import dev.placementaudit.service.HttpSettings;
 import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.service.Secrets;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.replay.WhatIf;
 import io.javalin.config.JavalinConfig;
@@ -12,8 +13,6 @@ import io.javalin.http.HttpResponseException;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
@@ -169,19 +168,11 @@ public final class ApiRoutes {
         private final byte[] expected;
 
         TokenCheck(String token) {
-            this.expected = sha256(token);
+            this.expected = Secrets.sha256(token);
         }
 
         boolean matches(String given) {
-            return given != null && MessageDigest.isEqual(expected, sha256(given));
-        }
-
-        private static byte[] sha256(String text) {
-            try {
-                return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-            } catch (NoSuchAlgorithmException e) {
-                throw new IllegalStateException("every JVM ships SHA-256", e);
-            }
+            return Secrets.matches(expected, given);
         }
     }
 
