@@ -72,6 +72,7 @@ public final class CollectorBench {
         int loads = Integer.parseInt(options.getOrDefault("loads", "20000"));
         int rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
         int warmup = Integer.parseInt(options.getOrDefault("warmup", "1"));
+        double seconds = Double.parseDouble(options.getOrDefault("seconds", "10"));
         int senders = Integer.parseInt(options.getOrDefault("senders", "8"));
         int batchSize = Integer.parseInt(options.getOrDefault("batch", "100"));
         String bootstrap = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
@@ -111,13 +112,13 @@ public final class CollectorBench {
             // Warm-up: whole rounds of each, not counted (the collector's JIT, and the direct producer's, take a round to settle).
             for (int round = 0; round < warmup; round++) {
                 System.out.printf(Locale.ROOT, "warm-up %d: direct %,.0f, collector JSON %,.0f, Avro %,.0f loads/s%n", round + 1,
-                        direct(producer, topic + "-direct", events), collector(http, url, bodies, senders, batchSize, JSON),
-                        collector(http, url, avroBodies, senders, batchSize, AVRO));
+                        direct(producer, topic + "-direct", events, seconds), collector(http, url, bodies, senders, batchSize, JSON, seconds),
+                        collector(http, url, avroBodies, senders, batchSize, AVRO, seconds));
             }
             for (int round = 0; round < rounds; round++) {
-                direct.add(direct(producer, topic + "-direct", events));
-                viaCollector.add(collector(http, url, bodies, senders, batchSize, JSON));
-                viaCollectorAvro.add(collector(http, url, avroBodies, senders, batchSize, AVRO));
+                direct.add(direct(producer, topic + "-direct", events, seconds));
+                viaCollector.add(collector(http, url, bodies, senders, batchSize, JSON, seconds));
+                viaCollectorAvro.add(collector(http, url, avroBodies, senders, batchSize, AVRO, seconds));
                 System.out.printf(Locale.ROOT, "round %d: direct %,.0f loads/s, collector JSON %,.0f loads/s (%.2f), Avro %,.0f loads/s (%.2f)%n",
                         round + 1, direct.get(round), viaCollector.get(round), viaCollector.get(round) / direct.get(round),
                         viaCollectorAvro.get(round), viaCollectorAvro.get(round) / direct.get(round));
@@ -130,12 +131,13 @@ public final class CollectorBench {
             double ratio = median(viaCollector) / median(direct);
             StringBuilder md = new StringBuilder("# collector vs a direct producer, " + LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)
                     + "\n\n`bench/run.sh collector --loads " + loads + " --rounds " + rounds + " --senders " + senders + " --batch " + batchSize
-                    + " --warmup " + warmup + "`: " + String.format(Locale.ROOT, "%,d", loads) + " loads of llama-3.2-1b-q4km (146 tensors); gzip JSON batches of "
+                    + " --warmup " + warmup + " --seconds " + seconds + "`: " + String.format(Locale.ROOT, "%,d", loads) + " loads of llama-3.2-1b-q4km (146 tensors); gzip JSON batches of "
                     + batchSize + " (" + String.format(Locale.ROOT, "%,d", rawJson / batchSize) + " bytes of JSON a load, "
                     + String.format(Locale.ROOT, "%,d", gzipped / bodies.size()) + " bytes gzip a batch) from " + senders
                     + " concurrent senders over loopback HTTP to the collector (its own JVM, -Xmx256m); the direct producer encodes each event and "
                     + "sends it with the collector's producer settings (idempotent, acks=all, lz4, linger 2 ms), waiting for every acknowledgement; "
-                    + warmup + " uncounted round(s) of each first. "
+                    + warmup + " uncounted round(s) of each first; each mode of each round sends its loads over and over for at least " + seconds
+                    + " s (the 20,000 loads again when they run out). "
                     + "Broker: " + System.getenv().getOrDefault("PA_BENCH_BROKER", bootstrap) + "; " + Runtime.getRuntime().availableProcessors()
                     + " cores shared by broker, collector and senders.\n\n"
                     + "The same loads reach the collector two ways: gzip JSON (what a browser sends; parsed, validated, encoded to Avro) "
@@ -233,31 +235,41 @@ public final class CollectorBench {
         throw new IllegalStateException("the collector did not start in 30 s: " + Files.readString(log));
     }
 
-    /** Loads/s: every event encoded and sent, every acknowledgement waited for. */
-    private static double direct(KafkaProducer<String, byte[]> producer, String topic, List<ModelLoaded> events) throws Exception {
+    /**
+     * Loads/s: the events encoded and sent, pass after pass until {@code seconds} have gone by, every acknowledgement
+     * waited for (a single pass of 20,000 loads is over in about a second, too short to be steady).
+     */
+    private static double direct(KafkaProducer<String, byte[]> producer, String topic, List<ModelLoaded> events, double seconds) throws Exception {
         EventSerde<ModelLoaded> serde = EventSerde.of(ModelLoaded.class);
         long started = System.nanoTime();
-        List<Future<?>> acks = new ArrayList<>(events.size());
-        for (ModelLoaded event : events) {
-            acks.add(producer.send(new ProducerRecord<>(topic, event.getDeployment().getId(), serde.encode(event))));
-        }
-        for (Future<?> ack : acks) {
-            ack.get();
-        }
-        return events.size() / ((System.nanoTime() - started) / 1e9);
+        long deadline = started + (long) (seconds * 1e9);
+        long sent = 0;
+        do {
+            List<Future<?>> acks = new ArrayList<>(events.size());
+            for (ModelLoaded event : events) {
+                acks.add(producer.send(new ProducerRecord<>(topic, event.getDeployment().getId(), serde.encode(event))));
+            }
+            for (Future<?> ack : acks) {
+                ack.get();
+            }
+            sent += events.size();
+        } while (System.nanoTime() < deadline);
+        return sent / ((System.nanoTime() - started) / 1e9);
     }
 
-    /** Loads/s: every batch posted by {@code senders} at once, each answered 202. */
-    private static double collector(HttpClient http, String url, List<byte[]> bodies, int senders, int batchSize, String type) throws Exception {
+    /** Loads/s: the batches posted by {@code senders} at once, over and over until {@code seconds} have gone by, each answered 202. */
+    private static double collector(HttpClient http, String url, List<byte[]> bodies, int senders, int batchSize, String type, double seconds)
+            throws Exception {
         AtomicInteger next = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(senders);
         long started = System.nanoTime();
+        long deadline = started + (long) (seconds * 1e9);
         List<Future<Integer>> done = new ArrayList<>();
         for (int s = 0; s < senders; s++) {
             done.add(pool.submit(() -> {
                 int sent = 0;
-                for (int i = next.getAndIncrement(); i < bodies.size(); i = next.getAndIncrement()) {
-                    post(http, url, bodies.get(i), type);
+                for (int i = next.getAndIncrement(); i < bodies.size() || System.nanoTime() < deadline; i = next.getAndIncrement()) {
+                    post(http, url, bodies.get(i % bodies.size()), type);
                     sent += batchSize;
                 }
                 return sent;
