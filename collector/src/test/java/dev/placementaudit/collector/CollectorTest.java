@@ -306,6 +306,24 @@ class CollectorTest {
     }
 
     @Test
+    void aBrowserPageOfAConfiguredOriginMayPostWithItsToken(KafkaBroker broker) throws Exception {
+        try (Collector collector = start(broker, Map.of("collector.http.cors.origins", "https://app.example.com"))) {
+            HttpResponse<String> preflight = http.send(HttpRequest.newBuilder(URI.create(collector.url() + "/v1/loads"))
+                    .method("OPTIONS", HttpRequest.BodyPublishers.noBody()).header("Origin", "https://app.example.com")
+                    .header("Access-Control-Request-Method", "POST")
+                    .header("Access-Control-Request-Headers", "authorization,content-encoding,content-type").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(preflight.statusCode()).isEqualTo(200);
+            assertThat(preflight.headers().firstValue("Access-Control-Allow-Origin")).contains("https://app.example.com");
+            assertThat(preflight.headers().firstValue("Access-Control-Allow-Headers").orElse("").toLowerCase())
+                    .contains("authorization", "content-encoding");
+            HttpResponse<String> other = http.send(HttpRequest.newBuilder(URI.create(collector.url() + "/v1/loads"))
+                    .method("OPTIONS", HttpRequest.BodyPublishers.noBody()).header("Origin", "https://evil.example.com")
+                    .header("Access-Control-Request-Method", "POST").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(other.headers().firstValue("Access-Control-Allow-Origin")).isEmpty();
+        }
+    }
+
+    @Test
     void servesTheOpenApiDocumentKeptInDocs(KafkaBroker broker) throws Exception {
         Path doc = Path.of("..", "docs", "collector-openapi.json");
         assertThat(Files.readString(doc)).as("regenerate: java -cp ... dev.placementaudit.collector.OpenApi > docs/collector-openapi.json")
