@@ -74,7 +74,7 @@ public final class Settings {
         System.getProperties().forEach((k, v) -> {
             String key = k.toString();
             if (key.startsWith(KAFKA_PREFIX) || key.startsWith("worker.") || key.startsWith("store.") || key.startsWith("producer.")
-                    || key.equals(CONNECT_TIMEOUT)) {
+                    || key.startsWith("collector.") || key.equals(CONNECT_TIMEOUT)) {
                 system.put(key, v.toString());
             }
         });

@@ -73,6 +73,19 @@ class SettingsTest {
     }
 
     @Test
+    void everyServicesSystemPropertiesAreALayer() {
+        System.setProperty("collector.send.timeout", "7s");
+        try {
+            Settings settings = Settings.load(null, Map.of());
+            assertThat(settings.duration("collector.send.timeout", Duration.ZERO)).hasSeconds(7);
+            assertThat(Settings.load(null, Map.of("collector.send.timeout", "9s")).duration("collector.send.timeout", Duration.ZERO))
+                    .as("--set wins over -D").hasSeconds(9);
+        } finally {
+            System.clearProperty("collector.send.timeout");
+        }
+    }
+
+    @Test
     void listsSplitOnCommas() {
         assertThat(Settings.of(Map.of("k", " Q4_K, Q6_K ,,Dense(4B)")).list("k")).containsExactly("Q4_K", "Q6_K", "Dense(4B)");
         assertThat(Settings.of(Map.of()).list("k")).isEmpty();
