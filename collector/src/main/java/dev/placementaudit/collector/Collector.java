@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -149,7 +150,7 @@ public final class Collector implements AutoCloseable {
         }
         try {
             metrics.body(Math.max(0, ctx.contentLength()));
-            String type = ctx.contentType() == null ? "" : ctx.contentType().toLowerCase(java.util.Locale.ROOT);
+            String type = ctx.contentType() == null ? "" : ctx.contentType().toLowerCase(Locale.ROOT);
             Batch batch = type.startsWith(Batch.AVRO_TYPE)
                     ? Batch.readAvro(Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator)
                     : Batch.read(mapper, Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator, this::encode);
