@@ -29,7 +29,7 @@ import static org.awaitility.Awaitility.await;
  * A device's path as an operator sets it up from the distribution: {@code collector token} for two fleets, {@code collector
  * run} over TLS with a keystore made here, {@code worker run} and {@code store run}; then a phone's runtime reports a real
  * load with {@code producer load --collector ... --token-file ...}, and the store has it, complete and observed. The
- * browsers' token cannot write a phone's deployment; each refusal has its status; a phone reporting while the broker is
+ * browsers' token cannot write a phone's deployment; 401, 403 and 429 from the running collector (413 and the rest: CollectorTest); a phone reporting while the broker is
  * down spools, and its next report delivers everything, once.
  */
 class CollectorIT {
@@ -66,7 +66,7 @@ class CollectorIT {
                 "collector.fleets=phones,browsers",
                 digestLine(phones.out()), "collector.fleet.phones.deployments=android-*",
                 digestLine(browsers.out()), "collector.fleet.browsers.deployments=web-*",
-                "collector.fleet.browsers.rate.per.second=1", "collector.fleet.browsers.rate.burst=1", "collector.max.body.bytes=1048576",
+                "collector.fleet.browsers.rate.per.second=1", "collector.fleet.browsers.rate.burst=1",
                 "collector.send.timeout=3s", "collector.retry.after=2s", "collector.http.port=0", "collector.http.tls.keystore=" + keystore, "collector.http.tls.keystore.password=changeit", ""));
         Launcher services = launcher.withEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrapServers(), "PA_WORKER_HTTP_PORT", "0",
                 "PA_STORE_HTTP_PORT", "0", "PA_WORKER_INSTANCE_ID", "it-worker", "JAVA_OPTS", "-Xmx512m"));
@@ -110,12 +110,13 @@ class CollectorIT {
             HttpResponse<String> anonymous = trusting.send(HttpRequest.newBuilder(URI.create(url + "/v1/loads"))
                     .POST(HttpRequest.BodyPublishers.ofString("{\"loads\": []}")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(anonymous.statusCode()).isEqualTo(401);
-            // The browsers' one request a second is spent on the refusal above: the next is a 429 saying how long to wait.
-            HttpResponse<String> limited = post(trusting, url, Files.readString(work.resolve("browsers.token")), new byte[]{'{', '}'});
+            // The browsers may send one request a second: of a few sent back to back, one is a 429 saying how long to wait.
+            HttpResponse<String> limited = null;
+            for (int i = 0; i < 5 && (limited == null || limited.statusCode() != 429); i++) {
+                limited = post(trusting, url, Files.readString(work.resolve("browsers.token")), new byte[]{'{', '}'});
+            }
             assertThat(limited.statusCode()).as(limited.body()).isEqualTo(429);
             assertThat(limited.headers().firstValue("Retry-After")).isPresent();
-            HttpResponse<String> huge = post(trusting, url, Files.readString(work.resolve("phones.token")).trim(), new byte[2 << 20]);
-            assertThat(huge.statusCode()).isEqualTo(413);
 
             // The broker stops while a phone keeps reporting: the collector answers 503 with Retry-After, the phone keeps the
             // batch in its spool (exit 0, it says so), and once the broker is back its next report delivers the spool first.
