@@ -13,7 +13,6 @@ import dev.placementaudit.resolution.ObservationCheck;
 import dev.placementaudit.schemas.EventJson;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
-import org.apache.avro.specific.SpecificRecord;
 
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -22,7 +21,6 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Function;
 
 /**
  * One {@code POST /v1/loads} body, read item by item: {@code {"loads": [ModelLoaded...], "observations": [LoadObserved...]}}.
@@ -74,7 +72,7 @@ final class Batch {
      * items' Avro bytes, not the body's JSON tree (a hundred loads of a 1B model are 6 MB of JSON and several times that as
      * a tree).
      */
-    static Batch read(ObjectMapper mapper, InputStream body, int maxItems, LoadValidator validator, Function<SpecificRecord, byte[]> encoder)
+    static Batch read(ObjectMapper mapper, InputStream body, int maxItems, LoadValidator validator)
             throws IOException {
         List<Item> items = new ArrayList<>();
         try (JsonParser parser = mapper.getFactory().createParser(body)) {
@@ -96,7 +94,7 @@ final class Batch {
                     if (items.size() == maxItems) {
                         throw new TooManyItemsException("more than collector.max.items=" + maxItems + " items in one batch: send smaller batches");
                     }
-                    items.add(name.equals(LOADS) ? load(parser, index++, validator, encoder) : observation(parser, index++, encoder));
+                    items.add(name.equals(LOADS) ? load(parser, index++, validator) : observation(parser, index++));
                 }
             }
         } catch (JsonProcessingException e) {
@@ -161,29 +159,42 @@ final class Batch {
 
     private static Item avroItem(byte[] event, int index, LoadValidator validator) {
         try {
-            ModelLoaded load = LOAD_SERDE.decode(event);
-            Item item = new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), null, null, null, null);
-            try {
-                validator.validate(load);
-                return new Item(LOADS, index, item.id(), item.deploymentId(), event, null, null, null);
-            } catch (InvalidLoadException e) {
-                return item.refused(e.code().name(), e.field(), e.getMessage());
-            }
+            return checked(LOAD_SERDE.decode(event), index, validator, event);
         } catch (UndecodableEventException notALoad) {
             if (notALoad.reason() != UndecodableEventException.Cause.WRONG_EVENT_TYPE) {
                 return new Item(LOADS, index, null, null, null, null, null, null).refused("UNDECODABLE", "", notALoad.getMessage());
             }
         }
         try {
-            LoadObserved observed = OBSERVATION_SERDE.decode(event);
-            Item item = new Item(OBSERVATIONS, index, observed.getLoadId().toString(), observed.getDeploymentId(), null, null, null, null);
-            String problem = ObservationCheck.problem(observed);
-            return problem == null ? new Item(OBSERVATIONS, index, item.id(), item.deploymentId(), event, null, null, null)
-                    : item.refused("UNSTORABLE", "deploymentId", "cannot store the observation of load " + observed.getLoadId() + ": " + problem);
+            return checked(OBSERVATION_SERDE.decode(event), index, event);
         } catch (UndecodableEventException e) {
             return new Item(OBSERVATIONS, index, null, null, null, null, null, null).refused("UNDECODABLE", "",
                     "neither a ModelLoaded nor a LoadObserved: " + e.getMessage());
         }
+    }
+
+    /**
+     * A load checked as the worker checks it; valid, it is held as {@code sent} (the device's Avro bytes) or, read from
+     * JSON ({@code sent} null), encoded now.
+     */
+    private static Item checked(ModelLoaded load, int index, LoadValidator validator, byte[] sent) {
+        Item item = new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), null, null, null, null);
+        try {
+            validator.validate(load);
+        } catch (InvalidLoadException e) {
+            return item.refused(e.code().name(), e.field(), e.getMessage());
+        }
+        return new Item(LOADS, index, item.id(), item.deploymentId(), sent != null ? sent : LOAD_SERDE.encode(load), null, null, null);
+    }
+
+    /** An observation checked as the store checks it; held like a load. */
+    private static Item checked(LoadObserved observed, int index, byte[] sent) {
+        Item item = new Item(OBSERVATIONS, index, observed.getLoadId().toString(), observed.getDeploymentId(), null, null, null, null);
+        String problem = ObservationCheck.problem(observed);
+        if (problem != null) {
+            return item.refused("UNSTORABLE", "deploymentId", "cannot store the observation of load " + observed.getLoadId() + ": " + problem);
+        }
+        return new Item(OBSERVATIONS, index, item.id(), item.deploymentId(), sent != null ? sent : OBSERVATION_SERDE.encode(observed), null, null, null);
     }
 
     /** The first deployment {@code fleet} may not write, if any item names one. */
@@ -191,33 +202,22 @@ final class Batch {
         return items.stream().filter(item -> item.deploymentId() != null && !fleet.mayWrite(item.deploymentId())).findFirst();
     }
 
-    private static Item load(JsonParser parser, int index, LoadValidator validator, Function<SpecificRecord, byte[]> encoder) throws IOException {
+    private static Item load(JsonParser parser, int index, LoadValidator validator) throws IOException {
         JsonToken start = parser.currentToken();
         JsonStreamContext array = start.isStructStart() ? parser.getParsingContext().getParent() : parser.getParsingContext();
         try {
-            ModelLoaded load = EventJson.read(parser, ModelLoaded.class);
-            Item item = new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), null, null, null, null);
-            try {
-                validator.validate(load);
-                return new Item(LOADS, index, item.id(), item.deploymentId(), encoder.apply(load), null, null, null);
-            } catch (InvalidLoadException e) {
-                return item.refused(e.code().name(), e.field(), e.getMessage());
-            }
+            return checked(EventJson.read(parser, ModelLoaded.class), index, validator, null);
         } catch (EventJson.MalformedEventException e) {
             skipRest(parser, array, start);
             return new Item(LOADS, index, null, null, null, null, null, null).refused("MALFORMED", e.field(), e.getMessage());
         }
     }
 
-    private static Item observation(JsonParser parser, int index, Function<SpecificRecord, byte[]> encoder) throws IOException {
+    private static Item observation(JsonParser parser, int index) throws IOException {
         JsonToken start = parser.currentToken();
         JsonStreamContext array = start.isStructStart() ? parser.getParsingContext().getParent() : parser.getParsingContext();
         try {
-            LoadObserved observed = EventJson.read(parser, LoadObserved.class);
-            Item item = new Item(OBSERVATIONS, index, observed.getLoadId().toString(), observed.getDeploymentId(), null, null, null, null);
-            String problem = ObservationCheck.problem(observed);
-            return problem == null ? new Item(OBSERVATIONS, index, item.id(), item.deploymentId(), encoder.apply(observed), null, null, null)
-                    : item.refused("UNSTORABLE", "deploymentId", "cannot store the observation of load " + observed.getLoadId() + ": " + problem);
+            return checked(EventJson.read(parser, LoadObserved.class), index, null);
         } catch (EventJson.MalformedEventException e) {
             skipRest(parser, array, start);
             return new Item(OBSERVATIONS, index, null, null, null, null, null, null).refused("MALFORMED", e.field(), e.getMessage());

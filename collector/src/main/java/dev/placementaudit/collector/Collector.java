@@ -2,8 +2,6 @@ package dev.placementaudit.collector;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.resolution.LoadValidator;
-import dev.placementaudit.schemas.EventSerde;
-import dev.placementaudit.schemas.EventType;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
 import dev.placementaudit.service.TopicSetup;
@@ -11,7 +9,6 @@ import dev.placementaudit.service.cli.KafkaReachability;
 import io.javalin.http.Context;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -25,7 +22,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -60,7 +56,6 @@ public final class Collector implements AutoCloseable {
     private final Semaphore inFlight;
     private final LoadValidator validator;
     private final ObjectMapper mapper = new ObjectMapper();
-    private final Map<EventType, EventSerde<SpecificRecord>> serdes = new HashMap<>();
     private final CollectorMetrics metrics;
     private final KafkaClientMetrics clientMetrics;
     /** Until when the broker counts as unavailable (System.nanoTime), after a batch it did not acknowledge. */
@@ -76,13 +71,6 @@ public final class Collector implements AutoCloseable {
         this.validator = new LoadValidator(config.maxTensorsPerLoad());
         this.metrics = new CollectorMetrics(registry, () -> config.maxInFlight() - inFlight.availablePermits(), this::brokerAvailable);
         this.clientMetrics = clientMetrics;
-        serdes.put(EventType.MODEL_LOADED, serde(EventType.MODEL_LOADED));
-        serdes.put(EventType.LOAD_OBSERVED, serde(EventType.LOAD_OBSERVED));
-    }
-
-    @SuppressWarnings("unchecked")
-    private static EventSerde<SpecificRecord> serde(EventType type) {
-        return EventSerde.of((Class<SpecificRecord>) type.recordClass());
     }
 
     /** @throws dev.placementaudit.service.cli.CommandFailure when no broker answers within {@code connect.timeout} */
@@ -153,7 +141,7 @@ public final class Collector implements AutoCloseable {
             String type = ctx.contentType() == null ? "" : ctx.contentType().toLowerCase(Locale.ROOT);
             Batch batch = type.startsWith(Batch.AVRO_TYPE)
                     ? Batch.readAvro(Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator)
-                    : Batch.read(mapper, Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator, this::encode);
+                    : Batch.read(mapper, Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator);
             Optional<Batch.Item> forbidden = batch.forbiddenTo(fleet.get());
             if (forbidden.isPresent()) {
                 answer(ctx, 403, "fleet " + fleet.get().name() + " may not write deployment '" + forbidden.get().deploymentId() + "' ("
@@ -233,10 +221,6 @@ public final class Collector implements AutoCloseable {
             }
         }
         return results;
-    }
-
-    private byte[] encode(SpecificRecord event) {
-        return serdes.get(EventType.of(event.getClass())).encode(event);
     }
 
     private static Map<String, Object> result(Batch.Item item) {
