@@ -55,13 +55,6 @@ public final class EventJson {
         }
     }
 
-    /** The event of type {@code type} that {@code json} describes. */
-    @SuppressWarnings("unchecked")
-    public static <T extends SpecificRecord> T read(JsonNode json, Class<T> type) {
-        Schema schema = EventType.of(type).currentSchema();
-        return (T) value(json, schema, "", SpecificData.getForClass(type));
-    }
-
     /**
      * The event of type {@code type} whose JSON {@code parser} is positioned at (its first token, or just before it), read
      * token by token against the schema: no tree is built, which is most of the cost of reading a large event (a load of a
@@ -216,107 +209,9 @@ public final class EventJson {
         return token.isStructStart() ? (token == JsonToken.START_OBJECT ? "{...}" : "[...]") : p.getText();
     }
 
-    /** {@code event} as JSON, the form {@link #read} takes back. */
+    /** {@code event} as JSON, the form {@link #read(JsonParser, Class)} takes back. */
     public static ObjectNode write(SpecificRecord event) {
         return (ObjectNode) json(event, event.getSchema());
-    }
-
-    private static Object value(JsonNode json, Schema schema, String path, SpecificData model) {
-        if (json == null || json.isNull()) {
-            if (schema.getType() == Schema.Type.NULL || (schema.isUnion() && schema.isNullable())) {
-                return null;
-            }
-            throw new MalformedEventException(path, "is required");
-        }
-        LogicalType logical = schema.getLogicalType();
-        if (logical != null && "uuid".equals(logical.getName())) {
-            try {
-                return UUID.fromString(text(json, path));
-            } catch (IllegalArgumentException e) {
-                throw new MalformedEventException(path, "'" + json.asText() + "' is not a UUID");
-            }
-        }
-        if (logical instanceof LogicalTypes.TimestampMillis) {
-            return instant(json, path);
-        }
-        return switch (schema.getType()) {
-            case RECORD -> record(json, schema, path, model);
-            case UNION -> value(json, nonNull(schema, path), path, model);
-            case ARRAY -> array(json, schema.getElementType(), path, model);
-            case MAP -> map(json, schema.getValueType(), path, model);
-            case ENUM -> {
-                String symbol = text(json, path);
-                if (!schema.getEnumSymbols().contains(symbol)) {
-                    throw new MalformedEventException(path, "'" + symbol + "' is not one of " + schema.getEnumSymbols());
-                }
-                yield model.createEnum(symbol, schema);
-            }
-            case STRING -> text(json, path);
-            case LONG -> {
-                if (!json.canConvertToLong() || !json.isIntegralNumber()) {
-                    throw new MalformedEventException(path, "'" + json + "' is not a whole number");
-                }
-                yield json.longValue();
-            }
-            case INT -> {
-                if (!json.canConvertToInt() || !json.isIntegralNumber()) {
-                    throw new MalformedEventException(path, "'" + json + "' is not a whole number of at most 2^31");
-                }
-                yield json.intValue();
-            }
-            case BOOLEAN -> {
-                if (!json.isBoolean()) {
-                    throw new MalformedEventException(path, "'" + json + "' is not true or false");
-                }
-                yield json.booleanValue();
-            }
-            case DOUBLE, FLOAT -> {
-                if (!json.isNumber()) {
-                    throw new MalformedEventException(path, "'" + json + "' is not a number");
-                }
-                yield schema.getType() == Schema.Type.FLOAT ? (Object) json.floatValue() : (Object) json.doubleValue();
-            }
-            default -> throw new MalformedEventException(path, "the schema's " + schema.getType() + " has no JSON form here");
-        };
-    }
-
-    private static Object record(JsonNode json, Schema schema, String path, SpecificData model) {
-        if (!json.isObject()) {
-            throw new MalformedEventException(path, "is not an object");
-        }
-        Object record = model.newRecord(null, schema);
-        for (Schema.Field field : schema.getFields()) {
-            String fieldPath = path.isEmpty() ? field.name() : path + "." + field.name();
-            JsonNode given = json.get(field.name());
-            Object value;
-            if (given == null && field.hasDefaultValue()) {
-                value = model.deepCopy(field.schema(), model.getDefaultValue(field));
-            } else {
-                value = value(given, field.schema(), fieldPath, model);
-            }
-            model.setField(record, field.name(), field.pos(), value);
-        }
-        return record;
-    }
-
-    private static List<Object> array(JsonNode json, Schema items, String path, SpecificData model) {
-        if (!json.isArray()) {
-            throw new MalformedEventException(path, "is not an array");
-        }
-        List<Object> values = new ArrayList<>(json.size());
-        for (int i = 0; i < json.size(); i++) {
-            values.add(value(json.get(i), items, path + "[" + i + "]", model));
-        }
-        return values;
-    }
-
-    private static Map<String, Object> map(JsonNode json, Schema values, String path, SpecificData model) {
-        if (!json.isObject()) {
-            throw new MalformedEventException(path, "is not an object");
-        }
-        Map<String, Object> map = new LinkedHashMap<>();
-        json.fields().forEachRemaining(entry -> map.put(entry.getKey(), value(entry.getValue(), values, path + "." + entry.getKey(), model)));
-        return map;
     }
 
     private static Schema nonNull(Schema union, String path) {
@@ -325,24 +220,6 @@ public final class EventJson {
             throw new MalformedEventException(path, "a union of " + branches.size() + " kinds has no JSON form here");
         }
         return branches.get(0);
-    }
-
-    private static String text(JsonNode json, String path) {
-        if (!json.isTextual()) {
-            throw new MalformedEventException(path, "'" + json + "' is not text");
-        }
-        return json.textValue();
-    }
-
-    private static Instant instant(JsonNode json, String path) {
-        if (json.isIntegralNumber() && json.canConvertToLong()) {
-            return Instant.ofEpochMilli(json.longValue());
-        }
-        try {
-            return Instant.parse(text(json, path));
-        } catch (DateTimeParseException e) {
-            throw new MalformedEventException(path, "'" + json.asText() + "' is not an ISO-8601 instant such as 2026-12-04T10:00:00Z");
-        }
     }
 
     private static JsonNode json(Object value, Schema schema) {
