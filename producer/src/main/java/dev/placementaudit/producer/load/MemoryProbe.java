@@ -3,6 +3,9 @@ package dev.placementaudit.producer.load;
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -47,15 +50,27 @@ public final class MemoryProbe {
     }
 
     /**
-     * Asks for a collection, then waits (at most about 200 ms) until the buffer pools stop shrinking: the JVM frees a
-     * collected direct or mapped buffer on its cleaner thread, after the collection, so reading at once would count
-     * buffers already garbage (a model loaded before and let go, say).
+     * Asks for a collection, waits until the JVM has processed the references that collection found (a phantom
+     * reference to an object made unreachable just before is seen enqueued), then waits (at most about 200 ms) until
+     * the buffer pools stop shrinking: the JVM frees a collected direct or mapped buffer only when its cleaner runs,
+     * after the collection, so reading at once would count buffers already garbage (a model loaded before and let go,
+     * say). Without the first wait, a pool steady for a few ms while reference processing had not yet begun was taken
+     * as settled, and a buffer freed during the load then showed as negative off-heap.
      */
     private static void settle() {
+        ReferenceQueue<Object> processed = new ReferenceQueue<>();
+        PhantomReference<Object> sentinel = new PhantomReference<>(new Object(), processed);
         System.gc();
+        try {
+            processed.remove(500);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        Reference.reachabilityFence(sentinel);
         long last = pool("direct") + pool("mapped");
         int steady = 0;
-        for (int i = 0; i < 200 && steady < 2; i++) {
+        for (int i = 0; i < 200 && steady < 5; i++) {
             try {
                 Thread.sleep(1);
             } catch (InterruptedException e) {
