@@ -68,6 +68,8 @@ public final class IngestLoop extends ConsumerLoop {
     private boolean firstCommit = true;
     /** JVM uptime when partitions were first assigned; -1 before. Loop thread only (rebalance callbacks run in poll). */
     private long firstAssignedAt = -1;
+    /** Holds the summaries back while they run far ahead of their decisions; loop thread only. */
+    private final SummaryPacing pacing = new SummaryPacing();
     /** The next poll's records, decoding while the batch before them writes; loop thread only. */
     private Future<List<Decoded>> ahead;
     /** Publishes the alert outbox off the ingest thread: a batch never waits for the broker to acknowledge its alerts. */
@@ -115,10 +117,13 @@ public final class IngestLoop extends ConsumerLoop {
         } else {
             ConsumerRecords<byte[], byte[]> records = pollAndReport(pollTimeout);
             if (records.isEmpty()) {
+                pacing.pace(consumer, List.of()); // nothing came: nothing may wait on decisions that are not coming
                 return;
             }
             batch = writer.decode(list(records));
         }
+        // Before the next poll: the summaries wait while they are far ahead of the decisions (SummaryPacing).
+        pacing.pace(consumer, batch);
         // The next poll's records are fetched now and decoded on another thread while this batch writes.
         long generation = rebalances;
         ConsumerRecords<byte[], byte[]> next = pollAndReport(Duration.ZERO);

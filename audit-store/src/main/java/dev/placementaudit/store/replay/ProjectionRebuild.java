@@ -7,6 +7,7 @@ import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.ingest.Decoded;
 import dev.placementaudit.store.ingest.ProjectionWriter;
+import dev.placementaudit.store.ingest.SummaryPacing;
 import dev.placementaudit.store.regression.RegressionDetector;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -146,6 +147,7 @@ public final class ProjectionRebuild {
             for (TopicPartition partition : remaining) {
                 consumer.seek(partition, start.getOrDefault(partition, 0L));
             }
+            SummaryPacing pacing = new SummaryPacing();
             long lastAdvance = System.nanoTime();
             long lastPositions = -1;
             while (!consumer.assignment().isEmpty() && done < maxRecords) {
@@ -156,8 +158,12 @@ public final class ProjectionRebuild {
                         batch.add(record);
                     }
                 }
-                if (!batch.isEmpty()) {
+                if (batch.isEmpty()) {
+                    pacing.pace(consumer, List.of());
+                } else {
                     List<Decoded> decoded = writer.decode(batch);
+                    // A rebuild reads a backlog: the summaries would run far ahead of their decisions (SummaryPacing).
+                    pacing.pace(consumer, decoded);
                     try {
                         writer.write(decoded);
                     } catch (SQLException e) {
