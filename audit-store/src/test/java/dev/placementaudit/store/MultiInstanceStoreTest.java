@@ -112,6 +112,11 @@ class MultiInstanceStoreTest {
             assertThat(h.count("SELECT COUNT(*) FROM findings WHERE kind = 'GAINED_MAPPING'")).isEqualTo((DEPLOYMENTS * (RELEASES / 2 - 1)) * 2L);
             assertThat(h.count("SELECT COUNT(*) FROM alerts WHERE kind = 'OFFHEAP_GROWTH'")).isEqualTo(regressed);
             assertThat(h.count("SELECT COUNT(*) FROM alerts WHERE kind = 'LOST_MAPPING'")).isEqualTo(regressed);
+            // Each alert names its text (top tensors and causes), stored once however many alerts and instances wrote it.
+            assertThat(h.count("SELECT COUNT(*) FROM alerts a LEFT JOIN alert_texts t ON t.text_id = a.text_id WHERE t.text_id IS NULL "
+                    + "OR a.top_tensors IS NOT NULL OR a.causes IS NOT NULL")).isZero();
+            assertThat(h.count("SELECT COUNT(*) FROM alert_texts")).isEqualTo(h.count("SELECT COUNT(DISTINCT text_id) FROM alerts"))
+                    .isLessThan(regressed);
             assertThat(h.count("SELECT COUNT(*) FROM (SELECT previous_load_id FROM findings GROUP BY load_id, previous_load_id) x"))
                     .as("each load compared with one predecessor").isEqualTo((long) DEPLOYMENTS * (RELEASES - 1));
             // One incident per odd release (r0 -> r1, r2 -> r3, ...), each shown by every deployment, written by whichever

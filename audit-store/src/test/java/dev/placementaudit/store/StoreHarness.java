@@ -231,7 +231,7 @@ final class StoreHarness {
                 + "x.summary_offset) > (r.summary_partition, r.summary_offset))")).as("heads that are not the latest complete load of their release")
                 .isZero();
         org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM release_heads r JOIN loads l ON l.load_id = r.load_id WHERE "
-                + "COALESCE(r.previous_plan_digest, '-') <> COALESCE(l.previous_plan_digest, '-') OR r.regressions <> (SELECT COUNT(*) FROM "
+                + "COALESCE(r.plan_digest, '-') <> COALESCE(l.plan_digest, '-') OR r.regressions <> (SELECT COUNT(*) FROM "
                 + "plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest AND f.kind IN ("
                 + dev.placementaudit.store.ingest.ReleaseHeads.REGRESSION_KINDS + "))"))
                 .as("heads whose comparison or regressions are not their load's").isZero();

@@ -1,6 +1,7 @@
 package dev.placementaudit.store.alerts;
 
 import dev.placementaudit.core.placement.ByteSizes;
+import dev.placementaudit.service.Secrets;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.plans.PlanCache;
@@ -41,14 +42,22 @@ public final class AlertOutbox {
     private static final int TOP_TENSORS = 5;
     private static final List<String> COLUMNS = List.of("alert_id", "kind", "deployment_id", "model_id", "from_release", "to_release",
             "from_load_id", "to_load_id", "before_bytes", "after_bytes", "delta_bytes", "rule_text", "threshold_percent", "threshold_bytes",
-            "top_tensors", "detected_at", "suppressed_by", "causes");
+            "text_id", "detected_at", "suppressed_by");
     private static final List<String> TYPES = List.of("VARCHAR(36)", "VARCHAR(30)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
             "VARCHAR(200)", "VARCHAR(36)", "VARCHAR(36)", "BIGINT", "BIGINT", "BIGINT", "VARCHAR(500)", "DOUBLE PRECISION", "BIGINT",
-            "VARCHAR(65535)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(500)", "VARCHAR(65535)");
+            "VARCHAR(32)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(500)");
+    /**
+     * An alert's text, its top tensors and causes, kept once per distinct text (V16): how a reader joins it to the alert,
+     * taking the alert's own columns first (alerts written before V16 keep theirs). {@code a} is the alert, {@code t} its text.
+     */
+    public static final String WITH_TEXT = "LEFT JOIN alert_texts t ON t.text_id = a.text_id";
+    public static final String TEXT_TOP_TENSORS = "COALESCE(a.top_tensors, t.top_tensors)";
+    public static final String TEXT_CAUSES = "COALESCE(a.causes, t.causes)";
 
     private final GrowthRule offHeap;
     private final GrowthRule heap;
     private final String insert;
+    private final String insertText;
     /** The top tensors and causes of an alert, as JSON, by pair of plans and domain. */
     private final Map<String, String[]> rendered = PlanCache.lru(256);
 
@@ -56,6 +65,8 @@ public final class AlertOutbox {
         this.offHeap = offHeap;
         this.heap = heap;
         this.insert = dialect.insertIgnoringDuplicates("alerts", COLUMNS, TYPES, "alert_id");
+        this.insertText = dialect.insertIgnoringDuplicates("alert_texts", List.of("text_id", "top_tensors", "causes"),
+                List.of("VARCHAR(32)", "VARCHAR(65535)", "VARCHAR(65535)"), "text_id");
     }
 
     /**
@@ -66,6 +77,7 @@ public final class AlertOutbox {
      */
     public List<StoredAlert> record(Connection c, List<Detection> detections, Instant now) throws SQLException {
         List<Object[]> rows = new ArrayList<>();
+        Map<String, String[]> texts = new LinkedHashMap<>();
         List<StoredAlert> alerts = new ArrayList<>();
         Budgets budgets = null;
         for (Detection detection : detections) {
@@ -76,23 +88,33 @@ public final class AlertOutbox {
                 budgets = Budgets.read(c, detections);
             }
             for (Finding growth : detection.of(FindingKind.OFFHEAP_GROWTH)) {
-                alert(rows, alerts, budgets, detection, "OFFHEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), offHeap.describe(), offHeap,
+                alert(rows, texts, alerts, budgets, detection, "OFFHEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), offHeap.describe(), offHeap,
                         ReleaseDiff.OFFHEAP, now);
             }
             for (Finding growth : detection.of(FindingKind.HEAP_GROWTH)) {
-                alert(rows, alerts, budgets, detection, "HEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), heap.describe(), heap,
+                alert(rows, texts, alerts, budgets, detection, "HEAP_GROWTH", growth.beforeBytes(), growth.afterBytes(), heap.describe(), heap,
                         ReleaseDiff.HEAP, now);
             }
             List<Finding> lost = detection.of(FindingKind.LOST_MAPPING);
             if (!lost.isEmpty()) {
                 long before = lost.stream().mapToLong(Finding::beforeBytes).sum();
                 long after = lost.stream().mapToLong(Finding::afterBytes).sum();
-                alert(rows, alerts, budgets, detection, "LOST_MAPPING", 0, after, lost.size() + " tensor(s) no longer mapped; "
+                alert(rows, texts, alerts, budgets, detection, "LOST_MAPPING", 0, after, lost.size() + " tensor(s) no longer mapped; "
                         + ByteSizes.format(after) + " now charged to memory (were " + ByteSizes.format(before) + " of file pages)", null,
                         ReleaseDiff.MMAP, now);
             }
         }
         if (!rows.isEmpty()) {
+            // The batch's texts first, each once; one already stored (by this instance or another) is left as it is.
+            try (PreparedStatement s = c.prepareStatement(insertText)) {
+                for (String[] text : texts.values()) {
+                    s.setString(1, text[2]);
+                    s.setString(2, text[0]);
+                    s.setString(3, text[1]);
+                    s.addBatch();
+                }
+                s.executeBatch();
+            }
             try (PreparedStatement s = c.prepareStatement(insert)) {
                 for (Object[] values : rows) {
                     for (int i = 0; i < values.length; i++) {
@@ -111,7 +133,7 @@ public final class AlertOutbox {
      *               bytes into or out of it, whatever else changed (a weight dequantized where it already was off-heap
      *               changes only its format, and is still the reason the off-heap total grew)
      */
-    private void alert(List<Object[]> rows, List<StoredAlert> alerts, Budgets budgets, Detection d, String kind, long before, long after,
+    private void alert(List<Object[]> rows, Map<String, String[]> texts, List<StoredAlert> alerts, Budgets budgets, Detection d, String kind, long before, long after,
                        String rule, GrowthRule threshold, String domain, Instant now) {
         String id = UUID.nameUUIDFromBytes((kind + "/" + d.load().deploymentId() + "/" + d.load().modelId() + "/" + d.load().loadId())
                 .getBytes(StandardCharsets.UTF_8)).toString();
@@ -124,7 +146,9 @@ public final class AlertOutbox {
             List<Map<String, Object>> top = RootCauses.topTensors(d.causes(), domain, TOP_TENSORS).stream().map(AlertOutbox::tensorJson).toList();
             List<String> causes = RootCauses.touching(d.causes(), domain).stream().map(RootCauses.CauseGroup::cause).toList();
             try {
-                json = new String[]{JSON.writeValueAsString(top), JSON.writeValueAsString(causes)};
+                String topJson = JSON.writeValueAsString(top);
+                String causesJson = JSON.writeValueAsString(causes);
+                json = new String[]{topJson, causesJson, textId(topJson, causesJson)};
             } catch (JsonProcessingException e) {
                 throw new IllegalStateException(e);
             }
@@ -132,14 +156,17 @@ public final class AlertOutbox {
                 rendered.put(key, json);
             }
         }
-        String topJson = json[0];
-        String causesJson = json[1];
+        texts.putIfAbsent(json[2], json);
         rows.add(new Object[]{id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(),
                 d.previous().loadId(), d.load().loadId(), before, after, after - before, rule,
-                threshold == null ? null : threshold.percent(), threshold == null ? null : threshold.bytes(), topJson, Timestamp.from(now), suppressedBy,
-                causesJson});
+                threshold == null ? null : threshold.percent(), threshold == null ? null : threshold.bytes(), json[2], Timestamp.from(now), suppressedBy});
         alerts.add(new StoredAlert(id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(), after - before,
                 suppressedBy));
+    }
+
+    /** A text's id: the first 32 hex characters (128 bits) of the SHA-256 of its two parts, NUL between them. */
+    static String textId(String topJson, String causesJson) {
+        return Secrets.sha256Hex(topJson + '\u0000' + causesJson).substring(0, 32);
     }
 
     /** The growth budgets and acknowledgements of the deployments some detections are about. */

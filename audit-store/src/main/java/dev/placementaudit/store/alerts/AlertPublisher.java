@@ -149,8 +149,9 @@ public final class AlertPublisher implements AutoCloseable {
                 s.setTimestamp(candidates.size() + 3, Timestamp.from(now));
                 s.executeUpdate();
             }
-            try (PreparedStatement s = InList.prepare(c, "SELECT * FROM alerts WHERE alert_id IN (%s) AND claimed_by = ? ORDER BY detected_at, "
-                    + "alert_id", candidates)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT a.*, " + AlertOutbox.TEXT_TOP_TENSORS + " AS text_top_tensors, " + AlertOutbox.TEXT_CAUSES
+                    + " AS text_causes FROM alerts a " + AlertOutbox.WITH_TEXT + " WHERE a.alert_id IN (%s) AND a.claimed_by = ? ORDER BY a.detected_at, "
+                    + "a.alert_id", candidates)) {
                 s.setString(candidates.size() + 1, claim);
                 try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
@@ -176,13 +177,13 @@ public final class AlertPublisher implements AutoCloseable {
     private static PlacementAlert alert(ResultSet rs) throws SQLException {
         List<Map<String, Object>> top;
         try {
-            top = JSON.readValue(rs.getString("top_tensors"), new TypeReference<>() { });
+            top = JSON.readValue(rs.getString("text_top_tensors"), new TypeReference<>() { });
         } catch (IOException e) {
             throw new SQLException("alert " + rs.getString("alert_id") + " has unreadable top_tensors", e);
         }
         List<String> causes;
         try {
-            causes = AlertOutbox.readCauses(rs.getString("causes"));
+            causes = AlertOutbox.readCauses(rs.getString("text_causes"));
         } catch (IOException e) {
             throw new SQLException("alert " + rs.getString("alert_id") + " has unreadable causes", e);
         }

@@ -21,16 +21,15 @@ public final class ReleaseHeads {
 
     /** The columns of a release head: each as the load has it, then the regressions of the load's pair of plans. */
     public static final String COLUMNS = "deployment_id, model_id, release_name, load_id, occurred_at, platform_name, "
-            + "profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, previous_plan_digest, summary_partition, summary_offset, "
-            + "regressions";
+            + "profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, summary_partition, summary_offset, regressions";
 
     /**
      * {@link #COLUMNS} as a query over {@code loads l} selects them (named as the columns): the load's own values, and how
      * many regressions its comparison found, counted once here rather than by every fleet view.
      */
     public static final String VALUES = "l.deployment_id, l.model_id, l.release_name, l.load_id, l.occurred_at, l.platform_name, "
-            + "l.profile_name, l.heap_bytes, l.offheap_bytes, l.mapped_bytes, l.plan_digest, l.previous_plan_digest, l.summary_partition, "
-            + "l.summary_offset, (SELECT COUNT(*) FROM plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest "
+            + "l.profile_name, l.heap_bytes, l.offheap_bytes, l.mapped_bytes, l.plan_digest, l.summary_partition, l.summary_offset, "
+            + "(SELECT COUNT(*) FROM plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest "
             + "AND f.kind IN (" + REGRESSION_KINDS + ")) AS regressions";
 
     /**
@@ -42,7 +41,7 @@ public final class ReleaseHeads {
             + "t.release_name = s.release_name WHEN MATCHED AND (t.summary_offset IS NULL OR (s.summary_partition, s.summary_offset) >= "
             + "(t.summary_partition, t.summary_offset)) THEN UPDATE SET load_id = s.load_id, occurred_at = s.occurred_at, platform_name = "
             + "s.platform_name, profile_name = s.profile_name, heap_bytes = s.heap_bytes, offheap_bytes = s.offheap_bytes, mapped_bytes = "
-            + "s.mapped_bytes, plan_digest = s.plan_digest, previous_plan_digest = s.previous_plan_digest, summary_partition = "
+            + "s.mapped_bytes, plan_digest = s.plan_digest, summary_partition = "
             + "s.summary_partition, summary_offset = s.summary_offset, regressions = s.regressions WHEN NOT MATCHED THEN INSERT ("
             + COLUMNS + ") VALUES (" + COLUMNS.replaceAll("(\\w+)", "s.$1") + ")";
 
