@@ -24,10 +24,13 @@ import dev.placementaudit.testkit.KafkaBroker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyManager;
@@ -47,6 +50,7 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -370,6 +374,20 @@ public final class StoreBench {
         return new Stream(count, decisions, plans.size());
     }
 
+    /** The records published to these topics: the sum of their partitions' end offsets (the bench's producer is not transactional). */
+    private long endOffsets(List<String> topics) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            admin.describeTopics(topics).allTopicNames().get().forEach((topic, description) -> description.partitions()
+                    .forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest())));
+            long sum = 0;
+            for (ListOffsetsResult.ListOffsetsResultInfo info : admin.listOffsets(latest).all().get().values()) {
+                sum += info.offset();
+            }
+            return sum;
+        }
+    }
+
     private void createTopics(String base) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             admin.createTopics(List.of(new NewTopic(base + ".decided", 3, (short) 1),
@@ -419,11 +437,35 @@ public final class StoreBench {
         settings.put("store.jdbc.schema", schema);
         settings.put("store.http.port", "-1");
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        List<String> topics = new ArrayList<>(List.of(base + ".decided", base + ".resolved"));
+        if (observe) {
+            topics.add(base + ".observed");
+        }
+        long published = endOffsets(topics);
         double seconds;
         long started = System.nanoTime();
         try (AuditStore store = AuditStore.start(StoreConfig.from(Settings.of(settings)), registry)) {
             while (registry.counter("pa.store.loads.completed").count() < loads) {
                 Thread.sleep(5);
+            }
+            // The run ends once every record is read and committed with the rows, not when the last load completes: a
+            // load whose plan is stored completes from its summary alone, and its decisions (still to be read and
+            // checked against the plan) may come long after. Until 2026-12-04 the clock stopped at the last completion.
+            try (Connection c = store.database().dataSource().getConnection();
+                 PreparedStatement s = c.prepareStatement("SELECT COALESCE(SUM(next_offset), 0) FROM " + schema + ".ingest_offsets WHERE topic IN ("
+                         + String.join(", ", Collections.nCopies(topics.size(), "?")) + ")")) {
+                for (int i = 0; i < topics.size(); i++) {
+                    s.setString(i + 1, topics.get(i));
+                }
+                while (true) {
+                    try (ResultSet rs = s.executeQuery()) {
+                        rs.next();
+                        if (rs.getLong(1) >= published) {
+                            break;
+                        }
+                    }
+                    Thread.sleep(5);
+                }
             }
             if (observe) {
                 // Observations are read from their own topic beside the loads: the run ends once every one is in too.
