@@ -2,6 +2,7 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
+import org.apache.avro.specific.SpecificRecordBase;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -80,27 +81,24 @@ class SummaryPacingTest {
         return batch;
     }
 
-    /** Decisions of the loads at model-loads offsets [from, to) of one source partition. */
+    /** Decisions of the loads at model-loads offsets [from, to) of one source partition, one a load. */
     private static List<Decoded> decisions(int sourcePartition, long from, long to) {
-        List<Decoded> records = new ArrayList<>();
-        for (long offset = from; offset < to; offset++) {
-            AllocationDecided decision = new AllocationDecided();
-            decision.put("sourceTopic", "model-loads");
-            decision.put("sourcePartition", sourcePartition);
-            decision.put("sourceOffset", offset);
-            records.add(new Decoded.Decision(new ConsumerRecord<>(DECISIONS.topic(), DECISIONS.partition(), offset, null, null), decision));
-        }
-        return records;
+        return records(DECISIONS, sourcePartition, from, to);
     }
 
     private static List<Decoded> summaries(int sourcePartition, long from, long to) {
+        return records(SUMMARIES, sourcePartition, from, to);
+    }
+
+    private static List<Decoded> records(TopicPartition topic, int sourcePartition, long from, long to) {
         List<Decoded> records = new ArrayList<>();
         for (long offset = from; offset < to; offset++) {
-            LoadResolved summary = new LoadResolved();
-            summary.put("sourceTopic", "model-loads");
-            summary.put("sourcePartition", sourcePartition);
-            summary.put("sourceOffset", offset);
-            records.add(new Decoded.Summary(new ConsumerRecord<>(SUMMARIES.topic(), SUMMARIES.partition(), offset, null, null), summary));
+            ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>(topic.topic(), topic.partition(), offset, null, null);
+            SpecificRecordBase event = topic == SUMMARIES ? new LoadResolved() : new AllocationDecided();
+            event.put("sourceTopic", "model-loads");
+            event.put("sourcePartition", sourcePartition);
+            event.put("sourceOffset", offset);
+            records.add(topic == SUMMARIES ? new Decoded.Summary(record, (LoadResolved) event) : new Decoded.Decision(record, (AllocationDecided) event));
         }
         return records;
     }
