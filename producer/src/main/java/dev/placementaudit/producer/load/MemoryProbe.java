@@ -2,6 +2,7 @@ package dev.placementaudit.producer.load;
 
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.Reference;
@@ -55,17 +56,22 @@ public final class MemoryProbe {
      * the buffer pools stop shrinking: the JVM frees a collected direct or mapped buffer only when its cleaner runs,
      * after the collection, so reading at once would count buffers already garbage (a model loaded before and let go,
      * say). Without the first wait, a pool steady for a few ms while reference processing had not yet begun was taken
-     * as settled, and a buffer freed during the load then showed as negative off-heap.
+     * as settled, and a buffer freed during the load then showed as negative off-heap. Where the JVM ignores the
+     * request ({@code -XX:+DisableExplicitGC}: no collection is counted), nothing will process the sentinel soon, and
+     * that wait is skipped rather than paid in full on every measured load.
      */
     private static void settle() {
         ReferenceQueue<Object> processed = new ReferenceQueue<>();
         PhantomReference<Object> sentinel = new PhantomReference<>(new Object(), processed);
+        long collections = collections();
         System.gc();
-        try {
-            processed.remove(500);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
+        if (collections() != collections) {
+            try {
+                processed.remove(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
         Reference.reachabilityFence(sentinel);
         long last = pool("direct") + pool("mapped");
@@ -81,6 +87,15 @@ public final class MemoryProbe {
             steady = now == last ? steady + 1 : 0;
             last = now;
         }
+    }
+
+    /** Collections the JVM has run so far, all collectors together. */
+    private static long collections() {
+        long count = 0;
+        for (GarbageCollectorMXBean collector : ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, collector.getCollectionCount());
+        }
+        return count;
     }
 
     /** Whether this platform gives the {@code /proc} measures (Linux). */
