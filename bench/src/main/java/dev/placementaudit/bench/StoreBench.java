@@ -451,6 +451,7 @@ public final class StoreBench {
             // The run ends once every record is read and committed with the rows, not when the last load completes: a
             // load whose plan is stored completes from its summary alone, and its decisions (still to be read and
             // checked against the plan) may come long after. Until 2026-12-04 the clock stopped at the last completion.
+            // Observations, on their own topic, are committed with their offsets too: the same wait covers them.
             try (Connection c = store.database().dataSource().getConnection();
                  PreparedStatement s = c.prepareStatement("SELECT COALESCE(SUM(next_offset), 0) FROM " + schema + ".ingest_offsets WHERE topic IN ("
                          + String.join(", ", Collections.nCopies(topics.size(), "?")) + ")")) {
@@ -465,14 +466,6 @@ public final class StoreBench {
                         }
                     }
                     Thread.sleep(5);
-                }
-            }
-            if (observe) {
-                // Observations are read from their own topic beside the loads: the run ends once every one is in too.
-                try (Connection c = store.database().dataSource().getConnection()) {
-                    while (count(c, "SELECT COUNT(*) FROM " + schema + ".load_observations") < loads) {
-                        Thread.sleep(5);
-                    }
                 }
             }
             seconds = (System.nanoTime() - started) / 1e9;

@@ -47,10 +47,10 @@ public final class AlertOutbox {
             "VARCHAR(200)", "VARCHAR(36)", "VARCHAR(36)", "BIGINT", "BIGINT", "BIGINT", "VARCHAR(500)", "DOUBLE PRECISION", "BIGINT",
             "VARCHAR(32)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(500)");
     /**
-     * An alert's text, its top tensors and causes, kept once per distinct text (V16): how a reader joins it to the alert,
-     * taking the alert's own columns first (alerts written before V16 keep theirs). {@code a} is the alert, {@code t} its text.
+     * An alert's text, its top tensors and causes, kept once per distinct text (V16): how a reader selects it, taking the
+     * alert's own columns first (alerts written before V16 keep theirs), with {@link #withText} joined. {@code a} is the
+     * alert, {@code t} its text.
      */
-    public static final String WITH_TEXT = "LEFT JOIN alert_texts t ON t.text_id = a.text_id";
     public static final String TEXT_TOP_TENSORS = "COALESCE(a.top_tensors, t.top_tensors)";
     public static final String TEXT_CAUSES = "COALESCE(a.causes, t.causes)";
 
@@ -59,7 +59,7 @@ public final class AlertOutbox {
     private final String insert;
     private final String insertText;
     /** The top tensors and causes of an alert, as JSON, by pair of plans and domain. */
-    private final Map<String, String[]> rendered = PlanCache.lru(256);
+    private final Map<String, Text> rendered = PlanCache.lru(256);
 
     public AlertOutbox(Dialect dialect, GrowthRule offHeap, GrowthRule heap) {
         this.offHeap = offHeap;
@@ -77,7 +77,7 @@ public final class AlertOutbox {
      */
     public List<StoredAlert> record(Connection c, List<Detection> detections, Instant now) throws SQLException {
         List<Object[]> rows = new ArrayList<>();
-        Map<String, String[]> texts = new LinkedHashMap<>();
+        Map<String, Text> texts = new LinkedHashMap<>();
         List<StoredAlert> alerts = new ArrayList<>();
         Budgets budgets = null;
         for (Detection detection : detections) {
@@ -107,10 +107,10 @@ public final class AlertOutbox {
         if (!rows.isEmpty()) {
             // The batch's texts first, each once; one already stored (by this instance or another) is left as it is.
             try (PreparedStatement s = c.prepareStatement(insertText)) {
-                for (String[] text : texts.values()) {
-                    s.setString(1, text[2]);
-                    s.setString(2, text[0]);
-                    s.setString(3, text[1]);
+                for (Text text : texts.values()) {
+                    s.setString(1, text.id());
+                    s.setString(2, text.topTensors());
+                    s.setString(3, text.causes());
                     s.addBatch();
                 }
                 s.executeBatch();
@@ -133,7 +133,7 @@ public final class AlertOutbox {
      *               bytes into or out of it, whatever else changed (a weight dequantized where it already was off-heap
      *               changes only its format, and is still the reason the off-heap total grew)
      */
-    private void alert(List<Object[]> rows, Map<String, String[]> texts, List<StoredAlert> alerts, Budgets budgets, Detection d, String kind, long before, long after,
+    private void alert(List<Object[]> rows, Map<String, Text> texts, List<StoredAlert> alerts, Budgets budgets, Detection d, String kind, long before, long after,
                        String rule, GrowthRule threshold, String domain, Instant now) {
         String id = UUID.nameUUIDFromBytes((kind + "/" + d.load().deploymentId() + "/" + d.load().modelId() + "/" + d.load().loadId())
                 .getBytes(StandardCharsets.UTF_8)).toString();
@@ -141,32 +141,40 @@ public final class AlertOutbox {
         // What an alert says of its causes depends on the two plans alone: rendered once per pair of plans and domain.
         String key = d.previous().planDigest() == null || d.load().planDigest() == null ? null
                 : d.previous().planDigest() + ">" + d.load().planDigest() + "/" + domain;
-        String[] json = key == null ? null : rendered.get(key);
-        if (json == null) {
+        Text text = key == null ? null : rendered.get(key);
+        if (text == null) {
             List<Map<String, Object>> top = RootCauses.topTensors(d.causes(), domain, TOP_TENSORS).stream().map(AlertOutbox::tensorJson).toList();
             List<String> causes = RootCauses.touching(d.causes(), domain).stream().map(RootCauses.CauseGroup::cause).toList();
             try {
-                String topJson = JSON.writeValueAsString(top);
-                String causesJson = JSON.writeValueAsString(causes);
-                json = new String[]{topJson, causesJson, textId(topJson, causesJson)};
+                text = Text.of(JSON.writeValueAsString(top), JSON.writeValueAsString(causes));
             } catch (JsonProcessingException e) {
                 throw new IllegalStateException(e);
             }
             if (key != null) {
-                rendered.put(key, json);
+                rendered.put(key, text);
             }
         }
-        texts.putIfAbsent(json[2], json);
+        texts.putIfAbsent(text.id(), text);
         rows.add(new Object[]{id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(),
                 d.previous().loadId(), d.load().loadId(), before, after, after - before, rule,
-                threshold == null ? null : threshold.percent(), threshold == null ? null : threshold.bytes(), json[2], Timestamp.from(now), suppressedBy});
+                threshold == null ? null : threshold.percent(), threshold == null ? null : threshold.bytes(), text.id(), Timestamp.from(now), suppressedBy});
         alerts.add(new StoredAlert(id, kind, d.load().deploymentId(), d.load().modelId(), d.previous().release(), d.load().release(), after - before,
                 suppressedBy));
     }
 
-    /** A text's id: the first 32 hex characters (128 bits) of the SHA-256 of its two parts, NUL between them. */
-    static String textId(String topJson, String causesJson) {
-        return Secrets.sha256Hex(topJson + '\u0000' + causesJson).substring(0, 32);
+    /**
+     * How {@code alerts a} joins its text; {@code schema} qualifies the texts' table (with its dot), or is empty for the
+     * connection's own schema.
+     */
+    public static String withText(String schema) {
+        return "LEFT JOIN " + schema + "alert_texts t ON t.text_id = a.text_id";
+    }
+
+    /** An alert's text as JSON, and its id: the first 32 hex characters (128 bits) of the SHA-256 of its two parts, NUL between them. */
+    private record Text(String topTensors, String causes, String id) {
+        static Text of(String topTensors, String causes) {
+            return new Text(topTensors, causes, Secrets.sha256Hex(topTensors + '\u0000' + causes).substring(0, 32));
+        }
     }
 
     /** The growth budgets and acknowledgements of the deployments some detections are about. */

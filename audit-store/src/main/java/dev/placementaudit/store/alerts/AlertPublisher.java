@@ -150,7 +150,7 @@ public final class AlertPublisher implements AutoCloseable {
                 s.executeUpdate();
             }
             try (PreparedStatement s = InList.prepare(c, "SELECT a.*, " + AlertOutbox.TEXT_TOP_TENSORS + " AS text_top_tensors, " + AlertOutbox.TEXT_CAUSES
-                    + " AS text_causes FROM alerts a " + AlertOutbox.WITH_TEXT + " WHERE a.alert_id IN (%s) AND a.claimed_by = ? ORDER BY a.detected_at, "
+                    + " AS text_causes FROM alerts a " + AlertOutbox.withText("") + " WHERE a.alert_id IN (%s) AND a.claimed_by = ? ORDER BY a.detected_at, "
                     + "a.alert_id", candidates)) {
                 s.setString(candidates.size() + 1, claim);
                 try (ResultSet rs = s.executeQuery()) {

@@ -352,7 +352,7 @@ public final class AuditQueries {
     public List<AlertRow> alerts(String deployment, int limit) throws SQLException {
         String sql = "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, from_load_id, to_load_id, before_bytes, "
                 + "after_bytes, delta_bytes, rule_text, detected_at, suppressed_by, published_at, " + AlertOutbox.TEXT_CAUSES + " FROM alerts a "
-                + AlertOutbox.WITH_TEXT + (deployment == null ? "" : " WHERE deployment_id = ?") + " ORDER BY detected_at DESC, alert_id FETCH FIRST "
+                + AlertOutbox.withText("") + (deployment == null ? "" : " WHERE deployment_id = ?") + " ORDER BY detected_at DESC, alert_id FETCH FIRST "
                 + limit + " ROWS ONLY";
         List<AlertRow> alerts = new ArrayList<>();
         try (Connection c = database.getConnection(); PreparedStatement s = Sql.prepare(c, sql, deployment == null ? new Object[0]

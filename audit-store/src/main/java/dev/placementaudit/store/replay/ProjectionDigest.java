@@ -46,7 +46,7 @@ public final class ProjectionDigest {
                 + "FROM %s.findings ORDER BY finding_id");
         TABLES.put("alerts", "SELECT alert_id, kind, deployment_id, model_id, from_release, to_release, from_load_id, to_load_id, "
                 + "before_bytes, after_bytes, delta_bytes, rule_text, threshold_percent, threshold_bytes, " + AlertOutbox.TEXT_TOP_TENSORS + ", suppressed_by, "
-                + AlertOutbox.TEXT_CAUSES + " FROM %1$s.alerts a " + AlertOutbox.WITH_TEXT.replace("alert_texts", "%1$s.alert_texts") + " ORDER BY alert_id");
+                + AlertOutbox.TEXT_CAUSES + " FROM %1$s.alerts a " + AlertOutbox.withText("%1$s.") + " ORDER BY alert_id");
         // One incident per cause across the fleet, and each deployment's part in it (docs/incidents.md); the version and
         // when it last changed depend on how loads fell into batches, so they are left out.
         TABLES.put("incidents", "SELECT incident_id, model_id, from_release, to_release, primary_kind, kinds, cause, before_domain, "
