@@ -59,6 +59,14 @@ public final class AuditStore extends ConsumerService {
 
     /** @throws dev.placementaudit.service.cli.CommandFailure when the broker or the database does not answer within {@code connect.timeout} */
     public static AuditStore start(StoreConfig config, PrometheusMeterRegistry registry) {
+        return start(config, registry, Clock.systemUTC());
+    }
+
+    /**
+     * A store whose ingest and publishing read the time from {@code clock}: when a load completed, when an incident changed,
+     * whether an incident's update or resolution is due. Tests move it on to see a held resolution go out.
+     */
+    public static AuditStore start(StoreConfig config, PrometheusMeterRegistry registry, Clock clock) {
         long entered = uptimeMillis();
         KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of());
         long brokerAnswered = uptimeMillis();
@@ -85,7 +93,7 @@ public final class AuditStore extends ConsumerService {
         RegressionDetector detector = new RegressionDetector(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
         AlertOutbox outbox = new AlertOutbox(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
         ProjectionWriter writer = new ProjectionWriter(database, config.groupId(), config.decisionsTopic(), config.resolvedTopic(),
-                config.observationsTopic(), config.unplannedOffHeap(), detector, outbox, Clock.systemUTC());
+                config.observationsTopic(), config.unplannedOffHeap(), detector, outbox, clock);
 
         Map<String, Object> consumerConfig = new HashMap<>(config.kafka());
         consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
@@ -107,12 +115,12 @@ public final class AuditStore extends ConsumerService {
         KafkaProducer<byte[], byte[]> deadLetters = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
         AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.perLoadAlerts(),
                 new IncidentPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.incidentUpdateInterval(),
-                        Clock.systemUTC()));
+                        clock));
         ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic(), config.groupId());
         IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic(), config.observationsTopic()),
                 config.deadLetterTopic(),
                 config.groupId(),
-                config.pollTimeout(), writer, publisher, chainLog, metrics, Clock.systemUTC(), new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
+                config.pollTimeout(), writer, publisher, chainLog, metrics, clock, new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
         loop.start("audit-store-ingest");
         AuditStore store = new AuditStore(database, loop, publisher, deadLetters, chainLog, queries);
         store.serve(config.http(), registry,

@@ -12,6 +12,7 @@ import dev.placementaudit.store.replay.ProjectionRebuild;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.ShiftedClock;
 import dev.placementaudit.testkit.TestDatabase;
 import dev.placementaudit.testkit.TopicReader;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -46,7 +47,8 @@ class IncidentsTest {
         Map<String, String> settings = h.settings();
         settings.put("store.alerts.per.load", "false");
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        try (AuditStore store = h.start(settings, registry)) {
+        ShiftedClock clock = new ShiftedClock();
+        try (AuditStore store = h.start(settings, registry, clock)) {
             // r2 dequantizes the blk.* weights: they lose their mapping on a and b; c stays on r1; d starts on r2 (no predecessor).
             h.publishAndWait(List.of(StoreHarness.load("a", "r1", 2, 0, false), StoreHarness.load("b", "r1", 2, 1, false),
                     StoreHarness.load("c", "r1", 2, 2, false), StoreHarness.load("d", "r2", 2, 3, true),
@@ -113,22 +115,35 @@ class IncidentsTest {
                     .contains("exposure over time (deployments showing it, of 1 on r2 now):\n"
                             + "    2026-11-01T10:00:00Z  1\n    2026-11-01T11:00:00Z  2\n    2026-11-01T13:00:00Z  3\n"
                             + "    2026-11-01T20:00:00Z  2\n    2026-11-01T21:00:00Z  1\n    2026-11-01T22:00:00Z  0\n");
+            // The resolution is held for the update interval (a minute by default), as Alertmanager holds a resolved alert.
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+                    .until(() -> h.count("SELECT COUNT(*) FROM incidents WHERE published_state = 'OPEN'") == 1);
+
+            // It flaps within the hold: e moves r1 -> r2 (it is back), then on to r3 (resolved again). Nothing goes out.
+            h.publishAndWait(List.of(StoreHarness.load("e", "r1", 2, 30, false), StoreHarness.load("e", "r2", 2, 31, true)));
+            assertThat(only(db, h).state()).isEqualTo("OPEN");
+            h.publishAndWait(List.of(StoreHarness.load("e", "r3", 2, 32, false)));
+            assertThat(only(db, h).state()).isEqualTo("RESOLVED");
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10))
+                    .until(() -> h.count("SELECT COUNT(*) FROM incidents WHERE published_state = 'OPEN'") == 1);
+            // Once the resolution has stood for the interval, it goes out: one event for the whole flap.
+            clock.shift(Duration.ofSeconds(61));
             awaitPublished(h, "RESOLVED");
 
-            // A deployment that moves r1 -> r2 later brings it back.
-            h.publishAndWait(List.of(StoreHarness.load("e", "r1", 2, 30, false), StoreHarness.load("e", "r2", 2, 31, true)));
+            // A deployment that moves r1 -> r2 later brings it back: a reopening goes out at once.
+            h.publishAndWait(List.of(StoreHarness.load("f", "r1", 2, 40, false), StoreHarness.load("f", "r2", 2, 41, true)));
             Incidents.Incident reopened = only(db, h);
             assertThat(reopened.incidentId()).isEqualTo(opened.incidentId());
             assertThat(reopened.state()).isEqualTo("OPEN");
             assertThat(reopened.showing()).isEqualTo(1);
-            assertThat(reopened.onRelease()).as("d and e are on r2").isEqualTo(2);
+            assertThat(reopened.onRelease()).as("d and f are on r2").isEqualTo(2);
             awaitPublished(h, "OPEN");
             assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE published_version = version")).as("the ack went out with the reopening").isEqualTo(1);
             assertThat(registry.scrape()).as("open again, but acknowledged: it pages nobody").doesNotContain("incident=\"" + opened.incidentId());
 
             // On placement-alerts: the incident's state changes, keyed by its id. c joining and the acknowledgement fell
             // within a minute of the opening (the default update interval), so they went out with the next state change;
-            // a's reload published nothing. No per-load alert is there (store.alerts.per.load is off by default).
+            // a's reload and e's flap published nothing. No per-load alert is there (store.alerts.per.load is off by default).
             List<PlacementIncident> events = TopicReader.readCommitted(broker, h.alerts, 3, Duration.ofSeconds(30), Duration.ofSeconds(2))
                     .stream().peek(r -> assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo(opened.incidentId()))
                     .map(r -> INCIDENTS.decode(r.value())).toList();
@@ -148,7 +163,7 @@ class IncidentsTest {
         ProjectionRebuild.Result rebuilt = new ProjectionRebuild(StoreConfig.from(Settings.of(h.settings())), new PrintWriter(out, true))
                 .run(Long.MAX_VALUE, false, false);
         assertThat(rebuilt.live().get("incidents")).startsWith("1 rows ");
-        assertThat(rebuilt.live().get("incident_deployments")).startsWith("4 rows ");
+        assertThat(rebuilt.live().get("incident_deployments")).startsWith("5 rows ");
         assertThat(rebuilt.equal()).as("%s%n%s", rebuilt.live(), rebuilt.rebuilt()).isTrue();
     }
 

@@ -28,6 +28,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -110,6 +111,10 @@ final class StoreHarness {
 
     AuditStore start(Map<String, String> settings, PrometheusMeterRegistry registry) {
         return AuditStore.start(StoreConfig.from(Settings.of(settings)), registry);
+    }
+
+    AuditStore start(Map<String, String> settings, PrometheusMeterRegistry registry, Clock clock) {
+        return AuditStore.start(StoreConfig.from(Settings.of(settings)), registry, clock);
     }
 
     /** A load of {@code q4k} Q4_K layers on an edge device, at {@code hoursAfterT0}, optionally with those layers dequantized. */

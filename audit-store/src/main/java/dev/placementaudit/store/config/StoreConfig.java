@@ -22,7 +22,7 @@ import java.util.Map;
  * @param perLoadAlerts  whether {@code placement-alerts} also carries a {@code PlacementAlert} per load and kind, as before
  *                       incidents ({@code store.alerts.per.load}, default false: one {@code PlacementIncident} per cause)
  * @param incidentUpdateInterval the least time between two updates of one incident on {@code placement-alerts}
- *                       ({@code store.incidents.update.interval}, default 1m); opening and resolving go out at once
+ *                       ({@code store.incidents.update.interval}, default 1m), and how long a resolution must hold before it goes out; opening and reopening go out at once
  * @param http           where the API, dashboard and ops endpoints listen ({@code store.http.*}, {@code store.api.*}):
  *                       loopback unless configured, and never another address without a token unless declared insecure
  */

@@ -31,10 +31,13 @@ import javax.sql.DataSource;
 
 /**
  * Publishes incidents to {@code placement-alerts} as {@code PlacementIncident} events keyed by incident id: the state
- * an incident is in, whenever it differs from what was last published. Opening, resolving and reopening go out at
- * once; any other material change (deployments joining or leaving) at most once per {@code interval} per incident,
- * the latest state then. A reload of a deployment already showing the cause changes nothing material, so it publishes
- * nothing. The latest event of a key is the incident as it stands, so the topic can be compacted.
+ * an incident is in, whenever it differs from what was last published. Opening and reopening (a page) go out at once.
+ * A resolution is held until it has stood for {@code interval}, as Alertmanager holds a resolved alert: an incident that
+ * flaps (its last deployment moves on, the next one arrives on the release) publishes nothing until it settles, and
+ * one that reopens within the hold publishes nothing new. Any other material change (deployments joining or leaving)
+ * goes out at most once per {@code interval} per incident, the latest state then. A reload of a deployment already
+ * showing the cause changes nothing material, so it publishes nothing. The latest event of a key is the incident as it
+ * stands, so the topic can be compacted.
  *
  * <p>Shared by several store instances like the alert outbox: an instance leases the incidents it will publish with one
  * conditional update and marks them published once the broker has acknowledged; a crash in between republishes the same
@@ -112,27 +115,32 @@ public final class IncidentPublisher implements AutoCloseable {
     }
 
     /**
-     * Up to a page of incidents whose state differs from what was last published, due now (a state change at once, an
-     * update once the interval since the last has passed), leased to this call.
+     * Which incidents are due, with three parameters: the interval's start (twice) and now. Never published: at once (it
+     * opened). Open again after a published resolution: at once. Resolved: once the resolution has stood for the interval
+     * (the incident's last change is that old). Any other change: once the interval since the last event has passed.
      */
+    private static final String DUE = "version > COALESCE(published_version, 0) AND (published_state IS NULL "
+            + "OR (state <> 'RESOLVED' AND (published_state <> state OR published_at IS NULL OR published_at <= ?)) "
+            + "OR (state = 'RESOLVED' AND updated_at <= ?)) AND (claimed_until IS NULL OR claimed_until < ?)";
+
+    /** Up to a page of incidents whose state differs from what was last published and is due now, leased to this call. */
     private List<PlacementIncident> claim(Instant now) throws SQLException {
-        String due = "version > COALESCE(published_version, 0) AND (published_state IS NULL OR published_state <> state OR "
-                + "published_at IS NULL OR published_at <= ?) AND (claimed_until IS NULL OR claimed_until < ?)";
         Timestamp updatesBefore = Timestamp.from(now.minus(interval));
         Timestamp at = Timestamp.from(now);
         try (Connection c = database.getConnection()) {
-            List<String> candidates = Sql.list(c, "SELECT incident_id FROM incidents WHERE " + due + " ORDER BY updated_at, incident_id FETCH FIRST "
-                    + PAGE + " ROWS ONLY", rs -> rs.getString(1), updatesBefore, at);
+            List<String> candidates = Sql.list(c, "SELECT incident_id FROM incidents WHERE " + DUE + " ORDER BY updated_at, incident_id FETCH FIRST "
+                    + PAGE + " ROWS ONLY", rs -> rs.getString(1), updatesBefore, updatesBefore, at);
             if (candidates.isEmpty()) {
                 return List.of();
             }
             String claim = UUID.randomUUID().toString();
             try (PreparedStatement s = InList.prepare(c, "UPDATE incidents SET claimed_by = ?, claimed_until = ? WHERE incident_id IN (%s) AND "
-                    + due, candidates, 3)) {
+                    + DUE, candidates, 3)) {
                 s.setString(1, claim);
                 s.setTimestamp(2, Timestamp.from(now.plus(LEASE)));
                 s.setTimestamp(candidates.size() + 3, updatesBefore);
-                s.setTimestamp(candidates.size() + 4, at);
+                s.setTimestamp(candidates.size() + 4, updatesBefore);
+                s.setTimestamp(candidates.size() + 5, at);
                 s.executeUpdate();
             }
             List<PlacementIncident> claimed = new ArrayList<>();
