@@ -148,7 +148,9 @@ public final class AuditQueries {
 
     /** Loads, newest first; every filter optional. */
     public List<LoadSummary> loads(String deployment, String model, String release, int limit) throws SQLException {
-        StringBuilder sql = new StringBuilder("SELECT " + LOAD_COLUMNS + " FROM loads WHERE 1 = 1");
+        // The newest loads first, then their columns: the per-load subqueries run for the rows shown, not for every load
+        // of the deployment (1,000 of them cost 7 ms in the query bench, against 1 ms for the top 20).
+        StringBuilder sql = new StringBuilder("SELECT " + LOAD_COLUMNS + " FROM (SELECT * FROM loads WHERE 1 = 1");
         List<Object> args = new ArrayList<>();
         if (deployment != null) {
             sql.append(" AND deployment_id = ?");
@@ -162,7 +164,7 @@ public final class AuditQueries {
             sql.append(" AND release_name = ?");
             args.add(release);
         }
-        sql.append(" ORDER BY occurred_at DESC, load_id FETCH FIRST ").append(limit).append(" ROWS ONLY");
+        sql.append(" ORDER BY occurred_at DESC, load_id FETCH FIRST ").append(limit).append(" ROWS ONLY) loads ORDER BY occurred_at DESC, load_id");
         return Sql.list(database, sql.toString(), AuditQueries::summary, args.toArray());
     }
 
