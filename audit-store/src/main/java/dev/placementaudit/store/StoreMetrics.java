@@ -266,6 +266,11 @@ public final class StoreMetrics implements IngestListener {
     }
 
     @Override
+    public void summariesPaused() {
+        counter("pa.store.summaries.paused").increment();
+    }
+
+    @Override
     public void deadLettered(String reason) {
         registry.counter("pa.store.dlq", "reason", reason).increment();
     }

@@ -19,4 +19,7 @@ public interface IngestListener {
 
     /** After every poll: what was deferred (gauge rows registered at most every few seconds) shows now. */
     void publishDeferred();
+
+    /** The summaries were paused: they ran too far ahead of the decisions in a backlog ({@link SummaryPacing}). */
+    void summariesPaused();
 }

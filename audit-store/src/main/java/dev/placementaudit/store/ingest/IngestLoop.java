@@ -123,7 +123,11 @@ public final class IngestLoop extends ConsumerLoop {
             batch = writer.decode(list(records));
         }
         // Before the next poll: the summaries wait while they are far ahead of the decisions (SummaryPacing).
+        long pausedBefore = pacing.pauses();
         pacing.pace(consumer, batch);
+        if (pacing.pauses() > pausedBefore) {
+            metrics.summariesPaused();
+        }
         // The next poll's records are fetched now and decoded on another thread while this batch writes.
         long generation = rebalances;
         ConsumerRecords<byte[], byte[]> next = pollAndReport(Duration.ZERO);
