@@ -1,6 +1,5 @@
 package dev.placementaudit.store;
 
-import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
@@ -57,7 +56,8 @@ class ChainTamperTest {
 
         try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
             // An UPDATE of one decision's domain, in the plan the load names.
-            tamper(s, loadOf(loads, "d-update", 2), 1, "memory_domain = 'HOST_HEAP'");
+            s.executeUpdate("UPDATE plan_tensors SET memory_domain = 'HOST_HEAP' WHERE plan_digest = (SELECT plan_digest FROM loads WHERE load_id = '"
+                    + loadOf(loads, "d-update", 2) + "') AND tensor_index = 1");
             // A DELETE of one load: its decisions, its row and its chain entry.
             String deleted = loadOf(loads, "d-delete", 2);
             s.executeUpdate("DELETE FROM decisions WHERE load_id = '" + deleted + "'");
@@ -75,7 +75,8 @@ class ChainTamperTest {
             s.executeUpdate("INSERT INTO loads (" + String.join(", ", loadColumns()) + ") SELECT '00000000-0000-0000-0000-00000000f00d', "
                     + String.join(", ", loadColumns().subList(1, loadColumns().size())) + " FROM loads WHERE load_id = '" + loadOf(loads, "d-insert", 3) + "'");
             // A rewrite of rows and hashes together, as someone who knows the scheme would do it.
-            tamper(s, loadOf(loads, "d-rewrite", 1), 1, "memory_domain = 'MMAP_FILE', resident_bytes = 0");
+            s.executeUpdate("UPDATE plan_tensors SET memory_domain = 'MMAP_FILE', resident_bytes = 0 WHERE plan_digest = (SELECT plan_digest FROM "
+                    + "loads WHERE load_id = '" + loadOf(loads, "d-rewrite", 1) + "') AND tensor_index = 1");
             rehash(c, "d-rewrite");
         }
 
@@ -128,20 +129,6 @@ class ChainTamperTest {
     }
 
     /** Recomputes a deployment's chain over its rows as they now are: what a forger with database access would do. */
-    /**
-     * One tensor of the plan a load names, changed in place as that plan's alone: a copy of its tensor row with the
-     * change, which the plan's row then names (a tensor row is shared by every plan that has it).
-     */
-    private static void tamper(Statement s, String loadId, int tensorIndex, String set) throws Exception {
-        String row = "(SELECT plan_digest FROM loads WHERE load_id = '" + loadId + "') AND tensor_index = " + tensorIndex;
-        String id = "tampered-" + loadId.substring(0, 8);
-        String columns = String.join(", ", PlanDigest.COLUMNS);
-        s.executeUpdate("INSERT INTO tensor_rows (row_id, " + columns + ") SELECT '" + id + "', " + columns + " FROM tensor_rows WHERE row_id = "
-                + "(SELECT row_id FROM plan_rows WHERE plan_digest = " + row + ")");
-        s.executeUpdate("UPDATE tensor_rows SET " + set + " WHERE row_id = '" + id + "'");
-        s.executeUpdate("UPDATE plan_rows SET row_id = '" + id + "' WHERE plan_digest = " + row);
-    }
-
     private static void rehash(Connection c, String deployment) throws SQLException {
         String prev = HashChain.GENESIS;
         for (HashChain.Entry e : HashChain.entries(c, deployment)) {
@@ -155,7 +142,7 @@ class ChainTamperTest {
                 }
             }
             String decisionsHash = HashChain.plan(c, plan).hash();
-            for (String table : List.of("plan_rows", "plans", "loads")) {
+            for (String table : List.of("plan_tensors", "plans", "loads")) {
                 try (PreparedStatement u = c.prepareStatement("UPDATE " + table + " SET plan_digest = ? WHERE plan_digest = ?")) {
                     u.setString(1, decisionsHash);
                     u.setString(2, plan);

@@ -64,7 +64,6 @@ class PlansTest {
             // Two plans for eight loads: the plain one (every current load, two legacy ones) and the dequantized one.
             assertThat(h.count("SELECT COUNT(*) FROM plans")).isEqualTo(2);
             assertThat(h.count("SELECT COUNT(*) FROM plan_tensors")).isEqualTo(2 * 4);
-            assertThat(h.count("SELECT COUNT(*) FROM tensor_rows")).as("the two tensors dequantizing did not touch are kept once").isEqualTo(4 + 2);
             assertThat(h.count("SELECT COUNT(*) FROM loads WHERE plan_digest = '" + plain + "'")).isEqualTo(6);
             assertThat(h.count("SELECT COUNT(*) FROM loads WHERE plan_digest = '" + dequantized + "'")).isEqualTo(2);
             assertThat(h.count("SELECT COUNT(*) FROM decisions")).as("nothing left staged").isZero();
@@ -119,32 +118,6 @@ class PlansTest {
                     .containsExactlyElementsOf(decisions.stream().map(AllocationDecided::getReason).toList());
             try (Connection c = db.dataSource().getConnection()) {
                 assertThat(ChainVerifier.verify(c, Optional.empty(), Optional.empty()).breaks()).as("the stored rows digest to the plan").isEmpty();
-            }
-        }
-    }
-
-    @DatabaseTest
-    void plansThatShareTensorsKeepEachTensorRowOnce(KafkaBroker broker, TestDatabase db) throws Exception {
-        StoreHarness h = new StoreHarness(broker, db);
-        // r2 dequantizes the three Q4_K layers of r1's five tensors; r3 restores them: three plans' worth of loads, two plans.
-        List<ResolvedLoad> resolved = h.publish(List.of(StoreHarness.load("edge-0", "r1", 3, 0, false), StoreHarness.load("edge-0", "r2", 3, 1, true),
-                StoreHarness.load("edge-1", "r1", 3, 2, false), StoreHarness.load("edge-1", "r3", 3, 3, false)));
-        try (AuditStore store = h.start()) {
-            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 4);
-            assertThat(h.count("SELECT COUNT(*) FROM plans")).isEqualTo(2);
-            assertThat(h.count("SELECT COUNT(*) FROM plan_rows")).isEqualTo(2 * 5);
-            assertThat(h.count("SELECT COUNT(*) FROM tensor_rows")).as("five tensors, then the three that changed").isEqualTo(5 + 3);
-            assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(4 * 5);
-            // Each plan reads back through plan_tensors as the decisions that made it: they digest to its name.
-            try (Connection c = db.dataSource().getConnection()) {
-                for (ResolvedLoad r : List.of(resolved.get(0), resolved.get(1))) {
-                    PlanDigest digest = new PlanDigest();
-                    dev.placementaudit.store.plans.StoredPlans.tensorValues(c, r.summary().getPlanDigest()).forEach(digest::tensor);
-                    assertThat(digest.digest()).isEqualTo(r.summary().getPlanDigest());
-                    assertThat(dev.placementaudit.store.plans.StoredPlans.tensorValues(c, r.summary().getPlanDigest()))
-                            .usingRecursiveFieldByFieldElementComparator()
-                            .containsExactlyElementsOf(r.decisions().stream().map(PlanDigest::values).toList());
-                }
             }
         }
     }

@@ -55,12 +55,7 @@ final class QueryLatency {
             long fill = System.nanoTime();
             // Plan p = model * 20 + kind * 5 + release; from release 2 on a seventh of its tensors are off-heap.
             s.execute("INSERT INTO plans SELECT " + String.format(hex, "'p' || g") + ", 146, md5('s' || g) || md5('t' || g) FROM generate_series(0, 79) g");
-            // Each plan's tensors: a tensor row each (no two alike here: the ids are not their contents), and the plan's rows naming them.
-            s.execute("INSERT INTO plan_rows (plan_digest, tensor_index, row_id) SELECT " + String.format(hex, "'p' || (g / 146)")
-                    + ", (g % 146)::int, md5('r' || g) FROM generate_series(0, 80 * 146 - 1) g");
-            s.execute("INSERT INTO tensor_rows (row_id, tensor_index, tensor_name, dtype, stored_encoding, stored_format, element_count, stored_bytes, "
-                    + "size_estimated, resident_format, resident_bytes, memory_domain, scope_kind, mapping_requested, reason_code, placement_reason, "
-                    + "mapping_blockers, reason) SELECT md5('r' || g), (g % 146)::int, 'blk.' || (g % 146) || '.weight', "
+            s.execute("INSERT INTO plan_tensors SELECT " + String.format(hex, "'p' || (g / 146)") + ", (g % 146)::int, 'blk.' || (g % 146) || '.weight', "
                     + "'Q4_K', 'Q4_K', 'Q4_K', 1048576, 589824, FALSE, CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'Float32/Dense(4B)' ELSE 'Q4_K' END, "
                     + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 4194304 ELSE 589824 END, "
                     + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'HOST_OFFHEAP' ELSE 'MMAP_FILE' END, 'MODEL', TRUE, "

@@ -7,10 +7,10 @@ import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
 import org.postgresql.PGConnection;
 
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -25,61 +25,37 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
- * The {@code plans} table and the {@code plan_tensors} view: each placement plan once, named by its {@link PlanDigest}.
- * A plan's tensors are kept as {@code plan_rows} (plan, index, row id) naming {@code tensor_rows}, each distinct tensor
- * row once, named by {@link #rowId} (its content): a new plan that shares most of its tensors with stored plans (a
- * re-encoded weight, a renamed tensor, another release of the same model) writes one narrow row per tensor and only the
- * tensor rows no plan had. {@code plan_tensors} joins the two, as the table of that name used to hold them.
- *
- * <p>A new plan's rows go in by PostgreSQL's binary {@code COPY} (H2: one batched insert), in the ingesting transaction;
- * a plan already stored costs nothing. A batch's plan rows are inserted ignoring duplicates (one statement on
+ * The {@code plans} and {@code plan_tensors} tables: each placement plan once, named by its {@link PlanDigest}. A new
+ * plan's tensors go in by PostgreSQL's binary {@code COPY} (H2: one batched insert), in the ingesting transaction; a
+ * plan already stored costs nothing. A batch's plan rows are inserted ignoring duplicates (one statement on
  * PostgreSQL), and a plan's tensors only by the transaction whose insert took: a concurrent instance building the same
- * plan waits on the plan's key, then finds it there. Tensor rows are inserted ignoring duplicates, in id order, so two
- * instances adding the same new tensor rows wait on each other in one order and never deadlock. Tensor rows are never
- * updated or deleted (retention removes plans' rows, not the tensor rows they named).
+ * plan waits on the plan's key, then finds it there.
  */
 public final class StoredPlans {
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
-    private static final String COPY = "COPY plan_rows (plan_digest, tensor_index, row_id) FROM STDIN (FORMAT binary)";
-    /** {@link PlanDigest#COLUMNS} as {@code tensor_rows} types them. */
-    private static final List<String> TENSOR_TYPES = PlanDigest.COLUMNS.stream().map(column -> switch (column) {
-        case "tensor_index" -> "INTEGER";
-        case "element_count", "stored_bytes", "resident_bytes" -> "BIGINT";
-        case "size_estimated", "mapping_requested" -> "BOOLEAN";
-        default -> "VARCHAR(4000)";
-    }).toList();
+    static final List<String> TENSOR_COLUMNS;
+    private static final String COPY;
+
+    static {
+        List<String> columns = new ArrayList<>();
+        columns.add("plan_digest");
+        columns.addAll(PlanDigest.COLUMNS);
+        TENSOR_COLUMNS = List.copyOf(columns);
+        COPY = "COPY plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") FROM STDIN (FORMAT binary)";
+    }
 
     private final Dialect dialect;
     private final String insertPlan;
-    private final String insertTensorRow;
 
     public StoredPlans(Dialect dialect) {
         this.dialect = dialect;
         this.insertPlan = dialect.insertIgnoringDuplicates("plans", List.of("plan_digest", "tensor_count", "placement_signature"),
                 List.of("VARCHAR(64)", "INTEGER", "VARCHAR(64)"), "plan_digest");
-        List<String> columns = new ArrayList<>(List.of("row_id"));
-        columns.addAll(PlanDigest.COLUMNS);
-        List<String> types = new ArrayList<>(List.of("VARCHAR(32)"));
-        types.addAll(TENSOR_TYPES);
-        this.insertTensorRow = dialect.insertIgnoringDuplicates("tensor_rows", columns, types, "row_id");
-    }
-
-    /**
-     * What names a tensor row: the first 32 hex characters (128 bits) of the digest of the one-tensor plan that holds
-     * just this tensor ({@link PlanDigest}'s encoding, so no second encoding to define). Equal values, equal id.
-     */
-    public static String rowId(Object[] values) {
-        return new PlanDigest().tensor(values).digest().substring(0, 32);
-    }
-
-    /** A plan to store: its digest and its tensors' values ({@link PlanDigest#values}), in tensor order. */
-    private record PlanRows(String digest, List<Object[]> tensors) {
     }
 
     /** A plan built from one load's decisions, all of them, in tensor order. */
@@ -173,49 +149,25 @@ public final class StoredPlans {
         if (inserted.isEmpty()) {
             return 0;
         }
-        writeTensors(c, inserted.stream().map(plan -> new PlanRows(plan.digest(), plan.values())).toList());
-        return inserted.stream().mapToInt(p -> p.decisions().size()).sum();
-    }
-
-    /**
-     * The tensors of plans this transaction has just inserted: the tensor rows no stored plan has (inserted ignoring
-     * duplicates, in id order), then every plan's narrow rows naming them.
-     */
-    private void writeTensors(Connection c, List<PlanRows> plans) throws SQLException {
-        Map<String, Object[]> distinct = new TreeMap<>();
-        List<String[]> planRows = new ArrayList<>();
-        for (PlanRows plan : plans) {
-            for (Object[] values : plan.tensors()) {
-                String id = rowId(values);
-                distinct.putIfAbsent(id, values);
-                planRows.add(new String[]{plan.digest(), values[0].toString(), id});
-            }
-        }
-        distinct.keySet().removeAll(InList.strings(c, "SELECT row_id FROM tensor_rows WHERE row_id IN (%s)", distinct.keySet()));
-        if (!distinct.isEmpty()) {
-            try (PreparedStatement s = c.prepareStatement(insertTensorRow)) {
-                for (Map.Entry<String, Object[]> row : distinct.entrySet()) {
-                    s.setString(1, row.getKey());
-                    Object[] values = row.getValue();
-                    for (int i = 0; i < values.length; i++) {
-                        s.setObject(i + 2, values[i]);
-                    }
-                    s.addBatch();
-                }
-                s.executeBatch();
-            }
-        }
         if (dialect == Dialect.POSTGRESQL) {
-            copy(c, planRows);
+            copy(c, inserted);
         } else {
-            try (PreparedStatement s = c.prepareStatement("INSERT INTO plan_rows (plan_digest, tensor_index, row_id) VALUES (?, ?, ?)")) {
-                for (String[] row : planRows) {
-                    Sql.bind(s, row[0], Integer.parseInt(row[1]), row[2]);
-                    s.addBatch();
+            try (PreparedStatement s = c.prepareStatement("INSERT INTO plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") VALUES ("
+                    + TENSOR_COLUMNS.stream().map(col -> "?").collect(Collectors.joining(", ")) + ")")) {
+                for (NewPlan plan : inserted) {
+                    for (AllocationDecided d : plan.decisions()) {
+                        s.setString(1, plan.digest());
+                        Object[] values = PlanDigest.values(d);
+                        for (int i = 0; i < values.length; i++) {
+                            s.setObject(i + 2, values[i]);
+                        }
+                        s.addBatch();
+                    }
                 }
                 s.executeBatch();
             }
         }
+        return inserted.stream().mapToInt(p -> p.decisions().size()).sum();
     }
 
     /**
@@ -226,16 +178,13 @@ public final class StoredPlans {
     public Built fromStaged(Connection c, String loadId, String resolverVersion) throws SQLException {
         PlanDigest digest = new PlanDigest();
         List<TensorPlacement> placements = new ArrayList<>();
-        List<Object[]> tensors = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT " + String.join(", ", PlanDigest.COLUMNS) + " FROM decisions "
                 + "WHERE load_id = ? AND resolver_version = ? ORDER BY tensor_index")) {
             s.setString(1, loadId);
             s.setString(2, resolverVersion);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    Object[] values = PlanValues.read(rs, 1);
-                    tensors.add(values);
-                    digest.tensor(values);
+                    digest.tensor(PlanValues.read(rs, 1));
                     placements.add(new TensorPlacement(rs.getString("tensor_name"), rs.getInt("tensor_index"), rs.getString("memory_domain"),
                             rs.getLong("resident_bytes"), rs.getString("stored_format"), rs.getString("resident_format"),
                             rs.getString("reason_code"), rs.getString("mapping_blockers"), rs.getString("reason")));
@@ -249,7 +198,13 @@ public final class StoredPlans {
             s.setInt(2, placements.size());
             s.setString(3, signature);
             if (s.executeUpdate() == 1) {
-                writeTensors(c, List.of(new PlanRows(plan, tensors)));
+                try (PreparedStatement copy = c.prepareStatement("INSERT INTO plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") SELECT ?, "
+                        + String.join(", ", PlanDigest.COLUMNS) + " FROM decisions WHERE load_id = ? AND resolver_version = ?")) {
+                    copy.setString(1, plan);
+                    copy.setString(2, loadId);
+                    copy.setString(3, resolverVersion);
+                    copy.executeUpdate();
+                }
             }
         }
         return new Built(plan, signature);
@@ -278,26 +233,65 @@ public final class StoredPlans {
     }
 
     /**
-     * The plans' narrow rows by {@code COPY ... FROM STDIN} in PostgreSQL's binary format: no text is escaped and the
-     * server parses no number. The stream: the format's signature, flags and header extension length; each row as its
-     * field count, then each field as its length and bytes (UTF-8 text, a big-endian integer); -1 at the end.
+     * COPY ... FROM STDIN in PostgreSQL's binary format, streamed from the decoded events, 64 KiB at a time: no row is
+     * built twice, no text is escaped, and the server parses no number. Each row: the field count, then each field as
+     * its length and bytes (UTF-8 for text, big-endian for integers, one byte for a boolean); the stream starts with
+     * the format's signature and ends with -1.
      */
-    private static void copy(Connection c, List<String[]> rows) throws SQLException {
+    private static void copy(Connection c, List<NewPlan> plans) throws SQLException {
         try {
-            Buffer buffer = new Buffer();
-            DataOutputStream out = new DataOutputStream(buffer);
-            out.write(BINARY_SIGNATURE);
-            out.writeInt(0); // flags
-            out.writeInt(0); // header extension length
-            for (String[] row : rows) {
-                out.writeShort(3);
-                text(out, row[0]);
-                out.writeInt(4);
-                out.writeInt(Integer.parseInt(row[1]));
-                text(out, row[2]);
-            }
-            out.writeShort(-1);
-            c.unwrap(PGConnection.class).getCopyAPI().copyIn(COPY, new ByteArrayInputStream(buffer.bytes(), 0, buffer.size()));
+            c.unwrap(PGConnection.class).getCopyAPI().copyIn(COPY, new InputStream() {
+                private final Buffer buffer = new Buffer();
+                private final DataOutputStream out = new DataOutputStream(buffer);
+                private boolean started;
+                private boolean ended;
+                private int plan;
+                private int tensor;
+                private int at;
+
+                @Override
+                public int read(byte[] target, int offset, int length) throws IOException {
+                    while (at == buffer.size()) {
+                        if (!fill()) {
+                            return -1;
+                        }
+                    }
+                    int n = Math.min(length, buffer.size() - at);
+                    System.arraycopy(buffer.bytes(), at, target, offset, n);
+                    at += n;
+                    return n;
+                }
+
+                @Override
+                public int read() throws IOException {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+                }
+
+                private boolean fill() throws IOException {
+                    buffer.reset();
+                    at = 0;
+                    if (!started) {
+                        out.write(BINARY_SIGNATURE);
+                        out.writeInt(0); // flags
+                        out.writeInt(0); // header extension length
+                        started = true;
+                    }
+                    while (buffer.size() < 64 * 1024 && plan < plans.size()) {
+                        NewPlan p = plans.get(plan);
+                        row(out, p.digest(), PlanDigest.values(p.decisions().get(tensor)));
+                        if (++tensor == p.decisions().size()) {
+                            tensor = 0;
+                            plan++;
+                        }
+                    }
+                    if (plan == plans.size() && !ended) {
+                        out.writeShort(-1);
+                        ended = true;
+                    }
+                    return buffer.size() > 0;
+                }
+            });
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -305,6 +299,43 @@ public final class StoredPlans {
 
     /** The binary COPY format's 11-byte signature. */
     private static final byte[] BINARY_SIGNATURE = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xFF, '\r', '\n', 0};
+
+    /** How each of {@link PlanDigest#COLUMNS} goes in binary: by its column's type. */
+    private enum Binary { INT4, INT8, BOOL, TEXT }
+
+    private static final Binary[] BINARY_COLUMNS = PlanDigest.COLUMNS.stream().map(column -> switch (column) {
+        case "tensor_index" -> Binary.INT4;
+        case "element_count", "stored_bytes", "resident_bytes" -> Binary.INT8;
+        case "size_estimated", "mapping_requested" -> Binary.BOOL;
+        default -> Binary.TEXT;
+    }).toArray(Binary[]::new);
+
+    private static void row(DataOutputStream out, String digest, Object[] values) throws IOException {
+        out.writeShort(1 + values.length);
+        text(out, digest);
+        for (int i = 0; i < values.length; i++) {
+            Object value = values[i];
+            if (value == null) {
+                out.writeInt(-1);
+                continue;
+            }
+            switch (BINARY_COLUMNS[i]) {
+                case INT4 -> {
+                    out.writeInt(4);
+                    out.writeInt(((Number) value).intValue());
+                }
+                case INT8 -> {
+                    out.writeInt(8);
+                    out.writeLong(((Number) value).longValue());
+                }
+                case BOOL -> {
+                    out.writeInt(1);
+                    out.writeByte((Boolean) value ? 1 : 0);
+                }
+                case TEXT -> text(out, value.toString());
+            }
+        }
+    }
 
     private static void text(DataOutputStream out, String value) throws IOException {
         byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);

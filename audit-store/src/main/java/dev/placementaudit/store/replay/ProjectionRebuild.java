@@ -46,7 +46,7 @@ import java.util.Map;
  */
 public final class ProjectionRebuild {
     private static final String REBUILD_GROUP = "projection-rebuild";
-    private static final List<String> SWAPPED = List.of("decisions", "tensor_rows", "plan_rows", "plans", "plan_findings", "loads", "release_heads", "alert_texts", "alerts",
+    private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "loads", "release_heads", "alert_texts", "alerts",
             "incidents", "incident_deployments", "load_observations", "load_divergences", "runtime_findings");
 
     private final StoreConfig config;

@@ -271,9 +271,8 @@ public final class Retention {
                 update(c, "DELETE FROM plan_findings WHERE " + side + " IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l WHERE "
                         + "l.plan_digest = plan_findings.to_plan AND l.previous_plan_digest = plan_findings.from_plan)", chunk);
             }
-            // The plan's rows; the tensor rows they named stay (other plans may name them; StoredPlans never deletes one).
-            update(c, "DELETE FROM plan_rows WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
-                    + "WHERE l.plan_digest = plan_rows.plan_digest)", chunk);
+            update(c, "DELETE FROM plan_tensors WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
+                    + "WHERE l.plan_digest = plan_tensors.plan_digest)", chunk);
             try (PreparedStatement s = InList.prepare(c, "DELETE FROM plans WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
                     + "WHERE l.plan_digest = plans.plan_digest)", chunk)) {
                 plans += s.executeUpdate();
