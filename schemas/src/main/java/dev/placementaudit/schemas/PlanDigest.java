@@ -39,13 +39,33 @@ public final class PlanDigest {
     private final byte[] scratch = new byte[9];
     private long tensors;
 
+    /**
+     * SHA-256 with {@link #VERSION} already taken in, never updated after: each digest starts as a copy of it, without
+     * looking the algorithm up again (a store digests every tensor of every new plan, so that look-up was a visible
+     * part of its cost). Copying reads it only, so threads may copy it at once.
+     */
+    private static final MessageDigest STARTED = started();
+
     public PlanDigest() {
+        try {
+            sha = (MessageDigest) STARTED.clone();
+        } catch (CloneNotSupportedException e) {
+            throw new IllegalStateException("SHA-256 digests can be copied", e);
+        }
+    }
+
+    private static MessageDigest started() {
+        MessageDigest sha;
         try {
             sha = MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM ships SHA-256", e);
         }
-        text(VERSION);
+        byte[] version = VERSION.getBytes(StandardCharsets.UTF_8);
+        int length = version.length;
+        sha.update(new byte[]{1, (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length});
+        sha.update(version);
+        return sha;
     }
 
     /**
