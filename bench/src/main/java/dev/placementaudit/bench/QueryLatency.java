@@ -23,16 +23,12 @@ import java.util.stream.Collectors;
  * each question users ask timed after a warm-up, in the query API's own process ({@code bench/run.sh store --runs 0}).
  */
 final class QueryLatency {
-    private final String pgUrl;
-    private final String pgUser;
-    private final String pgPassword;
+    private final Postgres pg;
     private final long queryLoads;
     private final boolean keepSchema;
 
-    QueryLatency(String pgUrl, String pgUser, String pgPassword, long queryLoads, boolean keepSchema) {
-        this.pgUrl = pgUrl;
-        this.pgUser = pgUser;
-        this.pgPassword = pgPassword;
+    QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
+        this.pg = pg;
         this.queryLoads = queryLoads;
         this.keepSchema = keepSchema;
     }
@@ -49,7 +45,7 @@ final class QueryLatency {
         long deployments = Math.max(1, queryLoads / perDeployment);
         long count = deployments * perDeployment;
         String hex = "md5(%1$s) || md5('x' || %1$s)";
-        try (AuditDatabase db = AuditDatabase.open(pgUrl, pgUser, pgPassword, schema, 4); Connection c = db.dataSource().getConnection();
+        try (AuditDatabase db = pg.open(schema, 4); Connection c = db.dataSource().getConnection();
              Statement s = c.createStatement()) {
             System.out.printf(Locale.ROOT, "filling %s with %,d loads of %,d deployments...%n", schema, count, deployments);
             long fill = System.nanoTime();

@@ -151,7 +151,7 @@ public final class StoreBench {
     private void run() throws Exception {
         if (runs == 0) {
             // --runs 0: the query latencies alone.
-            String md = new QueryLatency(pgUrl, pgUser, pgPassword, queryLoads, keepQuerySchema).measure();
+            String md = new QueryLatency(new Postgres(pgUrl, pgUser, pgPassword), queryLoads, keepQuerySchema).measure();
             System.out.println(md);
             Path file = Path.of("bench", "results", "store-queries-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
             Files.writeString(file, "# audit-store queries, " + LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME) + "\n\n`bench/run.sh store "
@@ -213,7 +213,7 @@ public final class StoreBench {
                 (double) total / stream.loads(), total * 1e6 / stream.loads() / 1e9, lastSizes.entrySet().stream()
                         .filter(e -> e.getValue() > 0).map(e -> e.getKey() + " " + ByteSizes.format(e.getValue())).collect(Collectors.joining(", "))));
         if (queryLoads > 0) {
-            md.append("\n").append(new QueryLatency(pgUrl, pgUser, pgPassword, queryLoads, keepQuerySchema).measure());
+            md.append("\n").append(new QueryLatency(new Postgres(pgUrl, pgUser, pgPassword), queryLoads, keepQuerySchema).measure());
         }
         System.out.println();
         System.out.println(md);
@@ -233,7 +233,7 @@ public final class StoreBench {
         Path unused = Files.createTempFile("pa-bench-copy", ".tsv");
         long decisions = publish(base, unused).decisions();
         Files.delete(unused);
-        new StoreHeapRun(bootstrap, pgUrl, pgUser, pgPassword, loads).run(heap, base, decisions);
+        new StoreHeapRun(bootstrap, new Postgres(pgUrl, pgUser, pgPassword), loads).run(heap, base, decisions);
     }
 
     /** The loads of the mix, in the order a fleet would load them. */

@@ -25,32 +25,28 @@ import java.util.regex.Pattern;
  */
 final class StoreHeapRun {
     private final String bootstrap;
-    private final String pgUrl;
-    private final String pgUser;
-    private final String pgPassword;
+    private final Postgres pg;
     private final int loads;
 
-    StoreHeapRun(String bootstrap, String pgUrl, String pgUser, String pgPassword, int loads) {
+    StoreHeapRun(String bootstrap, Postgres pg, int loads) {
         this.bootstrap = bootstrap;
-        this.pgUrl = pgUrl;
-        this.pgUser = pgUser;
-        this.pgPassword = pgPassword;
+        this.pg = pg;
         this.loads = loads;
     }
 
     /** Ingests the {@code decisions} published under topic base {@code base} with {@code -Xmx<heap>}, and writes the report. */
     void run(String heap, String base, long decisions) throws Exception {
         String schema = "bench_heap_" + StoreBench.suffix();
-        try (AuditDatabase db = AuditDatabase.open(pgUrl, pgUser, pgPassword, schema, 2)) {
+        try (AuditDatabase db = pg.open(schema, 2)) {
             Path gcLog = Files.createTempFile("pa-store-gc", ".log");
             Path out = Files.createTempFile("pa-store-out", ".log");
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx" + heap,
                     "-Xlog:gc:file=" + gcLog, "-cp", System.getProperty("java.class.path"), "dev.placementaudit.store.cli.AuditStoreCli", "run"));
             Map<String, String> settings = new LinkedHashMap<>(Map.of("kafka.bootstrap.servers", bootstrap,
                     "store.decisions.topic", base + ".decided", "store.resolved.topic", base + ".resolved", "store.alerts.topic", base + ".alerts",
-                    "store.chain.topic", base + ".chain", "store.group.id", schema, "store.jdbc.url", pgUrl, "store.jdbc.user", pgUser,
+                    "store.chain.topic", base + ".chain", "store.group.id", schema, "store.jdbc.url", pg.url(), "store.jdbc.user", pg.user(),
                     "store.jdbc.schema", schema, "store.http.port", "-1"));
-            settings.put("store.jdbc.password", pgPassword);
+            settings.put("store.jdbc.password", pg.password());
             settings.forEach((k, v) -> {
                 command.add("--set");
                 command.add(k + "=" + v);
