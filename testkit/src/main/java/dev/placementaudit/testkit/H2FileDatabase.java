@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
+import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
@@ -35,7 +36,7 @@ public final class H2FileDatabase implements TestDatabase {
         this.dir = dir;
         this.url = "jdbc:h2:file:" + dir.resolve("audit").toAbsolutePath() + MODE;
         // As the store does for an H2 file without a configured password: one generated, kept beside it (audit.password).
-        this.password = java.util.UUID.randomUUID().toString();
+        this.password = UUID.randomUUID().toString();
         try {
             Files.writeString(dir.resolve("audit.password"), password + "\n");
         } catch (IOException e) {

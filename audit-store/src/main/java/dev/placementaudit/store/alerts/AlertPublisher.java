@@ -25,6 +25,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -139,7 +140,7 @@ public final class AlertPublisher implements AutoCloseable {
         if (candidates.isEmpty()) {
             return List.of();
         }
-        String claim = java.util.UUID.randomUUID().toString();
+        String claim = UUID.randomUUID().toString();
         List<PlacementAlert> claimed = new ArrayList<>();
         try (Connection c = database.getConnection()) {
             try (PreparedStatement s = InList.prepare(c, "UPDATE alerts SET claimed_by = ?, claimed_until = ? WHERE alert_id IN (%s) "

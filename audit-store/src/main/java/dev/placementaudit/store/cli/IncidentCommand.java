@@ -10,6 +10,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -48,7 +49,7 @@ final class IncidentCommand implements Callable<Integer> {
     }
 
     /** The incident an id or prefix names; a usage failure (exit 2) naming what was looked for when none or several do. */
-    static Incidents.Detail find(Connection c, String id) throws java.sql.SQLException {
+    static Incidents.Detail find(Connection c, String id) throws SQLException {
         try {
             return Incidents.find(c, id).orElseThrow(() -> new CommandFailure("no incident '" + id + "' in the store: `store incidents` lists them"));
         } catch (IllegalArgumentException e) {

@@ -9,6 +9,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -58,7 +59,7 @@ final class WhereCommand implements Callable<Integer> {
     }
 
     /** Planned beside what the runtime measured, then what it placed otherwise and what that gave. */
-    private static void observed(java.io.PrintWriter o, AuditQueries.LoadDetail detail) {
+    private static void observed(PrintWriter o, AuditQueries.LoadDetail detail) {
         var l = detail.load();
         AuditQueries.Observed seen = detail.observed();
         if (seen == null) {
@@ -89,7 +90,7 @@ final class WhereCommand implements Callable<Integer> {
                         : ByteSizes.format(f.bytesMoved()) + " placed otherwise"));
     }
 
-    private static void row(java.io.PrintWriter o, String domain, long planned, Long observed) {
+    private static void row(PrintWriter o, String domain, long planned, Long observed) {
         o.printf(Locale.ROOT, "    %-9s %12s %12s %14s%n", domain, ByteSizes.format(planned), observed == null ? "-" : ByteSizes.format(observed),
                 observed == null ? "-" : ByteSizes.format(observed - planned));
     }

@@ -18,6 +18,7 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -151,7 +152,7 @@ public final class RuntimeIncidents {
         return new Result(IncidentLedger.settle(c, touched, stored, kinds, material, now), seen);
     }
 
-    private static final java.util.Comparator<List<String>> PAIR_ORDER = (a, b) -> a.get(0).equals(b.get(0)) ? a.get(1).compareTo(b.get(1))
+    private static final Comparator<List<String>> PAIR_ORDER = (a, b) -> a.get(0).equals(b.get(0)) ? a.get(1).compareTo(b.get(1))
             : a.get(0).compareTo(b.get(0));
 
     /** Of these deployments and models, those showing a runtime incident now. */

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 
 @Command(name = "simulate", mixinStandardHelpOptions = true,
         description = "Publish a simulated fleet: every deployment loads every model on every release, with release drift.")
@@ -104,12 +105,12 @@ final class SimulateCommand implements Callable<Integer> {
                 ObservedRuntime.Report report = runtime == null ? null : runtime.report(simulated);
                 ModelLoaded load = report == null ? simulated : report.load();
                 int size = load.getTensors().size();
-                java.util.concurrent.CompletableFuture<?> sent = events.publishAsync(load);
+                CompletableFuture<?> sent = events.publishAsync(load);
                 if (report != null) {
                     // Sent right after its load (not from the load's callback: that runs on the producer's own thread, which a
                     // send may wait on). The two topics keep no order between them, and need none: the store waits for a
                     // load whose observation comes first.
-                    sent = java.util.concurrent.CompletableFuture.allOf(sent, events.publishObservationAsync(report.observation()));
+                    sent = CompletableFuture.allOf(sent, events.publishObservationAsync(report.observation()));
                 }
                 sent.whenComplete((metadata, error) -> acks.done(load, size, error));
                 tensors += size;

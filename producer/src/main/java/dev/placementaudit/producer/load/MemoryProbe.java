@@ -1,12 +1,16 @@
 package dev.placementaudit.producer.load;
 
+import java.io.BufferedReader;
+import java.io.FileInputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -167,8 +171,7 @@ public final class MemoryProbe {
      * temporary direct buffer cached per thread, which would show in the direct pool this probe measures.
      */
     private static List<String> lines(Path file) throws IOException {
-        try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(new java.io.FileInputStream(file.toFile()),
-                java.nio.charset.StandardCharsets.UTF_8), 1 << 16)) {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(new FileInputStream(file.toFile()), StandardCharsets.UTF_8), 1 << 16)) {
             return in.lines().toList();
         }
     }

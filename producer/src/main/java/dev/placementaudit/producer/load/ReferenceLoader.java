@@ -14,6 +14,7 @@ import dev.placementaudit.resolution.ValidLoad;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -206,7 +207,7 @@ public final class ReferenceLoader {
 
     private static void requireDirectRoom(long offHeap) {
         long cap = directMemoryCap();
-        long inUse = ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class).stream()
+        long inUse = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
                 .filter(pool -> pool.getName().equals("direct")).mapToLong(java.lang.management.BufferPoolMXBean::getMemoryUsed).sum();
         if (offHeap > cap - inUse) {
             throw new LoadException("the plan puts " + ByteSizes.format(offHeap) + " off-heap, but direct memory is capped at "

@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * What a runtime embeds to report its model loads: one call per load, keyed by deployment so a deployment's
@@ -120,7 +121,7 @@ public final class PlacementEvents implements AutoCloseable {
         return send(topic, load.getDeployment().getId(), () -> LOADS.encode(load));
     }
 
-    private CompletableFuture<RecordMetadata> send(String to, String key, java.util.function.Supplier<byte[]> value) {
+    private CompletableFuture<RecordMetadata> send(String to, String key, Supplier<byte[]> value) {
         CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
         try {
             producer.send(new ProducerRecord<>(to, key, value.get()), (metadata, error) -> {
