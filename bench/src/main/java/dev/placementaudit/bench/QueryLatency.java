@@ -22,16 +22,7 @@ import java.util.stream.Collectors;
  * Query latency at scale: a schema filled by SQL with as many loads as the fleet mix leaves (a million by default), then
  * each question users ask timed after a warm-up, in the query API's own process ({@code bench/run.sh store --runs 0}).
  */
-final class QueryLatency {
-    private final Postgres pg;
-    private final long queryLoads;
-    private final boolean keepSchema;
-
-    QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
-        this.pg = pg;
-        this.queryLoads = queryLoads;
-        this.keepSchema = keepSchema;
-    }
+record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
 
     /**
      * Fills a schema with {@code queryLoads} loads as the fleet mix leaves them (1,000 deployments of 4 kinds, 4 models,

@@ -112,9 +112,7 @@ public final class StoreBench {
     private boolean keepQuerySchema;
     /** With --keep-schema: the last ingest run's schema stays too, to look at its tables. */
     private boolean keepIngestSchema;
-    private final String pgUrl;
-    private final String pgUser;
-    private final String pgPassword;
+    private final Postgres pg = Postgres.fromEnvironment();
     /** Milliseconds the last ingest run's batches spent per phase. */
     private final Map<String, Double> lastPhases = new LinkedHashMap<>();
 
@@ -143,15 +141,12 @@ public final class StoreBench {
         this.loads = loads;
         this.runs = runs;
         this.queryLoads = queryLoads;
-        this.pgUrl = "jdbc:postgresql://" + env("PGHOST", "127.0.0.1") + ":" + env("PGPORT", "5432") + "/" + env("PGDATABASE", "test");
-        this.pgUser = env("PGUSER", "postgres");
-        this.pgPassword = env("PGPASSWORD", "");
     }
 
     private void run() throws Exception {
         if (runs == 0) {
             // --runs 0: the query latencies alone.
-            String md = new QueryLatency(new Postgres(pgUrl, pgUser, pgPassword), queryLoads, keepQuerySchema).measure();
+            String md = new QueryLatency(pg, queryLoads, keepQuerySchema).measure();
             System.out.println(md);
             Path file = Path.of("bench", "results", "store-queries-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
             Files.writeString(file, "# audit-store queries, " + LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME) + "\n\n`bench/run.sh store "
@@ -187,7 +182,7 @@ public final class StoreBench {
                 observe ? String.format(Locale.ROOT, "; every device reports its own decisions and publishes a LoadObserved after its load "
                         + "(r3 leaks 512 MB off-heap: %,d runtime findings in the last run), and the store's run ends once every observation is in too",
                         lastRuntimeFindings) : "", stream.loads(), stream.decisions(),
-                stream.plans(), runs, pgUrl, Runtime.getRuntime().availableProcessors()));
+                stream.plans(), runs, pg.url(), Runtime.getRuntime().availableProcessors()));
         md.append("| mode | seconds | decisions/s | ratio to raw COPY |\n|---|---|---|---|\n");
         md.append(String.format(Locale.ROOT, "| raw COPY of the same per-decision rows (pre-rendered, into the decisions table and its indexes) | %.2f | %.0f | 1.00 |%n",
                 copyMedian, stream.decisions() / copyMedian));
@@ -213,7 +208,7 @@ public final class StoreBench {
                 (double) total / stream.loads(), total * 1e6 / stream.loads() / 1e9, lastSizes.entrySet().stream()
                         .filter(e -> e.getValue() > 0).map(e -> e.getKey() + " " + ByteSizes.format(e.getValue())).collect(Collectors.joining(", "))));
         if (queryLoads > 0) {
-            md.append("\n").append(new QueryLatency(new Postgres(pgUrl, pgUser, pgPassword), queryLoads, keepQuerySchema).measure());
+            md.append("\n").append(new QueryLatency(pg, queryLoads, keepQuerySchema).measure());
         }
         System.out.println();
         System.out.println(md);
@@ -233,7 +228,7 @@ public final class StoreBench {
         Path unused = Files.createTempFile("pa-bench-copy", ".tsv");
         long decisions = publish(base, unused).decisions();
         Files.delete(unused);
-        new StoreHeapRun(bootstrap, new Postgres(pgUrl, pgUser, pgPassword), loads).run(heap, base, decisions);
+        new StoreHeapRun(bootstrap, pg, loads).run(heap, base, decisions);
     }
 
     /** The loads of the mix, in the order a fleet would load them. */
@@ -346,7 +341,7 @@ public final class StoreBench {
 
     /** COPY of the decision rows into a migrated, empty schema: the raw PostgreSQL baseline. */
     private double rawCopy(Path rows, String schema) throws Exception {
-        try (AuditDatabase db = AuditDatabase.open(pgUrl, pgUser, pgPassword, schema, 2); Connection c = db.dataSource().getConnection();
+        try (AuditDatabase db = pg.open(schema, 2); Connection c = db.dataSource().getConnection();
              InputStream in = new BufferedInputStream(Files.newInputStream(rows), 1 << 20)) {
             CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
             long started = System.nanoTime();
@@ -366,9 +361,9 @@ public final class StoreBench {
         settings.put("store.alerts.topic", base + ".alerts");
         settings.put("store.chain.topic", base + ".chain");
         settings.put("store.group.id", schema);
-        settings.put("store.jdbc.url", pgUrl);
-        settings.put("store.jdbc.user", pgUser);
-        settings.put("store.jdbc.password", pgPassword);
+        settings.put("store.jdbc.url", pg.url());
+        settings.put("store.jdbc.user", pg.user());
+        settings.put("store.jdbc.password", pg.password());
         settings.put("store.jdbc.schema", schema);
         settings.put("store.http.port", "-1");
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -465,10 +460,5 @@ public final class StoreBench {
 
     static String suffix() {
         return UUID.randomUUID().toString().replace("-", "").substring(0, 8);
-    }
-
-    private static String env(String name, String fallback) {
-        String v = System.getenv(name);
-        return v == null || v.isBlank() ? fallback : v;
     }
 }

@@ -23,16 +23,7 @@ import java.util.regex.Pattern;
  * already published at full rate; its GC log gives the heap it used: the peak before a collection and the most that
  * stayed live after one.
  */
-final class StoreHeapRun {
-    private final String bootstrap;
-    private final Postgres pg;
-    private final int loads;
-
-    StoreHeapRun(String bootstrap, Postgres pg, int loads) {
-        this.bootstrap = bootstrap;
-        this.pg = pg;
-        this.loads = loads;
-    }
+record StoreHeapRun(String bootstrap, Postgres pg, int loads) {
 
     /** Ingests the {@code decisions} published under topic base {@code base} with {@code -Xmx<heap>}, and writes the report. */
     void run(String heap, String base, long decisions) throws Exception {
