@@ -117,6 +117,8 @@ public final class AuditStore extends ConsumerService {
                 new IncidentPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.incidentUpdateInterval(),
                         clock));
         ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic(), config.groupId());
+        // Health stays on the system clock: it measures how long the consumer has really been silent, which a clock moved
+        // on by a test must not turn into an outage.
         IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic(), config.observationsTopic()),
                 config.deadLetterTopic(),
                 config.groupId(),
