@@ -44,6 +44,11 @@ public final class BrokerProcess implements KafkaBroker {
         return "localhost:" + port;
     }
 
+    /** Where the broker keeps its log: {@code <topic>-<partition>} directories of segments, for a test that reads them. */
+    public Path dataDirectory() {
+        return dir.resolve("data").resolve("log");
+    }
+
     /** Starts the process (again) and waits until it says it is ready. */
     public synchronized void start() {
         if (process != null && process.isAlive()) {

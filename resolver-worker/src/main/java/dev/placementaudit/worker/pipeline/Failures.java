@@ -3,6 +3,7 @@ package dev.placementaudit.worker.pipeline;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.common.errors.IllegalGenerationException;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownMemberIdException;
 
 /** What a failure was, as the loop and its dead letters need to say it. */
@@ -14,6 +15,19 @@ final class Failures {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof CommitFailedException || t instanceof RebalanceInProgressException
                     || t instanceof IllegalGenerationException || t instanceof UnknownMemberIdException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A client-side timeout anywhere in the chain: the request may still reach the broker, or already have, so what the
+     * transaction holds is no longer known to the client.
+     */
+    static boolean isTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TimeoutException) {
                 return true;
             }
         }

@@ -62,8 +62,9 @@ import java.util.function.Supplier;
  * runs one record per transaction and dead-letters the one record whose outputs cannot be produced.
  *
  * <p>Nothing wedges it either: a broker outage leaves a transactional producer in a state it cannot leave (a fatal
- * error, a commit that timed out, an epoch the coordinator bumped when it aborted a transaction that outlived its
- * timeout). The loop then closes that producer, builds a new one with the same transactional id (whose
+ * error, any call of a transaction that timed out, an epoch the coordinator bumped when it aborted a transaction that
+ * outlived its timeout). After a timeout the client never aborts: what the transaction holds is then the broker's to
+ * settle (see {@link TransactionalProducer}). The loop then closes that producer, builds a new one with the same transactional id (whose
  * {@code initTransactions} aborts whatever the old one left open, retried until the broker answers), keeps the
  * consumer and its group membership, and redoes from the committed offsets. Only real fencing stops it: the
  * consumer's static membership taken by another process ({@link FencedInstanceIdException}), or the producer fenced
@@ -80,6 +81,7 @@ public final class ResolverLoop extends ConsumerLoop {
     private final Clock clock;
     private final LoadResolution resolution;
     private final RecordPreparation preparation;
+    private final LeftOpen hanging;
 
     private boolean isolateNextBatch;
     private int consecutiveFailures;
@@ -94,7 +96,14 @@ public final class ResolverLoop extends ConsumerLoop {
 
     public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Supplier<Producer<byte[], byte[]>> producers,
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
+        this(config, consumer, producers, LeftOpen.NONE, metrics, resolution, clock);
+    }
+
+    /** @param hanging asked, each time the producer is made, to abort what an older incarnation left open */
+    ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Supplier<Producer<byte[], byte[]>> producers,
+                 LeftOpen hanging, WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
         super("resolver loop", consumer, new ConsumerVitals(config.healthBound(), clock), LOG);
+        this.hanging = hanging;
         this.config = config;
         this.producer = new TransactionalProducer(producers);
         this.metrics = metrics;
@@ -106,6 +115,11 @@ public final class ResolverLoop extends ConsumerLoop {
     @Override
     protected void begin() {
         producer.make();
+        try {
+            abortLeftOpen();
+        } catch (KafkaException e) {
+            LOG.warn("looking for transactions an earlier run left open failed: {}; going on", e.toString());
+        }
         consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
     }
 
@@ -169,6 +183,7 @@ public final class ResolverLoop extends ConsumerLoop {
         while (running()) {
             try {
                 producer.make();
+                abortLeftOpen();
                 Offsets.seekToCommitted(consumer);
                 LOG.info("transactional producer made anew after {} attempt(s); resuming from the committed offsets", attempt + 1);
                 recovering = null;
@@ -180,6 +195,14 @@ public final class ResolverLoop extends ConsumerLoop {
                 LOG.warn("making the transactional producer anew failed (attempt {}): {}; retrying", attempt, e.toString());
                 pause(backoffMillis(attempt, 100, MAX_BACKOFF));
             }
+        }
+    }
+
+    /** After the producer is made: what older incarnations left open is aborted before this one writes. */
+    private void abortLeftOpen() {
+        int aborted = hanging.abortLeftOpen();
+        if (aborted > 0) {
+            metrics.hangingAborted(aborted);
         }
     }
 
@@ -207,7 +230,7 @@ public final class ResolverLoop extends ConsumerLoop {
             }
             sample.stop(metrics.batchTimer());
             return true;
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException | TransactionalProducer.Unusable
                  | FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {
@@ -296,7 +319,7 @@ public final class ResolverLoop extends ConsumerLoop {
                 producer.begin();
                 deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
                 commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
-            } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+            } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException | TransactionalProducer.Unusable
                      | FencedInstanceIdException e) {
                 throw e;
             } catch (KafkaException e) {
@@ -316,7 +339,7 @@ public final class ResolverLoop extends ConsumerLoop {
             send(prepared, outcome);
             commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             return null;
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException | TransactionalProducer.Unusable
                  | FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {

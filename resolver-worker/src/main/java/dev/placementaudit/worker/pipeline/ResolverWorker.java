@@ -8,6 +8,7 @@ import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.WorkerVersion;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -52,10 +53,12 @@ public final class ResolverWorker extends ConsumerService {
         KafkaClientMetrics consumerMetrics = new KafkaClientMetrics(consumer);
         consumerMetrics.bindTo(registry);
         Producers producers = new Producers(config, registry);
-        ResolverLoop loop = new ResolverLoop(config, consumer, producers, new WorkerMetrics(registry),
+        HangingTransactions hanging = new HangingTransactions(Admin.create(config.kafka()), config.transactionalId(),
+                List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic()), config.groupId(), config.connectTimeout());
+        ResolverLoop loop = new ResolverLoop(config, consumer, producers, hanging, new WorkerMetrics(registry),
                 new LoadResolution(WorkerVersion.resolverVersion()), Clock.systemUTC());
         loop.start("resolver-loop-" + config.instanceId());
-        ResolverWorker worker = new ResolverWorker(config, loop, List.of(consumerMetrics, producers));
+        ResolverWorker worker = new ResolverWorker(config, loop, List.of(consumerMetrics, producers, hanging));
         worker.serve(config.http(), registry, routes -> { });
         LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
                 config.inputTopic(), config.groupId(), config.transactionalId(), WorkerVersion.resolverVersion(),

@@ -19,6 +19,14 @@ import java.util.function.Supplier;
  * The loop's transactional producer: one transaction at a time, and made anew, with the same transactional id, when an
  * outage has left it in a state no call of it can leave. Only ever used on the loop's thread (rebalance callbacks run
  * there too).
+ *
+ * <p>A call of a transaction that times out on the client makes the producer {@link Unusable}, never aborted by the
+ * client: a timed-out request may still reach the broker, or already have, and a broker outage showed (with Kafka 4.4's
+ * transactions version 2) that a client-side abort after a timed-out {@code sendOffsetsToTransaction} can leave the
+ * transaction's records committed, or visible without a marker, while its consumer offsets are not, so the batch was
+ * redone and its loads resolved twice. Only a new incarnation's {@code initTransactions} settles such a transaction on
+ * the broker: it bumps the epoch, which fences any request still in flight, and aborts the transaction on every
+ * partition the coordinator knows it touched (or completes its commit, when that had begun).
  */
 final class TransactionalProducer {
     private static final Logger LOG = LoggerFactory.getLogger(TransactionalProducer.class);
@@ -29,6 +37,8 @@ final class TransactionalProducer {
     private boolean inTransaction;
     /** Fenced, and nothing committed since the producer was made anew: a second fencing now means another instance. */
     private boolean fencedSinceCommit;
+    /** A call timed out: what the open transaction holds is unknown to the client, and only a new incarnation settles it. */
+    private KafkaException unusable;
 
     TransactionalProducer(Supplier<Producer<byte[], byte[]>> factory) {
         this.factory = factory;
@@ -40,6 +50,7 @@ final class TransactionalProducer {
      */
     void make() {
         close(Duration.ZERO);
+        unusable = null;
         producer = factory.get();
         producer.initTransactions();
     }
@@ -49,23 +60,49 @@ final class TransactionalProducer {
         inTransaction = true;
     }
 
+    /** @throws Unusable when the record could not be handed to the client in time (no metadata, a full buffer) */
     void send(ProducerRecord<byte[], byte[]> record) {
-        producer.send(record);
+        try {
+            producer.send(record);
+        } catch (KafkaException e) {
+            throw unusableAfterTimeout(e);
+        }
     }
 
-    /** Commits the transaction with the consumer's offsets and group metadata, so a zombie of an older generation is fenced. */
+    /**
+     * Commits the transaction with the consumer's offsets and group metadata, so a zombie of an older generation is fenced.
+     *
+     * @throws Unusable when a step of it timed out (the outcome is then the broker's to settle, not the client's)
+     */
     void commit(Map<TopicPartition, OffsetAndMetadata> offsets, ConsumerGroupMetadata group) {
-        producer.sendOffsetsToTransaction(offsets, group);
-        producer.commitTransaction();
+        try {
+            producer.sendOffsetsToTransaction(offsets, group);
+            producer.commitTransaction();
+        } catch (KafkaException e) {
+            throw unusableAfterTimeout(e);
+        }
         inTransaction = false;
         fencedSinceCommit = false;
     }
 
+    /** A timeout makes the producer unusable for good (see the class comment); anything else is the caller's to handle. */
+    private KafkaException unusableAfterTimeout(KafkaException e) {
+        if (Failures.isTimeout(e) && !(e instanceof Unusable)) {
+            unusable = new Unusable(e);
+            return unusable;
+        }
+        return e;
+    }
+
     /**
-     * Aborts the open transaction after a failure. When even that fails (the producer is in a fatal state, or a commit
-     * timed out and may only be retried), the producer is unusable: {@link Unusable} makes the loop make it anew.
+     * Aborts the open transaction after a failure. When a call of the transaction timed out, or the abort itself fails
+     * (the producer is in a fatal state), the producer is unusable: {@link Unusable} makes the loop make it anew, and
+     * the new incarnation's {@code initTransactions} aborts the transaction on the broker.
      */
     void abortQuietly() {
+        if (unusable != null) {
+            throw unusable;
+        }
         if (!inTransaction) {
             return;
         }
@@ -75,7 +112,8 @@ final class TransactionalProducer {
         } catch (ProducerFencedException | InvalidProducerEpochException e) {
             throw e;
         } catch (KafkaException | IllegalStateException e) {
-            throw new Unusable(e);
+            unusable = new Unusable(e);
+            throw unusable;
         }
     }
 

@@ -32,6 +32,7 @@ public final class WorkerMetrics {
     private final Counter committed;
     private final Counter aborted;
     private final Counter producerRecreated;
+    private final Counter hangingAborted;
     private final Counter runtimeReported;
     private final Counter diverged;
     private final Counter divergedLoads;
@@ -52,6 +53,9 @@ public final class WorkerMetrics {
         aborted = Counter.builder("pa.worker.transactions").tag("outcome", "aborted").register(registry);
         producerRecreated = Counter.builder("pa.worker.producer.recreated")
                 .description("transactional producers made anew after a broker outage or an aborted epoch left the last one unusable")
+                .register(registry);
+        hangingAborted = Counter.builder("pa.worker.hanging.transactions.aborted")
+                .description("transactions an older incarnation of the producer left open on a partition after a broker outage, aborted")
                 .register(registry);
         runtimeReported = Counter.builder("pa.worker.runtime.reported.tensors")
                 .description("tensors whose load carried the runtime's own decision").register(registry);
@@ -99,6 +103,14 @@ public final class WorkerMetrics {
 
     public void producerRecreated() {
         producerRecreated.increment();
+    }
+
+    public void hangingAborted(int transactions) {
+        hangingAborted.increment(transactions);
+    }
+
+    public double hangingTransactionsAborted() {
+        return hangingAborted.count();
     }
 
     public double producersRecreated() {

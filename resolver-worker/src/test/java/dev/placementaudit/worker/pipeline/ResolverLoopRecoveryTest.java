@@ -15,6 +15,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -51,6 +52,8 @@ class ResolverLoopRecoveryTest {
     private final ModelLoaded load = SampleEvents.edgeLoad("d0", "r1", 2);
     /** What the next producer made throws from its first commit; null for none. */
     private volatile RuntimeException nextCommitFails;
+    /** What the next producer made throws when the offsets are added to its first transaction; null for none. */
+    private volatile RuntimeException nextSendOffsetsFails;
 
     ResolverLoopRecoveryTest() {
         consumer.updateBeginningOffsets(Map.of(P0, 0L));
@@ -65,6 +68,7 @@ class ResolverLoopRecoveryTest {
     private synchronized MockProducer<byte[], byte[]> nextProducer() {
         MockProducer<byte[], byte[]> producer = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
         producer.commitTransactionException = nextCommitFails;
+        producer.sendOffsetsToTransactionException = nextSendOffsetsFails;
         producers.add(producer);
         return producer;
     }
@@ -108,6 +112,49 @@ class ResolverLoopRecoveryTest {
 
         assertThat(metrics.producersRecreated()).isEqualTo(1);
         assertThat(loop.state()).isEqualTo(ResolverLoop.State.RUNNING);
+    }
+
+    /**
+     * What a broker outage showed: after {@code sendOffsetsToTransaction} timed out, a client-side abort that "succeeded"
+     * left the batch's records committed on the broker without its offsets, and the batch was redone. A timeout is never
+     * followed by a client-side abort: the producer is made anew, whose {@code initTransactions} settles the transaction
+     * on the broker, and only then is the batch redone from the committed offsets.
+     */
+    @Test
+    void aTimedOutTransactionIsNotAbortedByTheClientButSettledByANewProducer() {
+        nextSendOffsetsFails = new TimeoutException("Timeout expired after 10000ms while awaiting TxnOffsetCommitHandler");
+        consumer.schedulePollTask(() -> {
+            consumer.rebalance(List.of(P0));
+            nextSendOffsetsFails = null;
+            offer();
+        });
+        consumer.schedulePollTask(this::offer);
+
+        thread.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer(1) != null && producer(1).commitCount() == 1);
+
+        assertThat(producer(0).transactionAborted()).as("no abort by the client after a timeout").isFalse();
+        assertThat(producer(0).closed()).as("the old producer is closed").isTrue();
+        assertThat(producer(1).history()).hasSize(load.getTensors().size() + 1);
+        assertThat(metrics.producersRecreated()).isEqualTo(1);
+        assertThat(loop.state()).isEqualTo(ResolverLoop.State.RUNNING);
+    }
+
+    @Test
+    void aTimedOutCommitIsNotAbortedByTheClientEither() {
+        nextCommitFails = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
+        consumer.schedulePollTask(() -> {
+            consumer.rebalance(List.of(P0));
+            nextCommitFails = null;
+            offer();
+        });
+        consumer.schedulePollTask(this::offer);
+
+        thread.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> producer(1) != null && producer(1).commitCount() == 1);
+
+        assertThat(producer(0).transactionAborted()).isFalse();
+        assertThat(metrics.producersRecreated()).isEqualTo(1);
     }
 
     @Test

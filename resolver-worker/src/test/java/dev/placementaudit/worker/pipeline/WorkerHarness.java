@@ -105,8 +105,12 @@ final class WorkerHarness {
     }
 
     List<LoadResolved> resolved(int atLeast) {
-        return TopicReader.readCommitted(broker, resolved, atLeast, Duration.ofSeconds(90), Duration.ofSeconds(1))
-                .stream().map(r -> RESOLVED.decode(r.value())).toList();
+        return resolvedRecords(atLeast).stream().map(r -> RESOLVED.decode(r.value())).toList();
+    }
+
+    /** The load-resolved topic as a read_committed consumer sees it, records and where they are. */
+    List<ConsumerRecord<byte[], byte[]>> resolvedRecords(int atLeast) {
+        return TopicReader.readCommitted(broker, resolved, atLeast, Duration.ofSeconds(90), Duration.ofSeconds(1));
     }
 
     List<ConsumerRecord<byte[], byte[]>> deadLetters(int atLeast) {
