@@ -1,5 +1,6 @@
 package dev.placementaudit.cli;
 
+import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.PlacementAlert;
 import dev.placementaudit.events.PlacementIncident;
 import dev.placementaudit.schemas.EventSerde;
@@ -34,6 +35,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -57,6 +59,7 @@ import static org.awaitility.Awaitility.await;
 class ChaosSoakIT {
     private static final EventSerde<PlacementAlert> ALERTS = EventSerde.of(PlacementAlert.class);
     private static final EventSerde<PlacementIncident> INCIDENTS = EventSerde.of(PlacementIncident.class);
+    private static final EventSerde<LoadResolved> RESOLVED = EventSerde.of(LoadResolved.class);
     private static final int DEPLOYMENTS = 8;
     private static final int STORES = 2;
 
@@ -277,6 +280,13 @@ class ChaosSoakIT {
                 .as("no load chained twice").isZero();
         assertThat(count(db, "SELECT COUNT(*) FROM (SELECT load_id, kind, tensor_name FROM findings GROUP BY load_id, kind, tensor_name "
                 + "HAVING COUNT(*) > 1) x")).as("no finding twice").isZero();
+        // The store would hide a load the worker resolved twice (its rows are keyed by load and decision ids): the
+        // worker's own exactly-once is checked on its topic, as any read_committed consumer of it sees it.
+        Map<UUID, Long> summaries = TopicReader.readCommitted(broker, "load-resolved", (int) expected, Duration.ofSeconds(60), Duration.ofSeconds(3))
+                .stream().collect(Collectors.groupingBy(r -> RESOLVED.decode(r.value()).getLoadId(), Collectors.counting()));
+        assertThat(summaries).as("every load resolved by the worker").hasSize((int) expected);
+        assertThat(summaries.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).toList())
+                .as("no load resolved twice through the broker outages and worker kills").isEmpty();
         assertThat(count(db, "SELECT COUNT(*) FROM loads WHERE previous_load_id IS NOT NULL")).as("later releases compared").isPositive();
         assertThat(count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL")).as("every alert published")
                 .isZero();
