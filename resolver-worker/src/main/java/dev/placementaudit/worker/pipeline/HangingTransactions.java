@@ -66,22 +66,13 @@ final class HangingTransactions implements LeftOpen, AutoCloseable {
     public int abortLeftOpen() {
         try {
             TransactionDescription current = get(admin.describeTransactions(List.of(transactionalId)).description(transactionalId));
-            List<TopicPartition> written = partitionsWritten();
-            int aborted = 0;
-            for (Map.Entry<TopicPartition, List<ProducerState>> partition : producersOn(written).entrySet()) {
-                for (ProducerState state : partition.getValue()) {
-                    if (state.producerId() == current.producerId() && state.currentTransactionStartOffset().isPresent()
-                            && state.producerEpoch() < current.producerEpoch()) {
-                        LOG.warn("aborting a transaction left open on {} from offset {} by an older incarnation (producer {} epoch {}; now {})",
-                                partition.getKey(), state.currentTransactionStartOffset().getAsLong(), state.producerId(),
-                                state.producerEpoch(), current.producerEpoch());
-                        get(admin.abortTransaction(new AbortTransactionSpec(partition.getKey(), state.producerId(),
-                                (short) state.producerEpoch(), state.coordinatorEpoch().orElse(0))).all());
-                        aborted++;
-                    }
-                }
+            List<AbortTransactionSpec> hanging = leftOpen(current.producerId(), current.producerEpoch(), producersOn(partitionsWritten()));
+            for (AbortTransactionSpec abort : hanging) {
+                LOG.warn("aborting a transaction left open on {} by an older incarnation (producer {} epoch {}; now {})", abort.topicPartition(),
+                        abort.producerId(), abort.producerEpoch(), current.producerEpoch());
+                get(admin.abortTransaction(abort).all());
             }
-            return aborted;
+            return hanging.size();
         } catch (AuthorizationException e) {
             if (!warnedUnauthorized) {
                 warnedUnauthorized = true;
@@ -91,6 +82,22 @@ final class HangingTransactions implements LeftOpen, AutoCloseable {
             }
             return 0;
         }
+    }
+
+    /**
+     * What to abort: on each partition, a transaction still open there of this producer id with an epoch older than the
+     * current one. Never the current epoch's (this incarnation's own), never another producer's.
+     */
+    static List<AbortTransactionSpec> leftOpen(long producerId, int currentEpoch, Map<TopicPartition, List<ProducerState>> producers) {
+        List<AbortTransactionSpec> hanging = new ArrayList<>();
+        producers.forEach((partition, states) -> {
+            for (ProducerState state : states) {
+                if (state.producerId() == producerId && state.currentTransactionStartOffset().isPresent() && state.producerEpoch() < currentEpoch) {
+                    hanging.add(new AbortTransactionSpec(partition, producerId, (short) state.producerEpoch(), state.coordinatorEpoch().orElse(0)));
+                }
+            }
+        });
+        return hanging;
     }
 
     /** The output topics' partitions, and the partition of the offsets topic that holds the group's offsets. */
