@@ -77,8 +77,9 @@ final class HangingTransactions implements LeftOpen, AutoCloseable {
             if (!warnedUnauthorized) {
                 warnedUnauthorized = true;
                 LOG.warn("cannot look for transactions an outage left open ({}): if read_committed consumers of {} stall after a broker "
-                        + "outage, run `kafka-transactions.sh find-hanging` and `abort` for producer id of transactional id {}",
-                        e.getMessage(), outputTopics, transactionalId);
+                        + "outage, or this worker cannot find its committed offsets, find them with `kafka-transactions.sh find-hanging` "
+                        + "and abort those of transactional id {}'s producer id with `kafka-transactions.sh abort`; or grant this "
+                        + "principal Alter on the cluster", e.getMessage(), outputTopics, transactionalId);
             }
             return 0;
         }

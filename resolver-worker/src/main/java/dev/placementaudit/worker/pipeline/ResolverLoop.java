@@ -64,9 +64,10 @@ import java.util.function.Supplier;
  * <p>Nothing wedges it either: a broker outage leaves a transactional producer in a state it cannot leave (a fatal
  * error, any call of a transaction that timed out, an epoch the coordinator bumped when it aborted a transaction that
  * outlived its timeout). After a timeout the client never aborts: what the transaction holds is then the broker's to
- * settle (see {@link TransactionalProducer}). The loop then closes that producer, builds a new one with the same transactional id (whose
- * {@code initTransactions} aborts whatever the old one left open, retried until the broker answers), keeps the
- * consumer and its group membership, and redoes from the committed offsets. Only real fencing stops it: the
+ * settle (see {@link TransactionalProducer}). The loop then closes that producer, builds a new one with the same
+ * transactional id (whose {@code initTransactions} aborts whatever the old one left open, retried until the broker
+ * answers), aborts what an older incarnation left open where the coordinator no longer knows of it
+ * ({@link HangingTransactions}), keeps the consumer and its group membership, and redoes from the committed offsets. Only real fencing stops it: the
  * consumer's static membership taken by another process ({@link FencedInstanceIdException}), or the producer fenced
  * again before any transaction of its new incarnation committed (another live instance keeps taking the id).
  */
@@ -115,10 +116,16 @@ public final class ResolverLoop extends ConsumerLoop {
     @Override
     protected void begin() {
         producer.make();
-        try {
-            abortLeftOpen();
-        } catch (KafkaException e) {
-            LOG.warn("looking for transactions an earlier run left open failed: {}; going on", e.toString());
+        // A transaction an earlier run left open on the group's offsets would keep the consumer from ever learning where
+        // to start: a failure to look is retried a few times before going on.
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            try {
+                abortLeftOpen();
+                break;
+            } catch (KafkaException e) {
+                LOG.warn("looking for transactions an earlier run left open failed (attempt {} of 3): {}", attempt, e.toString());
+                pause(backoffMillis(attempt, 100, MAX_BACKOFF));
+            }
         }
         consumer.subscribe(List.of(config.inputTopic()), new Rebalances());
     }
