@@ -208,7 +208,7 @@ public final class ReferenceLoader {
     private static void requireDirectRoom(long offHeap) {
         long cap = directMemoryCap();
         long inUse = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
-                .filter(pool -> pool.getName().equals("direct")).mapToLong(java.lang.management.BufferPoolMXBean::getMemoryUsed).sum();
+                .filter(pool -> pool.getName().equals("direct")).mapToLong(BufferPoolMXBean::getMemoryUsed).sum();
         if (offHeap > cap - inUse) {
             throw new LoadException("the plan puts " + ByteSizes.format(offHeap) + " off-heap, but direct memory is capped at "
                     + ByteSizes.format(cap) + " (-XX:MaxDirectMemorySize, else the heap's maximum), " + ByteSizes.format(inUse)

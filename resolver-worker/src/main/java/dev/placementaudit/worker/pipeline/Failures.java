@@ -6,19 +6,16 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownMemberIdException;
 
+import java.util.function.Predicate;
+
 /** What a failure was, as the loop and its dead letters need to say it. */
 final class Failures {
     private Failures() {
     }
 
     static boolean isGroupChange(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof CommitFailedException || t instanceof RebalanceInProgressException
-                    || t instanceof IllegalGenerationException || t instanceof UnknownMemberIdException) {
-                return true;
-            }
-        }
-        return false;
+        return anyCause(e, t -> t instanceof CommitFailedException || t instanceof RebalanceInProgressException
+                || t instanceof IllegalGenerationException || t instanceof UnknownMemberIdException);
     }
 
     /**
@@ -26,8 +23,12 @@ final class Failures {
      * transaction holds is no longer known to the client.
      */
     static boolean isTimeout(Throwable e) {
+        return anyCause(e, t -> t instanceof TimeoutException);
+    }
+
+    private static boolean anyCause(Throwable e, Predicate<Throwable> is) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof TimeoutException) {
+            if (is.test(t)) {
                 return true;
             }
         }

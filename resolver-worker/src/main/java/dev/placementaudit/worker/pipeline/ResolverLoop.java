@@ -67,9 +67,10 @@ import java.util.function.Supplier;
  * settle (see {@link TransactionalProducer}). The loop then closes that producer, builds a new one with the same
  * transactional id (whose {@code initTransactions} aborts whatever the old one left open, retried until the broker
  * answers), aborts what an older incarnation left open where the coordinator no longer knows of it
- * ({@link HangingTransactions}), keeps the consumer and its group membership, and redoes from the committed offsets. Only real fencing stops it: the
- * consumer's static membership taken by another process ({@link FencedInstanceIdException}), or the producer fenced
- * again before any transaction of its new incarnation committed (another live instance keeps taking the id).
+ * ({@link HangingTransactions}), keeps the consumer and its group membership, and redoes from the committed offsets.
+ * Only real fencing stops it: the consumer's static membership taken by another process
+ * ({@link FencedInstanceIdException}), or the producer fenced again before any transaction of its new incarnation
+ * committed (another live instance keeps taking the id).
  */
 public final class ResolverLoop extends ConsumerLoop {
     private static final Logger LOG = LoggerFactory.getLogger(ResolverLoop.class);
@@ -237,8 +238,8 @@ public final class ResolverLoop extends ConsumerLoop {
             }
             sample.stop(metrics.batchTimer());
             return true;
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException | TransactionalProducer.Unusable
-                 | FencedInstanceIdException e) {
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+                 | FencedInstanceIdException | TransactionalProducer.Unusable e) {
             throw e;
         } catch (KafkaException e) {
             open = null;
@@ -326,8 +327,8 @@ public final class ResolverLoop extends ConsumerLoop {
                 producer.begin();
                 deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
                 commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
-            } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException | TransactionalProducer.Unusable
-                     | FencedInstanceIdException e) {
+            } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+                     | FencedInstanceIdException | TransactionalProducer.Unusable e) {
                 throw e;
             } catch (KafkaException e) {
                 abortAndRewind(e);
@@ -346,8 +347,8 @@ public final class ResolverLoop extends ConsumerLoop {
             send(prepared, outcome);
             commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             return null;
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException | TransactionalProducer.Unusable
-                 | FencedInstanceIdException e) {
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+                 | FencedInstanceIdException | TransactionalProducer.Unusable e) {
             throw e;
         } catch (KafkaException e) {
             producer.abortQuietly();

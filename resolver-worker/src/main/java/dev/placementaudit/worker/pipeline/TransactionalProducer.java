@@ -87,7 +87,7 @@ final class TransactionalProducer {
 
     /** A timeout makes the producer unusable for good (see the class comment); anything else is the caller's to handle. */
     private KafkaException unusableAfterTimeout(KafkaException e) {
-        if (Failures.isTimeout(e) && !(e instanceof Unusable)) {
+        if (Failures.isTimeout(e)) {
             unusable = new Unusable(e);
             return unusable;
         }

@@ -109,10 +109,6 @@ public final class WorkerMetrics {
         hangingAborted.increment(transactions);
     }
 
-    public double hangingTransactionsAborted() {
-        return hangingAborted.count();
-    }
-
     public double producersRecreated() {
         return producerRecreated.count();
     }
