@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # The commands a user types, timed as the user feels them: wall time of bin/placement-audit from the packaged
 # distribution (JVM start included), against a running `placement-audit demo --serve`. Median and max of N runs
-# each; writes bench/results/cli-<date>.md.   bench/run.sh cli [--runs N]
+# each; writes bench/results/cli-<date>.md.   bench/run.sh cli [--runs N] [--baseline DIST_HOME]
+# --baseline: another unpacked distribution (an earlier commit's, say), each of its runs right after this one's, so
+# that a shared machine whose speed moves within the hour moves both alike: its median and the ratio get a column.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/demo-lib.sh
-runs_option 7 "$@"
+baseline=""
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --baseline) baseline=$(cd "$2" && pwd); shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+if [ -n "$baseline" ] && [ ! -x "$baseline/bin/placement-audit" ]; then
+  echo "--baseline $baseline: no bin/placement-audit there (give an unpacked distribution's home)"; exit 2
+fi
+runs_option 7 "${args[@]+"${args[@]}"}"
 start_demo cli
 nobody=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 placement-audit producer sample-model --layout llama-3.2-1b-q4km --out sample.gguf > /dev/null
+settle_demo
 
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 report="$results/cli-$(date +%Y%m%d-%H%M%S).md"
@@ -17,32 +31,62 @@ report="$results/cli-$(date +%Y%m%d-%H%M%S).md"
   echo
   echo "bin/placement-audit from the packaged distribution, against \`placement-audit demo --serve\` (in-JVM broker, H2 store"
   echo "read through AUTO_SERVER) on this machine ($(nproc) cores). Wall time of the whole command, JVM start included;"
-  echo "$runs runs each after one discarded run. Java: $(java -version 2>&1 | head -n 1)."
+  echo "$runs runs each after one discarded run, once the demo has settled (under a tenth of a core). Java: $(java -version 2>&1 | head -n 1)."
   echo
   echo "Each archive of class-data sharing (one per command family) is made by the discarded first run, as a user's first"
   echo "command makes it. The floor: \`java -version\` in this run, and each command's median as a multiple of it."
   echo
-  echo "| command | expected exit | median ms | max ms | x java -version |"
-  echo "|---|---|---|---|---|"
+  if [ -n "$baseline" ]; then
+    echo "Baseline: $baseline, each of its runs right after this distribution's."
+    echo
+    echo "| command | expected exit | median ms | max ms | x java -version | baseline median ms | x baseline |"
+    echo "|---|---|---|---|---|---|---|"
+  else
+    echo "| command | expected exit | median ms | max ms | x java -version |"
+    echo "|---|---|---|---|---|"
+  fi
 } > "$report"
 export PA_CDS_DIR="$work/cds"
 
+median_of() {
+  printf '%s\n' "$@" | sort -n | awk -v n="$#" 'NR == int((n + 1) / 2)'
+}
+
 measure() {
   local label="$1" expect="$2"; shift 2
+  local base=()
+  if [ -n "$baseline" ] && [ "$1" = placement-audit ]; then
+    base=("$baseline/bin/placement-audit" "${@:2}")
+    "${base[@]}" > /dev/null 2>&1 || true
+  fi
   "$@" > /dev/null 2>&1 || true
-  local times=()
+  local times=() base_times=()
   for _ in $(seq 1 "$runs"); do
     local t0; t0=$(date +%s%N)
     set +e; "$@" > /dev/null 2>&1; local code=$?; set -e
     times+=("$(ms "$t0")")
     if [ "$code" != "$expect" ]; then echo "$label exited $code, expected $expect"; exit 1; fi
+    if [ ${#base[@]} -gt 0 ]; then
+      t0=$(date +%s%N)
+      set +e; "${base[@]}" > /dev/null 2>&1; set -e
+      base_times+=("$(ms "$t0")")
+    fi
   done
-  local sorted; sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-  local median; median=$(echo "$sorted" | awk -v n="$runs" 'NR == int((n + 1) / 2)')
-  local max; max=$(echo "$sorted" | tail -n 1)
+  local median; median=$(median_of "${times[@]}")
+  local max; max=$(printf '%s\n' "${times[@]}" | sort -n | tail -n 1)
   local ratio; ratio=$(awk -v m="$median" -v f="${floor:-$median}" 'BEGIN { printf "%.1f", m / f }')
-  echo "| \`$label\` | $expect | $median | $max | $ratio |" >> "$report"
-  echo "$label: median $median ms, max $max ms (${ratio}x java -version)"
+  if [ -n "$baseline" ]; then
+    local against="" vs=""
+    if [ ${#base_times[@]} -gt 0 ]; then
+      against=$(median_of "${base_times[@]}")
+      vs=$(awk -v m="$median" -v b="$against" 'BEGIN { printf "%.2f", m / b }')
+    fi
+    echo "| \`$label\` | $expect | $median | $max | $ratio | $against | $vs |" >> "$report"
+    echo "$label: median $median ms, max $max ms (${ratio}x java -version)${against:+; baseline $against ms (x$vs)}"
+  else
+    echo "| \`$label\` | $expect | $median | $max | $ratio |" >> "$report"
+    echo "$label: median $median ms, max $max ms (${ratio}x java -version)"
+  fi
   last_median=$median
 }
 

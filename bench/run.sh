@@ -6,7 +6,7 @@
 #                          bench/run.sh loader [--rounds 7] [--model bitnet-2b-tq2_0]   (the reference loader with and without measuring; no broker)
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
 #                          bench/run.sh jmh [BENCHMARK] [JMH options]   (any JMH benchmark: ReaderBenchmark, the model file readers)
-#                          bench/run.sh cli [--runs N]   (the launcher's commands, timed as a user feels them: bench/cli-latency.sh)
+#                          bench/run.sh cli [--runs N] [--baseline DIST_HOME]   (the launcher's commands, timed as a user feels them, beside another distribution's if given: bench/cli-latency.sh)
 #                          bench/run.sh restart [--runs N] [--under-load]   (a store killed with SIGKILL: restart to first commit; bench/restart.sh)
 #                          bench/run.sh soak [--minutes N]   (the chaos soak: services killed at random, every invariant checked; bench/soak.sh)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,

@@ -63,6 +63,46 @@ class LauncherStartIT {
     }
 
     @Test
+    void aStoreQuerysClassPathLeavesTheHttpServersJarsOut(@TempDir Path work) throws Exception {
+        Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("JAVA_OPTS", "-XshowSettings:properties"))
+                .run(Duration.ofSeconds(30), "store", "fleet", "--release", "r1", "--store", "./no-such-store");
+        Launcher.Run service = Launcher.of(HOME, work).withEnv(Map.of("JAVA_OPTS", "-XshowSettings:properties"))
+                .run(Duration.ofSeconds(30), "store", "run", "--help");
+
+        assertThat(run.exit()).as(run.toString()).isEqualTo(2);
+        assertThat(classPath(run.err())).as("a query's class path").contains("/h2-", "/postgresql-", "/audit-store-", "/picocli-java17-")
+                .doesNotContain("/jetty-", "/javalin-", "/kotlin-stdlib-", "/jakarta.", "/asm-");
+        assertThat(classPath(service.err())).as("the service's, which serves the API and the dashboard").contains("/javalin-", "/jetty-server-");
+    }
+
+    @Test
+    void picocliComesFromTheArchiveToo(@TempDir Path work) throws Exception {
+        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", work.resolve("cds").toString()));
+        launcher.run(Duration.ofSeconds(30), "--version");
+        Path log = work.resolve("second.log");
+        Launcher.Run second = launcher.withEnv(Map.of("JAVA_OPTS", "-Xlog:class+load:file=" + log)).run(Duration.ofSeconds(30), "--version");
+
+        assertThat(second.exit()).as(second.toString()).isZero();
+        Matcher m = LOADED_FROM.matcher(Files.readString(log));
+        int picocli = 0;
+        while (m.find()) {
+            if (m.group(1).startsWith("picocli.")) {
+                picocli++;
+                // The published jar is compiled for Java 5, older than class-data sharing takes (docs/adr/0012).
+                assertThat(m.group(2)).as(m.group(1)).startsWith("shared objects file");
+            }
+        }
+        assertThat(picocli).as("picocli classes loaded").isGreaterThan(50);
+    }
+
+    /** The class path as {@code -XshowSettings:properties} prints it: the first entry after the key, the rest indented below. */
+    private static String classPath(String settings) {
+        Matcher m = Pattern.compile("java\\.class\\.path = (.*(?:\\R {8}\\S.*)*)").matcher(settings);
+        assertThat(m.find()).as("java.class.path among the settings printed:%n%s", settings).isTrue();
+        return m.group(1);
+    }
+
+    @Test
     void theFirstRunMakesAnArchiveTheSecondUses(@TempDir Path work) throws Exception {
         Path cache = work.resolve("cds");
         Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString()));

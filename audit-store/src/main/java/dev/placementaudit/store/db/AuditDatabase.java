@@ -160,7 +160,7 @@ public final class AuditDatabase implements AutoCloseable {
         String shown = describe(jdbcUrl);
         Connection c;
         try {
-            c = DriverManager.getConnection(jdbcUrl, properties);
+            c = Dialect.of(jdbcUrl).connect(jdbcUrl, properties);
         } catch (SQLException e) {
             throw unopened(shown, schema, connectTimeout, e);
         }

@@ -2,7 +2,6 @@ package dev.placementaudit.store.db;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.Properties;
@@ -34,7 +33,7 @@ final class DirectConnections implements DataSource, AutoCloseable {
         if (given != null) {
             return given;
         }
-        Connection c = DriverManager.getConnection(url, properties);
+        Connection c = Dialect.of(url).connect(url, properties);
         try {
             if (schema != null) {
                 c.setSchema(schema);

@@ -26,7 +26,13 @@ import java.util.regex.Pattern;
  */
 final class ShardedModels {
     static final Pattern GGUF_SPLIT = Pattern.compile("(.+)-(\\d{5})-of-(\\d{5})\\.gguf");
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Made on first use: an ObjectMapper's first making loads Jackson's date format and with it the locale's calendar
+     * data (about 30 ms), which {@code producer explain} of one GGUF file would pay at start for an index it never reads.
+     */
+    private static final class Json {
+        static final ObjectMapper MAPPER = new ObjectMapper();
+    }
 
     private ShardedModels() {
     }
@@ -68,7 +74,7 @@ final class ShardedModels {
     static StoredModel safetensorsIndex(Path index, Function<Path, StoredModel> read) {
         JsonNode root;
         try {
-            root = JSON.readTree(index.toFile());
+            root = Json.MAPPER.readTree(index.toFile());
         } catch (IOException e) {
             throw new ModelFileException(index, 0, "is not a readable safetensors index: " + e.getMessage(), e);
         }
