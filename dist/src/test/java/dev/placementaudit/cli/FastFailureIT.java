@@ -33,6 +33,13 @@ class FastFailureIT {
 
     @TempDir
     Path work;
+    /**
+     * One class-data-sharing cache for the whole class, as a user's machine has one: each family's first command writes
+     * its archive at exit (a second or two on a slow machine), the others map it. A fresh cache per test would time
+     * that dump in every test instead of the failure's bound.
+     */
+    @TempDir
+    static Path cds;
 
     @BeforeAll
     static void aBrokerAndAPortNobodyListensOn() throws Exception {
@@ -48,7 +55,8 @@ class FastFailureIT {
     }
 
     private Launcher launcher() {
-        return Launcher.of(Launcher.packagedHome(), work).withEnv(Map.of("PA_CONNECT_TIMEOUT", SHORT_WAIT.toSeconds() + "s"));
+        return Launcher.of(Launcher.packagedHome(), work).withEnv(Map.of("PA_CONNECT_TIMEOUT", SHORT_WAIT.toSeconds() + "s",
+                "PA_CDS_DIR", cds.toString()));
     }
 
     /** Exit 2, a one-line "error:" naming {@code tried}, no stack trace, within {@code bound}. */
@@ -141,6 +149,24 @@ class FastFailureIT {
                 .run(Duration.ofSeconds(30), "store", "whatif", "--threshold", "1048576", "--format", "json");
 
         assertFailsFast(run, SHORT_WAIT.plus(START_UP), "no Kafka broker at " + nobody);
+    }
+
+    @Test
+    void verifyGivesUpOnAnUnreachableBroker() throws Exception {
+        Launcher.Run run = launcher().withEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", nobody)).run(Duration.ofSeconds(30), "store", "verify");
+
+        assertFailsFast(run, SHORT_WAIT.plus(START_UP), "no Kafka broker at " + nobody, "within 2 s");
+    }
+
+    @Test
+    void verifyNamesAChainTopicThatIsNotThereAndMakesNone() throws Exception {
+        Launcher.Run run = launcher().withEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrapServers()))
+                .run(Duration.ofSeconds(30), "store", "verify", "--set", "store.chain.topic=no-such-chain");
+
+        assertFailsFast(run, SHORT_WAIT.plus(START_UP), "topic no-such-chain not found on Kafka at " + broker.bootstrapServers());
+        try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.<String, Object>of("bootstrap.servers", broker.bootstrapServers()))) {
+            assertThat(admin.listTopics().names().get()).as("a reader creates no topic").doesNotContain("no-such-chain");
+        }
     }
 
     @Test

@@ -10,6 +10,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -148,6 +149,8 @@ public final class ChainLog implements AutoCloseable {
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         config.remove(ConsumerConfig.GROUP_ID_CONFIG);
         config.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "audit-store-verify");
+        // A reader: asking for a topic that is not there must not make it on a broker that creates topics on demand.
+        config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
         config.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(1_000, bound.toMillis()));
         Heads own = new Heads();
         Heads unnamed = new Heads();
@@ -155,7 +158,7 @@ public final class ChainLog implements AutoCloseable {
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<PartitionInfo> partitions = consumer.partitionsFor(topic, bound);
             if (partitions == null || partitions.isEmpty()) {
-                throw new IllegalStateException("topic " + topic + " not found: no chain head was ever published there");
+                throw new UnknownTopicOrPartitionException("topic " + topic + " not found: no chain head was ever published there");
             }
             List<TopicPartition> assigned = partitions.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
             consumer.assign(assigned);

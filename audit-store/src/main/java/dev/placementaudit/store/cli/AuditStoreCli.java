@@ -138,11 +138,17 @@ public final class AuditStoreCli {
          * @param otherwise what the user can do instead, appended to the advice (or "")
          */
         StoreConfig reachChainTopic(String why, String otherwise) {
+            StoreConfig c = requireKafka(why, otherwise);
+            KafkaReachability.check(c.kafka(), c.connectTimeout(), List.of(c.chainTopic()));
+            return c;
+        }
+
+        /** Fails in one line unless a broker is configured (whether it answers is the caller's to find out, within the bound). */
+        StoreConfig requireKafka(String why, String otherwise) {
             StoreConfig c = storeConfig();
             if (!c.hasKafka()) {
                 throw new CommandFailure(why + ", and no broker is configured: set KAFKA_BOOTSTRAP_SERVERS (or kafka.bootstrap.servers)" + otherwise);
             }
-            KafkaReachability.check(c.kafka(), c.connectTimeout(), List.of(c.chainTopic()));
             return c;
         }
 

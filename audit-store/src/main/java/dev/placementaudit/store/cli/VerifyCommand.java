@@ -1,10 +1,12 @@
 package dev.placementaudit.store.cli;
 
+import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
+import org.apache.kafka.common.KafkaException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -12,6 +14,7 @@ import picocli.CommandLine.Option;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -34,8 +37,14 @@ final class VerifyCommand implements Callable<Integer> {
         StoreConfig c = common.storeConfig();
         Optional<ChainLog.Published> heads = Optional.empty();
         if (!noLog) {
-            common.reachChainTopic("verify checks the chains against the heads published to Kafka", ", or pass --no-log to check the database alone");
-            heads = Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.groupId(), c.connectTimeout()));
+            // The consumer that reads the heads answers, within the bound, what an admin client's check would (an
+            // unreachable broker, a missing topic) in the same one line: one Kafka client's cold start, not two (0.9 s).
+            common.requireKafka("verify checks the chains against the heads published to Kafka", ", or pass --no-log to check the database alone");
+            try {
+                heads = Optional.of(ChainLog.read(c.kafka(), c.chainTopic(), c.groupId(), c.connectTimeout()));
+            } catch (KafkaException e) {
+                throw KafkaReachability.failure(e, c.kafka(), c.connectTimeout(), List.of(c.chainTopic()));
+            }
         }
         ChainVerifier.Report report;
         try (AuditDatabase db = common.open(); Connection connection = db.dataSource().getConnection()) {

@@ -55,20 +55,30 @@ public final class KafkaReachability {
         } catch (TimeoutException e) {
             throw new CommandFailure(silent, e);
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                throw new CommandFailure("topic " + String.join(", ", new TreeSet<>(topics)) + " not found on " + where
-                        + " (is this the right cluster? the services create their topics when they start)", e.getCause());
-            }
-            if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
-                throw new CommandFailure(silent, e.getCause());
-            }
-            throw new CommandFailure("cannot use " + where + ": " + rootMessage(e.getCause()), e.getCause());
+            throw failure(e.getCause(), kafka, timeout, topics);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CommandFailure("interrupted while connecting to " + where, e);
         } finally {
             admin.close(Duration.ZERO);
         }
+    }
+
+    /**
+     * What a Kafka client's failure means to a user, in the one line {@link #check} gives: for a command that asks its
+     * own client first (a consumer's {@code partitionsFor} within the bound) instead of paying for an admin client too.
+     */
+    public static CommandFailure failure(Throwable e, Map<String, Object> kafka, Duration timeout, Collection<String> topics) {
+        String where = "Kafka at " + kafka.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG);
+        if (e instanceof UnknownTopicOrPartitionException) {
+            return new CommandFailure("topic " + String.join(", ", new TreeSet<>(topics)) + " not found on " + where
+                    + " (is this the right cluster? the services create their topics when they start)", e);
+        }
+        if (e instanceof org.apache.kafka.common.errors.TimeoutException) {
+            return new CommandFailure("no Kafka broker at " + kafka.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG) + " answered within "
+                    + seconds(timeout) + " (check the address, that the broker is up, and kafka.security.* settings)", e);
+        }
+        return new CommandFailure("cannot use " + where + ": " + rootMessage(e), e);
     }
 
     static String seconds(Duration timeout) {
