@@ -75,18 +75,14 @@ measure() {
   local median; median=$(median_of "${times[@]}")
   local max; max=$(printf '%s\n' "${times[@]}" | sort -n | tail -n 1)
   local ratio; ratio=$(awk -v m="$median" -v f="${floor:-$median}" 'BEGIN { printf "%.1f", m / f }')
-  if [ -n "$baseline" ]; then
-    local against="" vs=""
-    if [ ${#base_times[@]} -gt 0 ]; then
-      against=$(median_of "${base_times[@]}")
-      vs=$(awk -v m="$median" -v b="$against" 'BEGIN { printf "%.2f", m / b }')
-    fi
-    echo "| \`$label\` | $expect | $median | $max | $ratio | $against | $vs |" >> "$report"
-    echo "$label: median $median ms, max $max ms (${ratio}x java -version)${against:+; baseline $against ms (x$vs)}"
-  else
-    echo "| \`$label\` | $expect | $median | $max | $ratio |" >> "$report"
-    echo "$label: median $median ms, max $max ms (${ratio}x java -version)"
+  local against="" vs="" columns=""
+  if [ ${#base_times[@]} -gt 0 ]; then
+    against=$(median_of "${base_times[@]}")
+    vs=$(awk -v m="$median" -v b="$against" 'BEGIN { printf "%.2f", m / b }')
   fi
+  [ -n "$baseline" ] && columns=" $against | $vs |"
+  echo "| \`$label\` | $expect | $median | $max | $ratio |$columns" >> "$report"
+  echo "$label: median $median ms, max $max ms (${ratio}x java -version)${against:+; baseline $against ms (x$vs)}"
   last_median=$median
 }
 

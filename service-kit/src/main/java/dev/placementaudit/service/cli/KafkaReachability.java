@@ -39,8 +39,6 @@ public final class KafkaReachability {
         config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, millis);
         config.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "placement-audit-reachability");
         String where = "Kafka at " + servers;
-        String silent = "no Kafka broker at " + servers + " answered within " + seconds(timeout)
-                + " (check the address, that the broker is up, and kafka.security.* settings)";
         Admin admin;
         try {
             admin = Admin.create(config);
@@ -53,7 +51,7 @@ public final class KafkaReachability {
                 admin.describeTopics(topics).allTopicNames().get(millis, TimeUnit.MILLISECONDS);
             }
         } catch (TimeoutException e) {
-            throw new CommandFailure(silent, e);
+            throw new CommandFailure(unanswered(servers, timeout), e);
         } catch (ExecutionException e) {
             throw failure(e.getCause(), kafka, timeout, topics);
         } catch (InterruptedException e) {
@@ -75,10 +73,15 @@ public final class KafkaReachability {
                     + " (is this the right cluster? the services create their topics when they start)", e);
         }
         if (e instanceof org.apache.kafka.common.errors.TimeoutException) {
-            return new CommandFailure("no Kafka broker at " + kafka.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG) + " answered within "
-                    + seconds(timeout) + " (check the address, that the broker is up, and kafka.security.* settings)", e);
+            return new CommandFailure(unanswered(kafka.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG), timeout), e);
         }
         return new CommandFailure("cannot use " + where + ": " + rootMessage(e), e);
+    }
+
+    /** No broker answered within the bound, whichever client asked. */
+    private static String unanswered(Object servers, Duration timeout) {
+        return "no Kafka broker at " + servers + " answered within " + seconds(timeout)
+                + " (check the address, that the broker is up, and kafka.security.* settings)";
     }
 
     static String seconds(Duration timeout) {
