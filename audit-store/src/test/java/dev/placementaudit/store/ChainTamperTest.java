@@ -12,11 +12,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,7 +30,7 @@ import static org.awaitility.Awaitility.await;
  */
 @ExtendWith(KafkaBrokerExtension.class)
 class ChainTamperTest {
-    private static final List<String> DEPLOYMENTS = List.of("d-update", "d-delete", "d-reorder", "d-insert", "d-rewrite", "d-clean");
+    private static final List<String> DEPLOYMENTS = List.of("d-update", "d-delete", "d-reorder", "d-insert", "d-rewrite", "d-site", "d-clean");
 
     @DatabaseTest
     void everyRewriteOfHistoryIsCaughtAndNamed(KafkaBroker broker, TestDatabase db) throws Exception {
@@ -52,7 +54,7 @@ class ChainTamperTest {
 
         CliRun clean = verify(settings);
         assertThat(clean.exit()).as(clean.out() + clean.err()).isZero();
-        assertThat(clean.out()).contains("6 deployments, 18 chained loads, checked against " + h.chain + ": every chain holds");
+        assertThat(clean.out()).contains("7 deployments, 21 chained loads, checked against " + h.chain + ": every chain holds");
 
         try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
             // An UPDATE of one decision's domain, in the plan the load names.
@@ -61,7 +63,7 @@ class ChainTamperTest {
             // A DELETE of one load: its decisions, its row and its chain entry.
             String deleted = loadOf(loads, "d-delete", 2);
             s.executeUpdate("DELETE FROM decisions WHERE load_id = '" + deleted + "'");
-            s.executeUpdate("DELETE FROM loads WHERE load_id = '" + deleted + "'");
+            s.executeUpdate("DELETE FROM load_rows WHERE load_id = '" + deleted + "'");
             s.executeUpdate("DELETE FROM chain_entries WHERE load_id = '" + deleted + "'");
             // A reordering: entries 2 and 3 swap places.
             s.executeUpdate("UPDATE chain_entries SET seq = -1 WHERE deployment_id = 'd-reorder' AND seq = 2");
@@ -72,8 +74,13 @@ class ChainTamperTest {
                     + "SELECT deployment_id, 4, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
                     + "WHERE deployment_id = 'd-reorder' AND seq = 1");
             // A load inserted by hand: a copy of a real one under a new id.
-            s.executeUpdate("INSERT INTO loads (" + String.join(", ", loadColumns()) + ") SELECT '00000000-0000-0000-0000-00000000f00d', "
-                    + String.join(", ", loadColumns().subList(1, loadColumns().size())) + " FROM loads WHERE load_id = '" + loadOf(loads, "d-insert", 3) + "'");
+            List<String> rowColumns = rowColumns(c);
+            s.executeUpdate("INSERT INTO load_rows (" + String.join(", ", rowColumns) + ") SELECT '00000000-0000-0000-0000-00000000f00d', "
+                    + String.join(", ", rowColumns.subList(1, rowColumns.size())) + " FROM load_rows WHERE load_id = '" + loadOf(loads, "d-insert", 3) + "'");
+            // A load's context (its site, stored once for every load there: docs/adr/0013) pointed elsewhere.
+            s.executeUpdate("INSERT INTO load_sites (site_key, cluster, host, platform_name, profile_name) VALUES (42, 'test', 'elsewhere', "
+                    + "'jvm', 'default')");
+            s.executeUpdate("UPDATE load_rows SET site_key = 42 WHERE load_id = '" + loadOf(loads, "d-site", 2) + "'");
             // A rewrite of rows and hashes together, as someone who knows the scheme would do it.
             s.executeUpdate("UPDATE plan_tensors SET memory_domain = 'MMAP_FILE', resident_bytes = 0 WHERE plan_digest = (SELECT plan_digest FROM "
                     + "loads WHERE load_id = '" + loadOf(loads, "d-rewrite", 1) + "') AND tensor_index = 1");
@@ -112,6 +119,10 @@ class ChainTamperTest {
         });
         assertThat(breaksOf(report, "d-rewrite")).singleElement().satisfies(b -> assertThat(b.what())
                 .contains("the store was rewritten, hashes and all, after publication"));
+        assertThat(breaksOf(report, "d-site")).singleElement().satisfies(b -> {
+            assertThat(b.loadId()).isEqualTo(loadOf(loads, "d-site", 2));
+            assertThat(b.what()).contains("the load's row differs from what was chained");
+        });
         assertThat(breaksOf(report, "d-clean")).isEmpty();
 
         CliRun broken = verify(settings);
@@ -121,7 +132,7 @@ class ChainTamperTest {
         assertThat(broken.out()).contains("BROKEN  d-update  entry 2  load " + loadOf(loads, "d-update", 2))
                 .contains("BROKEN  d-update  entry 1  load " + loadOf(loads, "d-update", 1))
                 .contains("BROKEN  d-insert  entry -  load 00000000-0000-0000-0000-00000000f00d")
-                .contains("ok      d-clean  3 entries").contains("broken links in 5 deployments");
+                .contains("ok      d-clean  3 entries").contains("broken links in 6 deployments");
         assertThat(one.exit()).isZero();
         assertThat(one.out()).contains("1 deployments, 3 chained loads, checked against " + h.chain + ": every chain holds");
         assertThat(noLog.exit()).as("the database alone cannot tell").isZero();
@@ -136,13 +147,13 @@ class ChainTamperTest {
             String plan;
             try (PreparedStatement q = c.prepareStatement("SELECT plan_digest FROM loads WHERE load_id = ?")) {
                 q.setString(1, e.loadId());
-                try (java.sql.ResultSet rs = q.executeQuery()) {
+                try (ResultSet rs = q.executeQuery()) {
                     rs.next();
                     plan = rs.getString(1);
                 }
             }
             String decisionsHash = HashChain.plan(c, plan).hash();
-            for (String table : List.of("plan_tensors", "plans", "loads")) {
+            for (String table : List.of("plan_tensors", "plans", "load_rows")) {
                 try (PreparedStatement u = c.prepareStatement("UPDATE " + table + " SET plan_digest = ? WHERE plan_digest = ?")) {
                     u.setString(1, decisionsHash);
                     u.setString(2, plan);
@@ -163,9 +174,17 @@ class ChainTamperTest {
         }
     }
 
-    private static List<String> loadColumns() {
-        List<String> columns = new ArrayList<>(HashChain.LOAD_COLUMNS);
-        columns.addAll(List.of("complete", "completed_at"));
+    /** The columns of load_rows (what the loads view reads), load_id first. */
+    private static List<String> rowColumns(Connection c) throws SQLException {
+        List<String> columns = new ArrayList<>(List.of("load_id"));
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT * FROM load_rows WHERE 1 = 0")) {
+            for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                String column = rs.getMetaData().getColumnName(i).toLowerCase(Locale.ROOT);
+                if (!column.equals("load_id")) {
+                    columns.add(column);
+                }
+            }
+        }
         return columns;
     }
 

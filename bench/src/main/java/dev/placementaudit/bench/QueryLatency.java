@@ -57,17 +57,22 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
             String previousPlan = "(" + m + " * 20 + (" + d + " % 4) * 5 + " + r + " - 1)";
             String loadId = "md5('L' || g)::uuid::text";
             String previousId = "md5('L' || (g - (g % 200) % 50 - 200 + 49))::uuid::text";
-            s.execute("INSERT INTO loads (load_id, deployment_id, cluster, host, release_name, model_id, model_name, model_sha256, platform_name, "
-                    + "profile_name, occurred_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, "
-                    + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, completed_at, "
-                    + "summary_partition, summary_offset, plan_digest, previous_load_id, previous_release, previous_plan_digest) SELECT "
-                    + loadId + ", 'device-' || " + d + ", 'eu-west-1', 'host-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m
-                    + ", 'Model ' || " + m + ", " + String.format(hex, "'sha' || " + m) + ", (ARRAY['android','native','jvm','browser'])[" + d
-                    + " % 4 + 1], (ARRAY['edge','edge','desktop','desktop'])[" + d + " % 4 + 1], TIMESTAMP WITH TIME ZONE '2026-11-01 00:00:00+00' + "
+            // Each deployment's site (its key, d) and each model's build under each of the four policies (m * 4 + d % 4), once,
+            // as the store keeps them (load_sites, load_builds); a load row names the two.
+            s.execute("INSERT INTO load_sites (site_key, cluster, host, platform_name, profile_name) SELECT d, 'eu-west-1', 'host-' || d, "
+                    + "(ARRAY['android','native','jvm','browser'])[d % 4 + 1], (ARRAY['edge','edge','desktop','desktop'])[d % 4 + 1] "
+                    + "FROM generate_series(0, " + (deployments - 1) + ") d");
+            s.execute("INSERT INTO load_builds (build_key, model_name, model_sha256, resolver_version, policy_digest) SELECT m * 4 + p, "
+                    + "'Model ' || m, " + String.format(hex, "'sha' || m") + ", 'bench/skainet-1192', " + String.format(hex, "'policy' || p")
+                    + " FROM generate_series(0, 3) m, generate_series(0, 3) p");
+            s.execute("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, occurred_at, tensor_count, "
+                    + "stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, mapped_tensors, "
+                    + "resolved_at, complete, completed_at, summary_partition, summary_offset, plan_digest, previous_load_id, previous_release, "
+                    + "previous_plan_digest) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
+                    + ", " + m + " * 4 + " + d + " % 4, TIMESTAMP WITH TIME ZONE '2026-11-01 00:00:00+00' + "
                     + r + " * INTERVAL '1 day' + " + n + " * INTERVAL '1 minute' + " + d + " * INTERVAL '1 millisecond', 146, 86114304, 86114304, 0, "
                     + "CASE WHEN " + r + " > 0 THEN 88080384 ELSE 0 END, 86114304, 0, CASE WHEN " + r + " > 0 THEN 21 ELSE 0 END, 146, "
-                    + "'bench/skainet-1192', " + String.format(hex, "'policy' || (" + d + " % 4)") + ", now(), TRUE, now(), "
-                    + "(g % 3)::int, g, " + String.format(hex, "'p' || " + plan) + ", CASE WHEN " + r
+                    + "now(), TRUE, now(), (g % 3)::int, g, " + String.format(hex, "'p' || " + plan) + ", CASE WHEN " + r
                     + " > 0 THEN " + previousId + " END, CASE WHEN " + r + " > 0 THEN 'r' || " + r + " END, CASE WHEN " + r + " > 0 THEN "
                     + String.format(hex, "'p' || " + previousPlan) + " END FROM generate_series(0, " + (count - 1) + ") g");
             // Each release's change, once per pair of plans: a seventh of the tensors re-encoded off the file.

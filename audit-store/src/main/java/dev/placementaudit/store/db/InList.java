@@ -19,7 +19,7 @@ public final class InList {
     private InList() {
     }
 
-    /** @param sql the statement with {@code %s} where the placeholders go, e.g. {@code DELETE FROM loads WHERE load_id IN (%s)} */
+    /** @param sql the statement with {@code %s} where the placeholders go, e.g. {@code DELETE FROM decisions WHERE load_id IN (%s)} */
     public static PreparedStatement prepare(Connection c, String sql, List<String> ids) throws SQLException {
         return prepare(c, sql, ids, 1);
     }

@@ -47,10 +47,12 @@ final class LoadCompletion {
 
     private final StoredPlans plans;
     private final RegressionDetector detector;
+    private final LoadContexts contexts;
 
-    LoadCompletion(StoredPlans plans, RegressionDetector detector) {
+    LoadCompletion(StoredPlans plans, RegressionDetector detector, LoadContexts contexts) {
         this.plans = plans;
         this.detector = detector;
+        this.contexts = contexts;
     }
 
     /**
@@ -219,12 +221,14 @@ final class LoadCompletion {
     }
 
     /** Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now. */
-    private static void write(Connection c, List<Decoded.Summary> fresh, Map<String, StoredLoad.Completion> completions,
-                              Map<String, Candidate> candidates, Instant now) throws SQLException {
+    private void write(Connection c, List<Decoded.Summary> fresh, Map<String, StoredLoad.Completion> completions,
+                       Map<String, Candidate> candidates, Instant now) throws SQLException {
         if (!fresh.isEmpty()) {
+            Map<String, LoadContexts.Keys> keys = contexts.keys(c, fresh.stream().map(Decoded.Summary::event).toList());
             try (PreparedStatement insert = c.prepareStatement(StoredLoad.INSERT)) {
                 for (Decoded.Summary summary : fresh) {
-                    bind(insert, StoredLoad.values(summary.event(), summary.record().partition(), summary.record().offset(),
+                    bind(insert, StoredLoad.values(summary.event(), keys.get(summary.event().getLoadId().toString()),
+                            summary.record().partition(), summary.record().offset(),
                             completions.get(summary.event().getLoadId().toString())));
                     insert.addBatch();
                 }
@@ -236,7 +240,7 @@ final class LoadCompletion {
         if (updates.isEmpty()) {
             return;
         }
-        try (PreparedStatement update = c.prepareStatement("UPDATE loads SET complete = TRUE, completed_at = ?, plan_digest = ?, "
+        try (PreparedStatement update = c.prepareStatement("UPDATE load_rows SET complete = TRUE, completed_at = ?, plan_digest = ?, "
                 + "previous_load_id = ?, previous_release = ?, previous_plan_digest = ? WHERE load_id = ?")) {
             for (StoredLoad.Completion completion : updates) {
                 LoadRef before = completion.previous();

@@ -45,6 +45,7 @@ public final class ProjectionWriter {
     private final DeadLetterRows deadLetterRows;
     private final StoredOffsets offsets;
     private final DeploymentLocks locks;
+    private final LoadContexts contexts;
     private final LoadCompletion completion;
     private final IncidentLedger incidents;
     private final RuntimeIncidents runtime;
@@ -79,7 +80,8 @@ public final class ProjectionWriter {
         this.deadLetterRows = new DeadLetterRows(dialect);
         this.offsets = new StoredOffsets(dialect, groupId);
         this.locks = new DeploymentLocks(dialect);
-        this.completion = new LoadCompletion(plans, detector);
+        this.contexts = new LoadContexts(dialect);
+        this.completion = new LoadCompletion(plans, detector, contexts);
         this.incidents = new IncidentLedger(dialect);
         this.runtime = new RuntimeIncidents(dialect, unplannedOffHeap);
         this.observationRows = new ObservationRows(dialect);
@@ -158,8 +160,10 @@ public final class ProjectionWriter {
                 if (commit) {
                     beforeCommit.run();
                     c.commit();
+                    contexts.committed();
                 } else {
                     c.rollback();
+                    contexts.rolledBack();
                 }
                 phases.end("commit");
                 return new BatchOutcome(records.decisionRecords(), records.summaryRecords(), rows.stagedRows(), rows.planRows(),
@@ -167,6 +171,7 @@ public final class ProjectionWriter {
                                 done.mappedBytes())).toList(), detections, alerts, incidentChanges, heads, phases.nanos(), runtimeResult.observed());
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
+                contexts.rolledBack();
                 throw e;
             }
         }

@@ -10,19 +10,18 @@ import java.time.Instant;
 import java.util.Collections;
 import java.util.List;
 
-/** How a LoadResolved becomes a {@code loads} row. */
+/** How a LoadResolved becomes a {@code load_rows} row (read through the {@code loads} view). */
 final class StoredLoad {
-    static final List<String> COLUMNS = List.of("load_id", "deployment_id", "cluster", "host", "release_name", "model_id", "model_name",
-            "model_sha256", "platform_name", "profile_name", "occurred_at", "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes",
-            "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors", "mapped_tensors", "resolver_version", "policy_digest",
-            "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest", "completed_at",
+    /**
+     * The columns of a {@code load_rows} row: the load's own values, with its site and build as keys ({@link LoadContexts});
+     * the {@code loads} view adds their values back.
+     */
+    static final List<String> COLUMNS = List.of("load_id", "deployment_id", "release_name", "model_id", "site_key", "build_key", "occurred_at",
+            "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes", "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors",
+            "mapped_tensors", "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest", "completed_at",
             "previous_load_id", "previous_release", "previous_plan_digest", "source_offset");
-    static final List<String> TYPES = List.of("VARCHAR(36)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)", "VARCHAR(200)",
-            "VARCHAR(500)", "VARCHAR(64)", "VARCHAR(100)", "VARCHAR(100)", "TIMESTAMP WITH TIME ZONE", "INTEGER", "BIGINT", "BIGINT", "BIGINT",
-            "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "VARCHAR(100)", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "BOOLEAN",
-            "INTEGER", "BIGINT", "VARCHAR(64)", "TIMESTAMP WITH TIME ZONE", "VARCHAR(36)", "VARCHAR(200)", "VARCHAR(64)", "BIGINT");
     /** The row written once: with its completion and its predecessor when the load completes in the batch that brings its summary. */
-    static final String INSERT = "INSERT INTO loads (" + String.join(", ", COLUMNS) + ") VALUES ("
+    static final String INSERT = "INSERT INTO load_rows (" + String.join(", ", COLUMNS) + ") VALUES ("
             + String.join(", ", Collections.nCopies(COLUMNS.size(), "?")) + ")";
 
     private StoredLoad() {
@@ -41,16 +40,16 @@ final class StoredLoad {
     }
 
     /**
+     * @param keys      its site and build
      * @param partition and {@code offset}: where the summary stands in the log, which orders the hash chain
      * @param completion how the load completes in this batch; null when it does not yet (the row names the plan its
      *                   summary names, until the load completes with the plan its decisions make)
      */
-    static Object[] values(LoadResolved l, int partition, long offset, Completion completion) {
+    static Object[] values(LoadResolved l, LoadContexts.Keys keys, int partition, long offset, Completion completion) {
         LoadRef previous = completion == null ? null : completion.previous();
-        return new Object[]{l.getLoadId().toString(), l.getDeploymentId(), l.getCluster(), l.getHost(), l.getRelease(), l.getModelId(),
-                l.getModelName(), l.getModelSha256(), l.getPlatformName(), l.getProfileName(), Timestamp.from(l.getLoadOccurredAt()),
-                l.getTensorCount(), l.getStoredBytes(), l.getResidentBytes(), l.getHeapBytes(), l.getOffHeapBytes(), l.getMappedBytes(),
-                l.getHeapTensors(), l.getOffHeapTensors(), l.getMappedTensors(), l.getResolverVersion(), l.getPolicyDigest(),
+        return new Object[]{l.getLoadId().toString(), l.getDeploymentId(), l.getRelease(), l.getModelId(), keys.site(), keys.build(),
+                Timestamp.from(l.getLoadOccurredAt()), l.getTensorCount(), l.getStoredBytes(), l.getResidentBytes(), l.getHeapBytes(),
+                l.getOffHeapBytes(), l.getMappedBytes(), l.getHeapTensors(), l.getOffHeapTensors(), l.getMappedTensors(),
                 Timestamp.from(l.getResolvedAt()), completion != null, partition, offset,
                 completion == null ? StoredPlans.carried(l.getPlanDigest()) : completion.load().planDigest(),
                 completion == null ? null : Timestamp.from(completion.completedAt()),

@@ -242,7 +242,9 @@ public final class Retention {
             update(c, "DELETE FROM load_observations WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM load_divergences WHERE load_id IN (%s)", chunk);
             update(c, "DELETE FROM runtime_findings WHERE load_id IN (%s)", chunk);
-            update(c, "DELETE FROM loads WHERE load_id IN (%s)", chunk);
+            // Their sites and builds stay (load_sites, load_builds): a few rows a deployment, never updated, which
+            // another instance may be naming in a load it writes now.
+            update(c, "DELETE FROM load_rows WHERE load_id IN (%s)", chunk);
         }
         // The chain's start: its entries up to the new anchor (those of loads in the drop list, by construction).
         if (plan.anchor() != null) {
