@@ -52,6 +52,9 @@ public class V17__load_context_once extends BaseJavaMigration {
             }
             execute(c, "CREATE TABLE " + dimension.table() + " (" + dimension.key() + " BIGINT NOT NULL PRIMARY KEY, " + String.join(", ", columns) + ")");
             fill(c, dimension);
+            // Statistics of the just-filled table, so that the copy below hashes its join rather than looping over it per load
+            // (a million loads: 154 s without them).
+            execute(c, postgres ? "ANALYZE " + dimension.table() : "ANALYZE TABLE " + dimension.table());
         }
         execute(c, """
                 CREATE TABLE load_rows (

@@ -146,7 +146,7 @@ public final class StoreBench {
     private void run() throws Exception {
         if (runs == 0) {
             // --runs 0: the query latencies alone.
-            String md = new QueryLatency(pg, queryLoads, keepQuerySchema).measure();
+            String md = new QueryLatency(pg, queryLoads, keepQuerySchema).measure() + "\n" + new UpgradeTiming(pg, queryLoads).measure();
             System.out.println(md);
             Path file = Path.of("bench", "results", "store-queries-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
             Files.writeString(file, "# audit-store queries, " + LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME) + "\n\n`bench/run.sh store "
@@ -215,6 +215,7 @@ public final class StoreBench {
                         + perPlanOrCause) / 1e9));
         if (queryLoads > 0) {
             md.append("\n").append(new QueryLatency(pg, queryLoads, keepQuerySchema).measure());
+            md.append("\n").append(new UpgradeTiming(pg, queryLoads).measure());
         }
         System.out.println();
         System.out.println(md);
