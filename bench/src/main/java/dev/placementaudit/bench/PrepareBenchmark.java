@@ -29,8 +29,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The worker's CPU per record, without Kafka: one Llama 3.2 1B Q4_K_M load (146 tensors) through each stage the
- * resolver loop runs before it sends (decode, validate, resolve, which also encodes every decision), and through all
- * of them. On a machine
+ * resolver loop runs before it sends (decode, validate, resolve, which also encodes every decision), through all
+ * of them, and through all of them for a load whose layout the worker has met before ({@code prepareKnownLayout}). On a machine
  * whose cores the broker shares, this CPU is what stands between the worker and the raw Kafka baseline
  * (WorkerBench); here it is measured alone, on one thread, with JMH's warm-up and forks.
  *
@@ -77,10 +77,21 @@ public class PrepareBenchmark {
         return resolution.resolve(valid, source, decidedAt);
     }
 
-    /** What ResolverLoop.prepare does for one good record. */
+    /** One good record validated and resolved from scratch: the worker's first load of a layout. */
     @Benchmark
     public void prepare(Blackhole out) {
         ResolvedLoad load = resolution.resolve(validator.validate(loads.decode(record)), source, decidedAt);
+        out.consume(load.encodedDecisions());
+        out.consume(summaries.encode(load.summary()));
+    }
+
+    /**
+     * What the worker's RecordPreparation does for one good record of a layout it has resolved before (every load of
+     * one model file under one policy after the first): decoded, the rest of the load checked, the layout found.
+     */
+    @Benchmark
+    public void prepareKnownLayout(Blackhole out) {
+        ResolvedLoad load = resolution.resolve(loads.decode(record), validator, source, decidedAt);
         out.consume(load.encodedDecisions());
         out.consume(summaries.encode(load.summary()));
     }

@@ -38,6 +38,8 @@ class DecisionEncoderTest {
     private final EventSerde<AllocationDecided> serde = EventSerde.of(AllocationDecided.class);
     private final LoadValidator validator = new LoadValidator(100_000);
     private final LoadResolution resolution = new LoadResolution(VERSION);
+    /** Resolves as the worker does: validated in the call, a load laid out as one before from that one's layout. */
+    private final LoadResolution worker = new LoadResolution(VERSION);
 
     @Test
     void everyDecisionOfAWholeFleetIsByteForByteWhatAvroWritesForTheEvent() {
@@ -46,10 +48,15 @@ class DecisionEncoderTest {
         // so blockers, off-heap and heap placements all occur, not only mapped ones.
         List<Drift> drift = List.of(new Drift.Dequantize(1, "*attn_q*"), new Drift.Unservable(1, "Q4_K"), new Drift.Threshold(2, 1_048_576));
         int compared = 0;
-        for (ModelLoaded load : new FleetSimulator(7, 4, releases, ModelCatalog.ALL, drift, AT)) {
+        int loads = 0;
+        // 16 deployments of the simulator's 4 kinds (profile and platform): each layout is met by 4 of them.
+        for (ModelLoaded load : new FleetSimulator(7, 16, releases, ModelCatalog.ALL, drift, AT)) {
             compared += assertSameBytes(load, new Provenance("model-loads", compared % 3, compared));
+            loads++;
         }
         assertThat(compared).as("decisions compared").isGreaterThan(1_000);
+        assertThat(worker.layoutsRemembered()).as("loads of one model and release under one policy share a layout")
+                .isPositive().isLessThanOrEqualTo(loads / 4);
     }
 
     @Test
@@ -117,11 +124,16 @@ class DecisionEncoderTest {
         // The plan digest as the store computes it, from decoded events: the worker's, value by value, must agree.
         String plan = PlanDigest.of(references);
         assertThat(resolved.summary().getPlanDigest()).isEqualTo(plan);
+        ResolvedLoad viaLayout = worker.resolve(load, validator, source, AT);
         for (int i = 0; i < tensors.size(); i++) {
             AllocationDecided expected = AllocationDecided.newBuilder(references.get(i)).setPlanDigest(plan).build();
             assertThat(encoded.get(i)).as("decision %d of %s (%s)", i, load.getModel().getId(), tensors.get(i).name())
                     .isEqualTo(serde.encode(expected));
+            assertThat(viaLayout.encodedDecisions().get(i)).as("decision %d of %s, from its layout", i, load.getModel().getId())
+                    .isEqualTo(encoded.get(i));
         }
+        assertThat(viaLayout.encodedDecisions()).hasSameSizeAs(encoded);
+        assertThat(viaLayout.summary()).isEqualTo(resolved.summary());
         return tensors.size();
     }
 

@@ -31,16 +31,18 @@ import java.util.Map;
  * and explanation repeat across a model's tensors. Encoded once per load, or once per distinct format and reason,
  * they are copied, not re-encoded, for each of a load's 146 tensors. Resolving a Llama load and encoding its
  * decisions through event objects took 119 of the 168 us of the worker's per-record path; this way it takes 71
- * (PrepareBenchmark, bench/results/prepare-20261202-2015.md).
+ * (PrepareBenchmark, bench/results/prepare-20261202-2015.md). The fields a decision has of its tensor alone
+ * ({@link #tensorFields}) are the same in every load of one layout (LoadResolution keeps them per layout); the
+ * load's own ({@link Frame}) are encoded once per load, and a decision is its id and the two, copied.
  *
  * <p>The field names and order are checked against the schema when this class loads, so a schema that gains, loses
  * or reorders a field fails every resolve with a message that says so, rather than writing records that do not
  * decode; a field whose type changes, or an enum whose symbols move, fails DecisionEncoderTest and
  * LoadResolutionTest.
- * Not thread-safe: one per load, on the thread that resolves it.
+ * Not thread-safe: one per layout, on the thread that resolves it ({@link Frame} is immutable).
  */
 final class DecisionEncoder {
-    /** AllocationDecided's fields, in the order {@link #encode} writes them. */
+    /** AllocationDecided's fields, in the order {@link Frame#encode} writes them. */
     static final List<String> FIELDS = List.of("decisionId", "loadId", "loadOccurredAt", "deploymentId", "cluster", "host",
             "release", "modelId", "modelName", "modelSha256", "platformName", "profileName", "tensorName", "tensorIndex",
             "tensorCount", "dtype", "storedEncoding", "storedFormat", "elementCount", "storedBytes", "sizeEstimated", "residentFormat",
@@ -57,26 +59,39 @@ final class DecisionEncoder {
         }
     }
 
-    /** loadId through profileName: what follows every decision's id. */
-    private final byte[] loadFields;
-    /** resolverVersion through decidedAt: what ends every decision. */
-    private final byte[] provenanceFields;
-    /** dtype, storedEncoding and storedFormat of each stored format met in this load. */
+    /** dtype, storedEncoding and storedFormat of each stored format met in this layout. */
     private final Map<Format, byte[]> storedFormats = new HashMap<>();
-    /** residentFormat of each resident format met in this load. */
+    /** residentFormat of each resident format met in this layout. */
     private final Map<Format, byte[]> residentFormats = new HashMap<>();
-    /** Each reason's explanation tail, rendered once per load: the same instance for every decision with that reason. */
+    /** Each reason's explanation tail, rendered once per layout: the same instance for every decision with that reason. */
     private final Explanations explanations = new Explanations();
     /** Each of those tails as UTF-8, found by instance. */
     private final Map<String, byte[]> tails = new IdentityHashMap<>();
     /** dtype, encoding and format of each stored format, and each resident format, as UTF-8 text for the plan digest. */
     private final Map<Format, byte[][]> planStoredTexts = new HashMap<>();
     private final Map<Format, byte[]> planResidentTexts = new HashMap<>();
-    /** planDigest, the last field: set once the whole plan is digested ({@link #planDigest(String)}). */
-    private byte[] planDigestField;
 
-    DecisionEncoder(ModelLoaded event, String loadId, String resolverVersion, String policyDigest, Provenance source, long decidedAt) {
-        loadFields = fragment(out -> {
+    /**
+     * What a decision says of its load rather than its tensor, encoded once per load: the fields before the tensor's
+     * (loadId through profileName, after the decision's id) and after them (resolverVersion through planDigest).
+     */
+    record Frame(byte[] loadFields, byte[] provenanceFields, byte[] planDigestField) {
+        /** A decision's record value: its id, then the load's fields around the tensor's ({@link #tensorFields}). */
+        byte[] encode(byte[] decisionId, byte[] tensorFields) {
+            return SERDE.encode(out -> {
+                writeUtf8(out, decisionId);
+                out.writeFixed(loadFields);
+                out.writeFixed(tensorFields);
+                out.writeFixed(provenanceFields);
+                out.writeFixed(planDigestField);
+            });
+        }
+    }
+
+    /** The load's frame: every field of its decisions but the id and the tensor's own. */
+    static Frame frame(ModelLoaded event, String loadId, String resolverVersion, String policyDigest, Provenance source, long decidedAt,
+                       String planDigest) {
+        byte[] loadFields = fragment(out -> {
             out.writeString(loadId);
             out.writeLong(event.getOccurredAt().toEpochMilli());
             out.writeString(event.getDeployment().getId());
@@ -96,7 +111,7 @@ final class DecisionEncoder {
             out.writeString(event.getPlatform().getName());
             out.writeString(event.getProfile().getName());
         });
-        provenanceFields = fragment(out -> {
+        byte[] provenanceFields = fragment(out -> {
             out.writeString(resolverVersion);
             out.writeString(policyDigest);
             out.writeString(source.topic());
@@ -104,6 +119,11 @@ final class DecisionEncoder {
             out.writeLong(source.offset());
             out.writeLong(decidedAt);
         });
+        byte[] planDigestField = fragment(out -> {
+            out.writeIndex(1);
+            out.writeString(planDigest);
+        });
+        return new Frame(loadFields, provenanceFields, planDigestField);
     }
 
     /**
@@ -124,26 +144,17 @@ final class DecisionEncoder {
         plan.endTensor();
     }
 
-    /** The load's plan digest, which every decision then carries. */
-    void planDigest(String digest) {
-        planDigestField = fragment(out -> {
-            out.writeIndex(1);
-            out.writeString(digest);
-        });
-    }
-
     /**
-     * @param name        the tensor's name as UTF-8 (the decision id was computed from the same bytes)
-     * @param decisionId  the id as its 36 ASCII characters
-     * @param estimated   the producer estimated the tensor's stored bytes (TensorInfo.sizeEstimated)
+     * The fields a decision has of its tensor alone, tensorName through reason: the same in every load of the layout.
+     *
+     * @param name      the tensor's name as UTF-8 (the decision id is computed from the same bytes)
+     * @param estimated the producer estimated the tensor's stored bytes (TensorInfo.sizeEstimated)
      */
-    byte[] encode(byte[] decisionId, byte[] name, PlanTensor tensor, boolean estimated, AllocationDecision decision, int index, int count) {
+    byte[] tensorFields(byte[] name, PlanTensor tensor, boolean estimated, AllocationDecision decision, int index, int count) {
         byte[] storedFormat = storedFormats.computeIfAbsent(tensor.format(), DecisionEncoder::storedFormat);
         byte[] residentFormat = residentFormats.computeIfAbsent(decision.residentFormat(), format -> fragment(out -> out.writeString(format.toString())));
         byte[] tailBytes = tails.computeIfAbsent(explanations.tailOf(decision), tail -> tail.getBytes(StandardCharsets.UTF_8));
-        return SERDE.encode(out -> {
-            writeUtf8(out, decisionId);
-            out.writeFixed(loadFields);
+        return fragment(out -> {
             writeUtf8(out, name);
             out.writeInt(index);
             out.writeInt(count);
@@ -172,8 +183,6 @@ final class DecisionEncoder {
             out.writeInt(name.length + tailBytes.length);
             out.writeFixed(name);
             out.writeFixed(tailBytes);
-            out.writeFixed(provenanceFields);
-            out.writeFixed(planDigestField);
         });
     }
 

@@ -8,6 +8,9 @@ import dev.placementaudit.events.Divergence;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.RuntimeDecision;
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.PlatformCapabilities;
+import dev.placementaudit.events.ProfileSettings;
+import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.schemas.PlanDigest;
 
 import java.nio.charset.StandardCharsets;
@@ -16,7 +19,10 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Turns a validated load into events. Deterministic apart from {@code decidedAt}: the same load, resolved again
@@ -102,34 +108,156 @@ public final class LoadResolution {
      * Every tensor's decision, encoded as the worker sends it (see {@link DecisionEncoder}), and the load's summary.
      */
     public ResolvedLoad resolve(ValidLoad load, Provenance source, Instant decidedAt) {
-        ModelLoaded event = load.event();
-        String digest = load.policy().digest();
-        String loadId = event.getLoadId().toString();
-        List<PlanTensor> tensors = load.tensors();
-        List<byte[]> decisions = new ArrayList<>(tensors.size());
-        Totals totals = new Totals();
-        DecisionIds ids = new DecisionIds(loadId, resolverVersion);
-        DecisionEncoder encoder = new DecisionEncoder(event, loadId, resolverVersion, digest, source, decidedAt.toEpochMilli());
-        // First every decision and the plan's digest, which each decision then carries.
-        AllocationDecision[] decided = new AllocationDecision[tensors.size()];
-        byte[][] names = new byte[tensors.size()][];
-        PlanDigest plan = new PlanDigest();
-        for (int i = 0; i < tensors.size(); i++) {
-            PlanTensor tensor = tensors.get(i);
-            decided[i] = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
-            totals.add(tensor, decided[i]);
-            totals.compare(event.getTensors().get(i).getRuntime(), decided[i], i);
-            // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.
-            names[i] = tensor.name().getBytes(StandardCharsets.UTF_8);
-            encoder.digest(plan, names[i], tensor, event.getTensors().get(i).getSizeEstimated(), decided[i], i);
+        return Layout.of(load).resolve(load.event(), this, source, decidedAt);
+    }
+
+    /**
+     * The same for a load not validated yet, validated here: what the worker calls for every record. A load whose
+     * tensors, profile and platform are, value for value, those of a load resolved here before (every load of one model
+     * file under one policy: a fleet's usual case) reuses that load's layout (its validated tensors, decisions, plan
+     * digest and encoded tensor fields) and pays only for what is its own: the checks of the rest of the load, its
+     * decision ids and the copying of its records. The bytes are the same either way (DecisionEncoderTest).
+     *
+     * @throws InvalidLoadException as {@link LoadValidator#validate} throws it
+     */
+    public ResolvedLoad resolve(ModelLoaded event, LoadValidator validator, Provenance source, Instant decidedAt) {
+        LayoutKey key = LayoutKey.of(validator, event);
+        Layout layout = layouts.get(key);
+        if (layout == null) {
+            layout = Layout.of(validator.validate(event));
+            if (layouts.size() >= LAYOUTS) {
+                // A fleet runs a handful of models under a handful of policies; more distinct layouts than this are
+                // resolved afresh rather than remembered without bound.
+                layouts.clear();
+            }
+            layouts.put(key, layout);
+        } else {
+            validator.checkAllButTheLayout(event);
         }
-        String planDigest = plan.digest();
-        encoder.planDigest(planDigest);
-        for (int i = 0; i < tensors.size(); i++) {
-            decisions.add(encoder.encode(ids.of(names[i]), names[i], tensors.get(i), event.getTensors().get(i).getSizeEstimated(), decided[i], i,
-                    tensors.size()));
+        return layout.resolve(event, this, source, decidedAt);
+    }
+
+    /** How many layouts are remembered now (for tests). */
+    int layoutsRemembered() {
+        return layouts.size();
+    }
+
+    /** How many layouts a resolution remembers. */
+    static final int LAYOUTS = 256;
+    private final Map<LayoutKey, Layout> layouts = new ConcurrentHashMap<>();
+
+    /**
+     * What makes two loads resolve alike but for their own fields: the same validator, profile, platform and tensors,
+     * compared field by field (the events' own equals and hashCode walk the schema, at several times the cost).
+     */
+    private static final class LayoutKey {
+        private final LoadValidator validator;
+        private final ProfileSettings profile;
+        private final PlatformCapabilities platform;
+        private final List<TensorInfo> tensors;
+        private final int hash;
+
+        private LayoutKey(LoadValidator validator, ProfileSettings profile, PlatformCapabilities platform, List<TensorInfo> tensors, int hash) {
+            this.validator = validator;
+            this.profile = profile;
+            this.platform = platform;
+            this.tensors = tensors;
+            this.hash = hash;
         }
-        return new ResolvedLoad(decisions, summary(event, totals, tensors.size(), digest, planDigest, source, decidedAt));
+
+        static LayoutKey of(LoadValidator validator, ModelLoaded event) {
+            List<TensorInfo> tensors = event.getTensors();
+            int hash = Objects.hash(event.getProfile().getName(), event.getPlatform().getName(), tensors.size());
+            for (TensorInfo tensor : tensors) {
+                for (int f = 0; f < FIELDS; f++) {
+                    hash = 31 * hash + Objects.hashCode(tensor.get(f));
+                }
+            }
+            return new LayoutKey(validator, event.getProfile(), event.getPlatform(), tensors, hash);
+        }
+
+        private static final int FIELDS = TensorInfo.getClassSchema().getFields().size();
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (!(o instanceof LayoutKey other) || other.hash != hash || other.validator != validator || other.tensors.size() != tensors.size()) {
+                return false;
+            }
+            for (int i = 0; i < tensors.size(); i++) {
+                TensorInfo a = tensors.get(i);
+                TensorInfo b = other.tensors.get(i);
+                for (int f = 0; f < FIELDS; f++) {
+                    if (!Objects.equals(a.get(f), b.get(f))) {
+                        return false;
+                    }
+                }
+            }
+            return profile.equals(other.profile) && platform.equals(other.platform);
+        }
+    }
+
+    /**
+     * What a load's tensors, profile and platform alone decide: the validated tensors' decisions, the plan digest, the
+     * totals, and each decision's tensor fields encoded. Immutable once made; shared by the threads that resolve.
+     */
+    private static final class Layout {
+        private final String policyDigest;
+        private final byte[][] names;
+        private final byte[][] tensorFields;
+        private final String planDigest;
+        private final Totals totals;
+
+        private Layout(String policyDigest, byte[][] names, byte[][] tensorFields, String planDigest, Totals totals) {
+            this.policyDigest = policyDigest;
+            this.names = names;
+            this.tensorFields = tensorFields;
+            this.planDigest = planDigest;
+            this.totals = totals;
+        }
+
+        static Layout of(ValidLoad load) {
+            ModelLoaded event = load.event();
+            List<PlanTensor> tensors = load.tensors();
+            Totals totals = new Totals();
+            DecisionEncoder encoder = new DecisionEncoder();
+            // First every decision and the plan's digest; then each decision's tensor fields.
+            AllocationDecision[] decided = new AllocationDecision[tensors.size()];
+            byte[][] names = new byte[tensors.size()][];
+            PlanDigest plan = new PlanDigest();
+            for (int i = 0; i < tensors.size(); i++) {
+                PlanTensor tensor = tensors.get(i);
+                decided[i] = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
+                totals.add(tensor, decided[i]);
+                totals.compare(event.getTensors().get(i).getRuntime(), decided[i], i);
+                // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.
+                names[i] = tensor.name().getBytes(StandardCharsets.UTF_8);
+                encoder.digest(plan, names[i], tensor, event.getTensors().get(i).getSizeEstimated(), decided[i], i);
+            }
+            byte[][] fields = new byte[tensors.size()][];
+            for (int i = 0; i < tensors.size(); i++) {
+                fields[i] = encoder.tensorFields(names[i], tensors.get(i), event.getTensors().get(i).getSizeEstimated(), decided[i], i,
+                        tensors.size());
+            }
+            return new Layout(load.policy().digest(), names, fields, plan.digest(), totals);
+        }
+
+        /** This layout's decisions for one load, and its summary. */
+        ResolvedLoad resolve(ModelLoaded event, LoadResolution resolution, Provenance source, Instant decidedAt) {
+            String loadId = event.getLoadId().toString();
+            DecisionIds ids = new DecisionIds(loadId, resolution.resolverVersion);
+            DecisionEncoder.Frame frame = DecisionEncoder.frame(event, loadId, resolution.resolverVersion, policyDigest, source,
+                    decidedAt.toEpochMilli(), planDigest);
+            List<byte[]> decisions = new ArrayList<>(names.length);
+            for (int i = 0; i < names.length; i++) {
+                decisions.add(frame.encode(ids.of(names[i]), tensorFields[i]));
+            }
+            return new ResolvedLoad(decisions, resolution.summary(event, totals, names.length, policyDigest, planDigest, source, decidedAt));
+        }
     }
 
     private LoadResolved summary(ModelLoaded event, Totals totals, int count, String digest, String planDigest, Provenance source,
@@ -166,7 +294,8 @@ public final class LoadResolution {
                 .setPlanDigest(planDigest)
                 .setRuntimeReportedTensors(totals.runtimeReported)
                 .setDivergedTensors(totals.divergences.size())
-                .setDivergences(totals.divergences)
+                // A copy: the layout's totals are shared by every load of it.
+                .setDivergences(new ArrayList<>(totals.divergences))
                 .build();
     }
 

@@ -47,14 +47,7 @@ public final class LoadValidator {
     }
 
     public ValidLoad validate(ModelLoaded load) {
-        requireText(load.getDeployment().getId(), "deployment.id");
-        requireText(load.getRelease(), "release");
-        requireText(load.getModel().getId(), "model.id");
-        StorableText.check(load, "");
-        checkStorable(load);
-        if (load.getModel().getSizeBytes() < 0) {
-            throw new InvalidLoadException(Code.NEGATIVE_SIZE, "model.sizeBytes", "must be >= 0, was " + load.getModel().getSizeBytes());
-        }
+        checkLoad(load, null);
         List<TensorInfo> tensors = load.getTensors();
         if (tensors.isEmpty()) {
             throw new InvalidLoadException(Code.EMPTY_LOAD, "tensors", "a load must have at least one tensor");
@@ -81,6 +74,26 @@ public final class LoadValidator {
             planned.add(tensor(tensor, new TensorField(i, tensor.getName())));
         }
         return new ValidLoad(load, new PlacementPolicy(profile, platform), planned);
+    }
+
+    /**
+     * What {@link #validate} checks of a load whose tensors, profile and platform are, value for value, those of a load
+     * this validator passed (LoadResolution's layouts): everything but them, with the same errors.
+     */
+    void checkAllButTheLayout(ModelLoaded load) {
+        checkLoad(load, "tensors");
+    }
+
+    /** Everything of the load that is not a tensor, and the tensors' text too unless {@code skipped} is "tensors". */
+    private static void checkLoad(ModelLoaded load, String skipped) {
+        requireText(load.getDeployment().getId(), "deployment.id");
+        requireText(load.getRelease(), "release");
+        requireText(load.getModel().getId(), "model.id");
+        StorableText.check(load, "", skipped);
+        checkStorable(load);
+        if (load.getModel().getSizeBytes() < 0) {
+            throw new InvalidLoadException(Code.NEGATIVE_SIZE, "model.sizeBytes", "must be >= 0, was " + load.getModel().getSizeBytes());
+        }
     }
 
     /** What the audit store's columns and times can hold (ProjectionLimits), checked here so it is never found out there. */

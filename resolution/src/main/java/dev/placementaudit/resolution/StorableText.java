@@ -26,8 +26,13 @@ final class StorableText {
     }
 
     static void check(IndexedRecord record, String path) {
+        check(record, path, null);
+    }
+
+    /** The same, but for the top-level field named {@code skipped} (checked already, for a load's tensors). */
+    static void check(IndexedRecord record, String path, String skipped) {
         try {
-            checkRecord(record, record.getSchema());
+            checkRecord(record, record.getSchema(), skipped);
         } catch (Unstorable e) {
             String where = e.path();
             throw new InvalidLoadException(Code.UNSTORABLE_TEXT, path.isEmpty() ? where.substring(where.startsWith(".") ? 1 : 0) : path + where,
@@ -79,11 +84,11 @@ final class StorableText {
         };
     }
 
-    private static void checkRecord(IndexedRecord record, Schema schema) {
+    private static void checkRecord(IndexedRecord record, Schema schema, String skipped) {
         List<Schema.Field> fields = schema.getFields();
         boolean[] holdText = textFields(schema);
         for (int f = 0; f < holdText.length; f++) {
-            if (!holdText[f]) {
+            if (!holdText[f] || (skipped != null && fields.get(f).name().equals(skipped))) {
                 continue;
             }
             try {
@@ -104,7 +109,7 @@ final class StorableText {
                     checkChars(text);
                 }
             }
-            case RECORD -> checkRecord((IndexedRecord) value, schema);
+            case RECORD -> checkRecord((IndexedRecord) value, schema, null);
             case UNION -> {
                 List<Schema> branches = schema.getTypes();
                 // The usual optional value: null or one kind, no need to ask which.

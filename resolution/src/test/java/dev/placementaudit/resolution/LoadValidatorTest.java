@@ -186,9 +186,36 @@ class LoadValidatorTest {
             assertThat(e.code()).isEqualTo(code);
             assertThat(e.field()).isEqualTo(field);
             assertThat(e.getMessage()).startsWith(field + ": ");
+            assertTheWorkerRefusesItAlike(load, e);
             return e;
         }
         throw new AssertionError("expected " + code + " on " + field);
+    }
+
+    /**
+     * The worker validates as it resolves, and a load whose tensors, profile and platform are those of a load it resolved
+     * before has only the rest checked (LoadResolution's layouts): the same load, refused the same way, whether or not a
+     * valid load with its layout came first.
+     */
+    private void assertTheWorkerRefusesItAlike(ModelLoaded load, InvalidLoadException expected) {
+        LoadResolution worker = new LoadResolution("test");
+        ModelLoaded sameLayout = ModelLoaded.newBuilder(SampleEvents.edgeLoad("d", "r", 1)).setTensors(load.getTensors())
+                .setProfile(load.getProfile()).setPlatform(load.getPlatform()).build();
+        boolean layoutValid;
+        try {
+            worker.resolve(sameLayout, validator, new Provenance("t", 0, 0), java.time.Instant.EPOCH);
+            layoutValid = true;
+        } catch (InvalidLoadException e) {
+            layoutValid = false;
+        }
+        assertThat(worker.layoutsRemembered()).isEqualTo(layoutValid ? 1 : 0);
+        assertThatThrownBy(() -> worker.resolve(load, validator, new Provenance("t", 0, 1), java.time.Instant.EPOCH))
+                .as("refused by the worker %s", layoutValid ? "from a known layout" : "from scratch")
+                .isInstanceOfSatisfying(InvalidLoadException.class, e -> {
+                    assertThat(e.code()).isEqualTo(expected.code());
+                    assertThat(e.field()).isEqualTo(expected.field());
+                    assertThat(e.getMessage()).isEqualTo(expected.getMessage());
+                });
     }
 
     private static ModelLoaded withTensors(Consumer<List<TensorInfo>> change) {

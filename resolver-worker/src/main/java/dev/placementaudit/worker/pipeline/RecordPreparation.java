@@ -7,7 +7,6 @@ import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
-import dev.placementaudit.resolution.ValidLoad;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.DeadLetter;
@@ -64,13 +63,13 @@ final class RecordPreparation implements AutoCloseable {
         } catch (UndecodableEventException e) {
             return Prepared.deadLetter(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), null, e.getMessage());
         }
-        ValidLoad valid;
+        ResolvedLoad resolved;
         try {
-            valid = validator.validate(load);
+            // Validated and resolved in one call: a load laid out as one resolved before reuses its layout.
+            resolved = resolution.resolve(load, validator, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
         } catch (InvalidLoadException e) {
             return Prepared.deadLetter(record, DeadLetter.Reason.INVALID_CONTENT, e.code().name(), e.field(), e.getMessage());
         }
-        ResolvedLoad resolved = resolution.resolve(valid, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
         byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
         List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.encodedDecisions().size() + 1);
         for (byte[] decision : resolved.encodedDecisions()) {
