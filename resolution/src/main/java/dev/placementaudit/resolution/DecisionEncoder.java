@@ -50,6 +50,9 @@ final class DecisionEncoder {
             "mappingBlockers", "reason", "resolverVersion", "policyDigest", "sourceTopic", "sourcePartition", "sourceOffset",
             "decidedAt", "planDigest");
     private static final EventSerde<AllocationDecided> SERDE = EventSerde.of(AllocationDecided.class);
+    /** A decision id's length (a UUID's text) and that length as Avro writes a string's (a zig-zag varint: one byte). */
+    private static final int ID_LENGTH = 36;
+    private static final byte[] ID_PREFIX = fragment(out -> out.writeInt(ID_LENGTH));
 
     static {
         List<String> actual = AllocationDecided.getClassSchema().getFields().stream().map(Schema.Field::name).toList();
@@ -78,6 +81,10 @@ final class DecisionEncoder {
     record Frame(byte[] loadFields, byte[] provenanceFields, byte[] planDigestField) {
         /** A decision's record value: its id, then the load's fields around the tensor's ({@link #tensorFields}). */
         byte[] encode(byte[] decisionId, byte[] tensorFields) {
+            if (decisionId.length == ID_LENGTH) {
+                // Every id is a UUID's 36 characters: its length prefix is one known byte, and the record is its pieces copied.
+                return SERDE.concatenate(ID_PREFIX, decisionId, loadFields, tensorFields, provenanceFields, planDigestField);
+            }
             return SERDE.encode(out -> {
                 writeUtf8(out, decisionId);
                 out.writeFixed(loadFields);

@@ -143,7 +143,7 @@ public final class LoadResolution {
     }
 
     /** How many layouts a resolution remembers. */
-    static final int LAYOUTS = 256;
+    static final int LAYOUTS = 128;
     private final Map<LayoutKey, Layout> layouts = new ConcurrentHashMap<>();
 
     /**
