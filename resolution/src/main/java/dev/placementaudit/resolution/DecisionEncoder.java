@@ -10,6 +10,7 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.PlanDigest;
 import org.apache.avro.Schema;
+import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.Encoder;
 import org.apache.avro.io.EncoderFactory;
 
@@ -73,6 +74,9 @@ final class DecisionEncoder {
     /** dtype, encoding and format of each stored format, and each resident format, as UTF-8 text for the plan digest. */
     private final Map<Format, byte[][]> planStoredTexts = new HashMap<>();
     private final Map<Format, byte[]> planResidentTexts = new HashMap<>();
+    /** Where {@link #piece} writes, reused for each of the layout's tensors. */
+    private final ByteArrayOutputStream scratch = new ByteArrayOutputStream(512);
+    private BinaryEncoder encoder;
 
     /**
      * What a decision says of its load rather than its tensor, encoded once per load: the fields before the tensor's
@@ -161,7 +165,7 @@ final class DecisionEncoder {
         byte[] storedFormat = storedFormats.computeIfAbsent(tensor.format(), DecisionEncoder::storedFormat);
         byte[] residentFormat = residentFormats.computeIfAbsent(decision.residentFormat(), format -> fragment(out -> out.writeString(format.toString())));
         byte[] tailBytes = tails.computeIfAbsent(explanations.tailOf(decision), tail -> tail.getBytes(StandardCharsets.UTF_8));
-        return fragment(out -> {
+        return piece(out -> {
             writeUtf8(out, name);
             out.writeInt(index);
             out.writeInt(count);
@@ -214,6 +218,22 @@ final class DecisionEncoder {
      * A run of fields encoded on their own, to be copied into records later: a handful per load, so Avro's unbuffered
      * encoder, which allocates no buffer, is the cheaper one here.
      */
+    /**
+     * A layout's tensor fields, one per tensor (146 for a Llama load): through one buffered encoder and one scratch
+     * buffer, reused, since the unbuffered encoder of {@link #fragment} writes a varint's bytes one call at a time.
+     */
+    private byte[] piece(EventSerde.Body fields) {
+        scratch.reset();
+        try {
+            encoder = EncoderFactory.get().binaryEncoder(scratch, encoder);
+            fields.writeTo(encoder);
+            encoder.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("a ByteArrayOutputStream cannot fail", e);
+        }
+        return scratch.toByteArray();
+    }
+
     private static byte[] fragment(EventSerde.Body fields) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
         try {
