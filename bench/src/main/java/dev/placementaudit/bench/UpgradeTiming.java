@@ -40,8 +40,8 @@ record UpgradeTiming(Postgres pg, long loads) {
                     + "version in **%.1f s**, migrations included (V17 copies every load row to `load_rows` and its site and build to "
                     + "`load_sites` and `load_builds`).%n", deployments * 1000, deployments, seconds);
         } finally {
-            try (Connection c = DriverManager.getConnection(pg.url(), pg.user(), pg.password()); Statement s = c.createStatement()) {
-                s.execute("DROP SCHEMA " + schema + " CASCADE");
+            try (Connection c = DriverManager.getConnection(pg.url(), pg.user(), pg.password())) {
+                StoreBench.drop(c, schema);
             }
         }
     }

@@ -83,19 +83,18 @@ final class DecisionEncoder {
      * (loadId through profileName, after the decision's id) and after them (resolverVersion through planDigest).
      */
     record Frame(byte[] loadFields, byte[] provenanceFields, byte[] planDigestField) {
-        /** A decision's record value: its id, then the load's fields around the tensor's ({@link #tensorFields}). */
+        /**
+         * A decision's record value: its id, then the load's fields around the tensor's ({@link #tensorFields}), copied
+         * once into the record.
+         *
+         * @param decisionId a UUID's 36 characters, as every decision id is (LoadResolution's DecisionIds), so its length
+         *                   prefix is one known byte
+         */
         byte[] encode(byte[] decisionId, byte[] tensorFields) {
-            if (decisionId.length == ID_LENGTH) {
-                // Every id is a UUID's 36 characters: its length prefix is one known byte, and the record is its pieces copied.
-                return SERDE.concatenate(ID_PREFIX, decisionId, loadFields, tensorFields, provenanceFields, planDigestField);
+            if (decisionId.length != ID_LENGTH) {
+                throw new IllegalArgumentException("a decision id is " + ID_LENGTH + " characters, not " + decisionId.length);
             }
-            return SERDE.encode(out -> {
-                writeUtf8(out, decisionId);
-                out.writeFixed(loadFields);
-                out.writeFixed(tensorFields);
-                out.writeFixed(provenanceFields);
-                out.writeFixed(planDigestField);
-            });
+            return SERDE.concatenate(ID_PREFIX, decisionId, loadFields, tensorFields, provenanceFields, planDigestField);
         }
     }
 
@@ -215,10 +214,6 @@ final class DecisionEncoder {
     }
 
     /**
-     * A run of fields encoded on their own, to be copied into records later: a handful per load, so Avro's unbuffered
-     * encoder, which allocates no buffer, is the cheaper one here.
-     */
-    /**
      * A layout's tensor fields, one per tensor (146 for a Llama load): through one buffered encoder and one scratch
      * buffer, reused, since the unbuffered encoder of {@link #fragment} writes a varint's bytes one call at a time.
      */
@@ -234,6 +229,10 @@ final class DecisionEncoder {
         return scratch.toByteArray();
     }
 
+    /**
+     * A run of fields encoded on their own, to be copied into records later: a handful per load, so Avro's unbuffered
+     * encoder, which allocates no buffer, is the cheaper one here.
+     */
     private static byte[] fragment(EventSerde.Body fields) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
         try {

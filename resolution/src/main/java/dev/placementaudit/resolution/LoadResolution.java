@@ -225,23 +225,19 @@ public final class LoadResolution {
             List<PlanTensor> tensors = load.tensors();
             Totals totals = new Totals();
             DecisionEncoder encoder = new DecisionEncoder();
-            // First every decision and the plan's digest; then each decision's tensor fields.
-            AllocationDecision[] decided = new AllocationDecision[tensors.size()];
             byte[][] names = new byte[tensors.size()][];
+            byte[][] fields = new byte[tensors.size()][];
             PlanDigest plan = new PlanDigest();
             for (int i = 0; i < tensors.size(); i++) {
                 PlanTensor tensor = tensors.get(i);
-                decided[i] = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
-                totals.add(tensor, decided[i]);
-                totals.compare(event.getTensors().get(i).getRuntime(), decided[i], i);
+                TensorInfo info = event.getTensors().get(i);
+                AllocationDecision decided = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
+                totals.add(tensor, decided);
+                totals.compare(info.getRuntime(), decided, i);
                 // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.
                 names[i] = tensor.name().getBytes(StandardCharsets.UTF_8);
-                encoder.digest(plan, names[i], tensor, event.getTensors().get(i).getSizeEstimated(), decided[i], i);
-            }
-            byte[][] fields = new byte[tensors.size()][];
-            for (int i = 0; i < tensors.size(); i++) {
-                fields[i] = encoder.tensorFields(names[i], tensors.get(i), event.getTensors().get(i).getSizeEstimated(), decided[i], i,
-                        tensors.size());
+                encoder.digest(plan, names[i], tensor, info.getSizeEstimated(), decided, i);
+                fields[i] = encoder.tensorFields(names[i], tensor, info.getSizeEstimated(), decided, i, tensors.size());
             }
             return new Layout(load.policy().digest(), names, fields, plan.digest(), totals);
         }

@@ -59,9 +59,9 @@ public final class InList {
     }
 
     /** The ids, in their order, {@link #CHUNK} at a time. */
-    public static List<List<String>> chunks(Collection<String> ids) {
-        List<String> all = List.copyOf(ids);
-        List<List<String>> chunks = new ArrayList<>();
+    public static <T> List<List<T>> chunks(Collection<T> ids) {
+        List<T> all = List.copyOf(ids);
+        List<List<T>> chunks = new ArrayList<>();
         for (int from = 0; from < all.size(); from += CHUNK) {
             chunks.add(all.subList(from, Math.min(all.size(), from + CHUNK)));
         }

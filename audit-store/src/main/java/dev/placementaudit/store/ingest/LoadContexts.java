@@ -2,6 +2,7 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.store.db.Dialect;
+import dev.placementaudit.store.db.InList;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -76,11 +77,14 @@ public final class LoadContexts {
         if (loads.isEmpty()) {
             return Map.of();
         }
-        Map<List<String>, Long> siteKeys = sites.keys(c, loads.stream().map(LoadContexts::site).toList());
-        Map<List<String>, Long> buildKeys = builds.keys(c, loads.stream().map(LoadContexts::build).toList());
+        List<LoadResolved> all = List.copyOf(loads);
+        List<List<String>> siteValues = all.stream().map(LoadContexts::site).toList();
+        List<List<String>> buildValues = all.stream().map(LoadContexts::build).toList();
+        Map<List<String>, Long> siteKeys = sites.keys(c, siteValues);
+        Map<List<String>, Long> buildKeys = builds.keys(c, buildValues);
         Map<String, Keys> keys = new HashMap<>();
-        for (LoadResolved l : loads) {
-            keys.put(l.getLoadId().toString(), new Keys(siteKeys.get(site(l)), buildKeys.get(build(l))));
+        for (int i = 0; i < all.size(); i++) {
+            keys.put(all.get(i).getLoadId().toString(), new Keys(siteKeys.get(siteValues.get(i)), buildKeys.get(buildValues.get(i))));
         }
         return keys;
     }
@@ -215,9 +219,7 @@ public final class LoadContexts {
         /** The stored values of these keys. */
         private Map<Long, List<String>> read(Connection c, Set<Long> keys) throws SQLException {
             Map<Long, List<String>> stored = new HashMap<>();
-            List<Long> all = List.copyOf(keys);
-            for (int from = 0; from < all.size(); from += 500) {
-                List<Long> chunk = all.subList(from, Math.min(all.size(), from + 500));
+            for (List<Long> chunk : InList.chunks(keys)) {
                 String sql = "SELECT " + dimension.key() + ", " + String.join(", ", dimension.columns()) + " FROM " + dimension.table() + " WHERE "
                         + dimension.key() + " IN (" + String.join(", ", Collections.nCopies(chunk.size(), "?")) + ")";
                 try (PreparedStatement s = c.prepareStatement(sql)) {
