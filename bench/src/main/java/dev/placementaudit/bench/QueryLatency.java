@@ -2,7 +2,6 @@ package dev.placementaudit.bench;
 
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.db.AuditDatabase;
-import dev.placementaudit.store.ingest.ReleaseHeads;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 
@@ -68,20 +67,17 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
             s.execute("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, occurred_at, tensor_count, "
                     + "stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, mapped_tensors, "
                     + "resolved_at, complete, completed_at, summary_partition, summary_offset, plan_digest, previous_load_id, previous_release, "
-                    + "previous_plan_digest) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
+                    + "previous_plan_digest, is_head) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
                     + ", " + m + " * 4 + " + d + " % 4, TIMESTAMP WITH TIME ZONE '2026-11-01 00:00:00+00' + "
                     + r + " * INTERVAL '1 day' + " + n + " * INTERVAL '1 minute' + " + d + " * INTERVAL '1 millisecond', 146, 86114304, 86114304, 0, "
                     + "CASE WHEN " + r + " > 0 THEN 88080384 ELSE 0 END, 86114304, 0, CASE WHEN " + r + " > 0 THEN 21 ELSE 0 END, 146, "
                     + "now(), TRUE, now(), (g % 3)::int, g, " + String.format(hex, "'p' || " + plan) + ", CASE WHEN " + r
                     + " > 0 THEN " + previousId + " END, CASE WHEN " + r + " > 0 THEN 'r' || " + r + " END, CASE WHEN " + r + " > 0 THEN "
-                    + String.format(hex, "'p' || " + previousPlan) + " END FROM generate_series(0, " + (count - 1) + ") g");
+                    + String.format(hex, "'p' || " + previousPlan) + " END, g % 50 = 49 FROM generate_series(0, " + (count - 1) + ") g");
             // Each release's change, once per pair of plans: a seventh of the tensors re-encoded off the file.
             s.execute("INSERT INTO plan_findings SELECT " + String.format(hex, "'p' || (pair - 1)") + ", " + String.format(hex, "'p' || pair")
                     + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
                     + "'mapped', 're-encoded at load' FROM generate_series(0, 79) pair, generate_series(0, 145, 7) t WHERE pair % 5 > 0");
-            // Each release's head: its last load (n = 49), as the store keeps them.
-            s.execute("INSERT INTO release_heads (" + ReleaseHeads.COLUMNS + ") SELECT "
-                    + ReleaseHeads.VALUES + " FROM loads l WHERE l.summary_offset % 50 = 49");
             // An entry as the store writes it: its load's hash and its own, as bytes (the previous hash and the plan are derived).
             s.execute("INSERT INTO chain_entries (deployment_id, seq, load_id, load_hash, entry_hash, encoding) SELECT 'device-' || " + d + ", (g % "
                     + perDeployment + ") + 1, " + loadId + ", decode(" + String.format(hex, "'load' || g") + ", 'hex'), decode("

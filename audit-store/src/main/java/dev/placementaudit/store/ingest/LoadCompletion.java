@@ -126,7 +126,7 @@ final class LoadCompletion {
             completions.put(load.loadId(), new StoredLoad.Completion(load, previous.get(load.loadId()),
                     detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes()));
         }
-        write(c, fresh, completions, candidates, now);
+        write(c, fresh, completions, candidates, ReleaseHeads.mark(c, done), now);
         for (List<String> chunk : InList.chunks(emptied)) {
             try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk)) {
                 delete.executeUpdate();
@@ -220,16 +220,19 @@ final class LoadCompletion {
         return previous;
     }
 
-    /** Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now. */
+    /**
+     * Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now; each
+     * marked if it is its release's head now ({@code heads}).
+     */
     private void write(Connection c, List<Decoded.Summary> fresh, Map<String, StoredLoad.Completion> completions,
-                       Map<String, Candidate> candidates, Instant now) throws SQLException {
+                       Map<String, Candidate> candidates, Set<String> heads, Instant now) throws SQLException {
         if (!fresh.isEmpty()) {
             Map<String, LoadContexts.Keys> keys = contexts.keys(c, fresh.stream().map(Decoded.Summary::event).toList());
             try (PreparedStatement insert = c.prepareStatement(StoredLoad.INSERT)) {
                 for (Decoded.Summary summary : fresh) {
                     bind(insert, StoredLoad.values(summary.event(), keys.get(summary.event().getLoadId().toString()),
                             summary.record().partition(), summary.record().offset(),
-                            completions.get(summary.event().getLoadId().toString())));
+                            completions.get(summary.event().getLoadId().toString()), heads.contains(summary.event().getLoadId().toString())));
                     insert.addBatch();
                 }
                 insert.executeBatch();
@@ -241,12 +244,12 @@ final class LoadCompletion {
             return;
         }
         try (PreparedStatement update = c.prepareStatement("UPDATE load_rows SET complete = TRUE, completed_at = ?, plan_digest = ?, "
-                + "previous_load_id = ?, previous_release = ?, previous_plan_digest = ? WHERE load_id = ?")) {
+                + "previous_load_id = ?, previous_release = ?, previous_plan_digest = ?, is_head = ? WHERE load_id = ?")) {
             for (StoredLoad.Completion completion : updates) {
                 LoadRef before = completion.previous();
                 bind(update, new Object[]{Timestamp.from(now), completion.load().planDigest(),
                         before == null ? null : before.loadId(), before == null ? null : before.release(),
-                        before == null ? null : before.planDigest(), completion.load().loadId()});
+                        before == null ? null : before.planDigest(), heads.contains(completion.load().loadId()), completion.load().loadId()});
                 update.addBatch();
             }
             update.executeBatch();

@@ -149,7 +149,6 @@ public final class ProjectionWriter {
                 Map<String, Detection> byLoad = new HashMap<>();
                 detections.forEach(d -> byLoad.put(d.load().loadId(), d));
                 List<IncidentLedger.Change> incidentChanges = new ArrayList<>(incidents.record(c, completed, byLoad, now));
-                ReleaseHeads.advance(c, completed);
                 phases.end("detect");
 
                 // What runtimes said of their loads: drawn for the loads completed now and those whose observation came now.

@@ -2,68 +2,96 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.regression.LoadRef;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * {@code release_heads}: the latest complete load in the log of each deployment, model and release, with what the fleet
- * view shows of it, kept as loads complete, so that {@code fleet} reads one row per deployment and model of a release.
+ * Release heads: the latest complete load in the log of each deployment, model and release, what the fleet view of a
+ * release shows. A head is a mark on its load's row ({@code load_rows.is_head}, docs/adr/0014), set when the row is
+ * written as its load completes and cleared on the head it replaces; {@code release_heads} is the view of the marked
+ * rows, so {@code fleet} reads one row per deployment and model of a release.
  */
 public final class ReleaseHeads {
+    private static final Logger LOG = LoggerFactory.getLogger(ReleaseHeads.class);
+
     /** The kinds of finding that count as a regression where the fleet is shown (SQL literals). */
     public static final String REGRESSION_KINDS = "'LOST_MAPPING', 'OFFHEAP_GROWTH', 'HEAP_GROWTH'";
 
-    /** The columns of a release head: each as the load has it, then the regressions of the load's pair of plans. */
-    public static final String COLUMNS = "deployment_id, model_id, release_name, load_id, occurred_at, platform_name, "
-            + "profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, summary_partition, summary_offset, regressions";
-
     /**
-     * {@link #COLUMNS} as a query over {@code loads l} selects them (named as the columns): the load's own values, and how
-     * many regressions its comparison found, counted once here rather than by every fleet view.
+     * Marks, after a deployment's loads were deleted, the latest complete load left of each of its releases that has no
+     * head (its head was deleted): the only writer of heads but ingestion, and it needs no positions in Java.
      */
-    public static final String VALUES = "l.deployment_id, l.model_id, l.release_name, l.load_id, l.occurred_at, l.platform_name, "
-            + "l.profile_name, l.heap_bytes, l.offheap_bytes, l.mapped_bytes, l.plan_digest, l.summary_partition, l.summary_offset, "
-            + "(SELECT COUNT(*) FROM plan_findings f WHERE f.from_plan = l.previous_plan_digest AND f.to_plan = l.plan_digest "
-            + "AND f.kind IN (" + REGRESSION_KINDS + ")) AS regressions";
-
-    /**
-     * Standard MERGE (PostgreSQL 15, H2): a release's head moves to a load later in the log (a head kept from before V13
-     * has no position and is older than any).
-     */
-    private static final String MERGE = "MERGE INTO release_heads AS t USING (SELECT " + VALUES
-            + " FROM loads l WHERE l.load_id IN (%s) AND l.complete = TRUE) AS s ON t.deployment_id = s.deployment_id AND t.model_id = s.model_id AND "
-            + "t.release_name = s.release_name WHEN MATCHED AND (t.summary_offset IS NULL OR (s.summary_partition, s.summary_offset) >= "
-            + "(t.summary_partition, t.summary_offset)) THEN UPDATE SET load_id = s.load_id, occurred_at = s.occurred_at, platform_name = "
-            + "s.platform_name, profile_name = s.profile_name, heap_bytes = s.heap_bytes, offheap_bytes = s.offheap_bytes, mapped_bytes = "
-            + "s.mapped_bytes, plan_digest = s.plan_digest, summary_partition = "
-            + "s.summary_partition, summary_offset = s.summary_offset, regressions = s.regressions WHEN NOT MATCHED THEN INSERT ("
-            + COLUMNS + ") VALUES (" + COLUMNS.replaceAll("(\\w+)", "s.$1") + ")";
+    public static final String REMARK = "UPDATE load_rows l SET is_head = TRUE WHERE l.deployment_id = ? AND l.complete = TRUE AND l.is_head = FALSE "
+            + "AND NOT EXISTS (SELECT 1 FROM load_rows x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id "
+            + "AND x.release_name = l.release_name AND (x.is_head = TRUE OR " + LoadRef.LATER_IN_THE_LOG + "))";
 
     private ReleaseHeads() {
     }
 
     /**
-     * Each of these just-completed loads becomes its release's head: loads complete in log order, so it is the latest of
-     * its deployment, model and release; of several in the batch, only the last in the log is merged.
+     * Which of these completing loads become their release's head, clearing the mark on the heads they replace. Loads
+     * complete in log order per deployment (docs/adr/0006), so each is later in the log than any head of its deployment;
+     * of several of one release in the batch, the last in the log is the head. A head later in the log than the one
+     * that would replace it (which that order rules out) keeps its mark, and is logged.
+     *
+     * @param completing the loads the batch completes, before their rows are written
+     * @return the load ids to write marked
      */
-    static void advance(Connection c, Collection<LoadRef> loads) throws SQLException {
+    static Set<String> mark(Connection c, Collection<LoadRef> completing) throws SQLException {
         Map<List<String>, LoadRef> latest = new LinkedHashMap<>();
-        loads.forEach(load -> latest.merge(List.of(load.deploymentId(), load.modelId(), load.release()), load,
+        completing.forEach(load -> latest.merge(key(load.deploymentId(), load.modelId(), load.release()), load,
                 (a, b) -> LoadRef.IN_LOG_ORDER.compare(a, b) >= 0 ? a : b));
+        Set<String> marked = new HashSet<>();
         if (latest.isEmpty()) {
-            return;
+            return marked;
         }
-        // One statement per chunk: each source row is a different head (one load per deployment, model and release).
-        for (List<String> chunk : InList.chunks(latest.values().stream().map(LoadRef::loadId).toList())) {
-            try (PreparedStatement merge = InList.prepare(c, MERGE, chunk)) {
-                merge.executeUpdate();
+        latest.values().forEach(load -> marked.add(load.loadId()));
+        List<String> replaced = new ArrayList<>();
+        Set<String> deployments = new HashSet<>();
+        latest.values().forEach(load -> deployments.add(load.deploymentId()));
+        for (List<String> chunk : InList.chunks(deployments)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, deployment_id, model_id, release_name, summary_partition, summary_offset "
+                    + "FROM load_rows WHERE is_head = TRUE AND deployment_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    LoadRef head = latest.get(key(rs.getString(2), rs.getString(3), rs.getString(4)));
+                    if (head == null || head.loadId().equals(rs.getString(1))) {
+                        continue;
+                    }
+                    long offset = rs.getLong(6);
+                    // A head kept from before V13 has no position: older than any load.
+                    LoadRef.Position position = rs.wasNull() ? null : new LoadRef.Position(rs.getInt(5), offset);
+                    int order = position == null ? -1 : head.position() == null ? 1 : position.compareTo(head.position());
+                    if (order > 0 || order == 0 && rs.getString(1).compareTo(head.loadId()) > 0) {
+                        LOG.warn("load {} completes before release head {} of {} {} {} in the log: the head stays", head.loadId(),
+                                rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4));
+                        marked.remove(head.loadId());
+                    } else {
+                        replaced.add(rs.getString(1));
+                    }
+                }
             }
         }
+        for (List<String> chunk : InList.chunks(replaced)) {
+            try (PreparedStatement s = InList.prepare(c, "UPDATE load_rows SET is_head = FALSE WHERE load_id IN (%s)", chunk)) {
+                s.executeUpdate();
+            }
+        }
+        return marked;
+    }
+
+    private static List<String> key(String deployment, String model, String release) {
+        return List.of(deployment, model, release);
     }
 }

@@ -19,7 +19,7 @@ final class StoredLoad {
     static final List<String> COLUMNS = List.of("load_id", "deployment_id", "release_name", "model_id", "site_key", "build_key", "occurred_at",
             "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes", "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors",
             "mapped_tensors", "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest", "completed_at",
-            "previous_load_id", "previous_release", "previous_plan_digest", "source_offset");
+            "previous_load_id", "previous_release", "previous_plan_digest", "source_offset", "is_head");
     /** The row written once: with its completion and its predecessor when the load completes in the batch that brings its summary. */
     static final String INSERT = "INSERT INTO load_rows (" + String.join(", ", COLUMNS) + ") VALUES ("
             + String.join(", ", Collections.nCopies(COLUMNS.size(), "?")) + ")";
@@ -44,8 +44,9 @@ final class StoredLoad {
      * @param partition and {@code offset}: where the summary stands in the log, which orders the hash chain
      * @param completion how the load completes in this batch; null when it does not yet (the row names the plan its
      *                   summary names, until the load completes with the plan its decisions make)
+     * @param head       whether it completes as its release's head ({@link ReleaseHeads#mark})
      */
-    static Object[] values(LoadResolved l, LoadContexts.Keys keys, int partition, long offset, Completion completion) {
+    static Object[] values(LoadResolved l, LoadContexts.Keys keys, int partition, long offset, Completion completion, boolean head) {
         LoadRef previous = completion == null ? null : completion.previous();
         return new Object[]{l.getLoadId().toString(), l.getDeploymentId(), l.getRelease(), l.getModelId(), keys.site(), keys.build(),
                 Timestamp.from(l.getLoadOccurredAt()), l.getTensorCount(), l.getStoredBytes(), l.getResidentBytes(), l.getHeapBytes(),
@@ -54,7 +55,7 @@ final class StoredLoad {
                 completion == null ? StoredPlans.carried(l.getPlanDigest()) : completion.load().planDigest(),
                 completion == null ? null : Timestamp.from(completion.completedAt()),
                 previous == null ? null : previous.loadId(), previous == null ? null : previous.release(),
-                previous == null ? null : previous.planDigest(), l.getSourceOffset()};
+                previous == null ? null : previous.planDigest(), l.getSourceOffset(), head};
     }
 
     /**

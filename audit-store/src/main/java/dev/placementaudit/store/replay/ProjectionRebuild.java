@@ -47,7 +47,7 @@ import java.util.Map;
 public final class ProjectionRebuild {
     private static final String REBUILD_GROUP = "projection-rebuild";
     private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "load_rows", "load_sites",
-            "load_builds", "release_heads", "alert_texts", "alerts", "incidents", "incident_deployments", "load_observations", "load_divergences", "runtime_findings");
+            "load_builds", "alert_texts", "alerts", "incidents", "incident_deployments", "load_observations", "load_divergences", "runtime_findings");
 
     private final StoreConfig config;
     private final PrintWriter out;

@@ -254,15 +254,8 @@ public final class Retention {
                 s.executeUpdate();
             }
         }
-        // The releases whose latest load went get the latest one left, if any.
-        try (PreparedStatement s = c.prepareStatement("DELETE FROM release_heads WHERE deployment_id = ?")) {
-            s.setString(1, plan.deploymentId());
-            s.executeUpdate();
-        }
-        try (PreparedStatement s = c.prepareStatement("INSERT INTO release_heads (" + ReleaseHeads.COLUMNS + ") SELECT "
-                + ReleaseHeads.VALUES + " FROM loads l WHERE l.deployment_id = ? AND "
-                + "l.complete = TRUE AND NOT EXISTS (SELECT 1 FROM loads x WHERE x.complete = TRUE AND x.deployment_id = l.deployment_id AND "
-                + "x.model_id = l.model_id AND x.release_name = l.release_name AND " + LoadRef.LATER_IN_THE_LOG + ")")) {
+        // The releases whose head went get the latest load left marked, if any.
+        try (PreparedStatement s = c.prepareStatement(ReleaseHeads.REMARK)) {
             s.setString(1, plan.deploymentId());
             s.executeUpdate();
         }

@@ -80,7 +80,7 @@ class LoadContextsTest {
     }
 
     @DatabaseTest
-    void aStoreWrittenBeforeKeepsEveryLoadAsItWas(TestDatabase db) throws Exception {
+    void aStoreWrittenBeforeKeepsEveryLoadAndReleaseHeadAsItWas(TestDatabase db) throws Exception {
         Flyway.configure().dataSource(db.dataSource()).locations("classpath:db/migration").target("16").load().migrate();
         String columns = "load_id, deployment_id, cluster, host, release_name, model_id, model_name, model_sha256, platform_name, profile_name, "
                 + "occurred_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, "
@@ -96,13 +96,25 @@ class LoadContextsTest {
                         + "', TIMESTAMP WITH TIME ZONE '2026-01-01 00:00:01+00', " + l[5] + ", NULL, 0, " + l[0] + ", '" + "ef".repeat(32)
                         + "', NULL, NULL, NULL, " + l[0] + ")");
             }
+            // Each complete load its release's head, as the store kept them then (a table).
+            s.executeUpdate("INSERT INTO release_heads (deployment_id, model_id, release_name, load_id, occurred_at, platform_name, profile_name, "
+                    + "heap_bytes, offheap_bytes, mapped_bytes, plan_digest, regressions, summary_partition, summary_offset) SELECT deployment_id, "
+                    + "model_id, release_name, load_id, occurred_at, platform_name, profile_name, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, "
+                    + "0, summary_partition, summary_offset FROM loads WHERE complete = TRUE");
         }
+        String heads = "SELECT deployment_id || '|' || model_id || '|' || release_name || '|' || load_id || '|' || occurred_at || '|' || platform_name "
+                + "|| '|' || profile_name || '|' || heap_bytes || '|' || offheap_bytes || '|' || mapped_bytes || '|' || plan_digest || '|' || regressions "
+                + "|| '|' || summary_partition || '|' || summary_offset FROM release_heads ORDER BY load_id";
+        List<String> headsBefore = rows(db, heads);
         List<String> before = rows(db, "SELECT " + columns.replace(", ", " || '|' || ") + " FROM loads ORDER BY load_id");
         List<String> withNulls = rows(db, "SELECT load_id FROM loads WHERE model_sha256 IS NULL");
         Flyway.configure().dataSource(db.dataSource()).locations("classpath:db/migration").load().migrate();
 
         assertThat(rows(db, "SELECT " + columns.replace(", ", " || '|' || ") + " FROM loads ORDER BY load_id")).isEqualTo(before);
         assertThat(rows(db, "SELECT load_id FROM loads WHERE model_sha256 IS NULL")).isEqualTo(withNulls).hasSize(1);
+        // Its release heads, now marks on their loads' rows (V18), read as they were.
+        assertThat(rows(db, heads)).isEqualTo(headsBefore).hasSize(2);
+        assertThat(rows(db, "SELECT load_id FROM load_rows WHERE is_head = TRUE ORDER BY load_id")).hasSize(2);
         assertThat(rows(db, "SELECT host FROM load_sites ORDER BY host")).containsExactly("desk-1-host", "phone-1-host");
         assertThat(rows(db, "SELECT COUNT(*) FROM load_builds")).containsExactly("2");
         // And the store writes loads after it: a new load of a site stored by the migration takes its key.
