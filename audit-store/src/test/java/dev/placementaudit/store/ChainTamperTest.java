@@ -1,6 +1,7 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
 import dev.placementaudit.store.chain.HashChain;
@@ -153,12 +154,18 @@ class ChainTamperTest {
                 }
             }
             String decisionsHash = HashChain.plan(c, plan).hash();
-            for (String table : List.of("plan_tensors", "plans", "load_rows")) {
+            for (String table : List.of("plan_tensors", "plans")) {
                 try (PreparedStatement u = c.prepareStatement("UPDATE " + table + " SET plan_digest = ? WHERE plan_digest = ?")) {
                     u.setString(1, decisionsHash);
                     u.setString(2, plan);
                     u.executeUpdate();
                 }
+            }
+            // A load row keeps its plan's digest as bytes (V19).
+            try (PreparedStatement u = c.prepareStatement("UPDATE load_rows SET plan_bytes = ? WHERE plan_bytes = ?")) {
+                u.setBytes(1, StoredPlans.bytes(decisionsHash));
+                u.setBytes(2, StoredPlans.bytes(plan));
+                u.executeUpdate();
             }
             String loadHash = HashChain.loadHash(c, e.loadId(), e.encoding()).orElseThrow();
             String entryHash = HashChain.entryHash(prev, loadHash, decisionsHash);

@@ -21,7 +21,7 @@ import java.util.stream.Collectors;
  * Query latency at scale: a schema filled by SQL with as many loads as the fleet mix leaves (a million by default), then
  * each question users ask timed after a warm-up, in the query API's own process ({@code bench/run.sh store --runs 0}).
  */
-record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
+record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean byDeployment) {
 
     /**
      * Fills a schema with {@code queryLoads} loads as the fleet mix leaves them (1,000 deployments of 4 kinds, 4 models,
@@ -55,6 +55,10 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
             String plan = "(" + m + " * 20 + (" + d + " % 4) * 5 + " + r + ")";
             String previousPlan = "(" + m + " * 20 + (" + d + " % 4) * 5 + " + r + " - 1)";
             String loadId = "md5('L' || g)::uuid::text";
+            // Rows lie as a store appends them, in the order the loads happened (release, then minute, then deployment), or
+            // with --query-layout deployment one deployment's after another's (no store ingests so: every release head on
+            // a page of its own, the fleet view's worst case).
+            String order = byDeployment ? "" : " ORDER BY " + r + ", " + n + ", " + d + ", g";
             String previousId = "md5('L' || (g - (g % 200) % 50 - 200 + 49))::uuid::text";
             // Each deployment's site (its key, d) and each model's build under each of the four policies (m * 4 + d % 4), once,
             // as the store keeps them (load_sites, load_builds); a load row names the two.
@@ -66,14 +70,14 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
                     + " FROM generate_series(0, 3) m, generate_series(0, 3) p");
             s.execute("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, occurred_at, tensor_count, "
                     + "stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, mapped_tensors, "
-                    + "resolved_at, complete, completed_at, summary_partition, summary_offset, plan_digest, previous_load_id, previous_release, "
-                    + "previous_plan_digest, is_head) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
+                    + "resolved_at, complete, completed_at, summary_partition, summary_offset, plan_bytes, previous_load_id, previous_release, "
+                    + "previous_plan_bytes, is_head) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
                     + ", " + m + " * 4 + " + d + " % 4, TIMESTAMP WITH TIME ZONE '2026-11-01 00:00:00+00' + "
                     + r + " * INTERVAL '1 day' + " + n + " * INTERVAL '1 minute' + " + d + " * INTERVAL '1 millisecond', 146, 86114304, 86114304, 0, "
                     + "CASE WHEN " + r + " > 0 THEN 88080384 ELSE 0 END, 86114304, 0, CASE WHEN " + r + " > 0 THEN 21 ELSE 0 END, 146, "
-                    + "now(), TRUE, now(), (g % 3)::int, g, " + String.format(hex, "'p' || " + plan) + ", CASE WHEN " + r
-                    + " > 0 THEN " + previousId + " END, CASE WHEN " + r + " > 0 THEN 'r' || " + r + " END, CASE WHEN " + r + " > 0 THEN "
-                    + String.format(hex, "'p' || " + previousPlan) + " END, g % 50 = 49 FROM generate_series(0, " + (count - 1) + ") g");
+                    + "now(), TRUE, now(), (g % 3)::int, g, decode(" + String.format(hex, "'p' || " + plan) + ", 'hex'), CASE WHEN " + r
+                    + " > 0 THEN " + previousId + " END, CASE WHEN " + r + " > 0 THEN 'r' || " + r + " END, CASE WHEN " + r + " > 0 THEN decode("
+                    + String.format(hex, "'p' || " + previousPlan) + ", 'hex') END, g % 50 = 49 FROM generate_series(0, " + (count - 1) + ") g" + order);
             // Each release's change, once per pair of plans: a seventh of the tensors re-encoded off the file.
             s.execute("INSERT INTO plan_findings SELECT " + String.format(hex, "'p' || (pair - 1)") + ", " + String.format(hex, "'p' || pair")
                     + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
@@ -81,7 +85,7 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
             // An entry as the store writes it: its load's hash and its own, as bytes (the previous hash and the plan are derived).
             s.execute("INSERT INTO chain_entries (deployment_id, seq, load_id, load_hash, entry_hash, encoding) SELECT 'device-' || " + d + ", (g % "
                     + perDeployment + ") + 1, " + loadId + ", decode(" + String.format(hex, "'load' || g") + ", 'hex'), decode("
-                    + String.format(hex, "'entry' || g") + ", 'hex'), 2 FROM generate_series(0, " + (count - 1) + ") g");
+                    + String.format(hex, "'entry' || g") + ", 'hex'), 2 FROM generate_series(0, " + (count - 1) + ") g" + order);
             // A store holding a million loads has long been vacuumed by autovacuum: measure it settled, not while
             // autovacuum works through rows inserted a second ago.
             s.execute("VACUUM ANALYZE");
@@ -129,7 +133,8 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema) {
                 StoreBench.drop(c, schema);
             }
             StringBuilder md = new StringBuilder();
-            md.append(String.format(Locale.ROOT, "Queries with %,d loads stored (%,d deployments, 80 plans; filled by SQL and vacuumed in %.0f s): %s in all, "
+            md.append(String.format(Locale.ROOT, "Queries with %,d loads stored (%,d deployments, 80 plans; rows " + (byDeployment ? "deployment by deployment" : "in the order the loads happened")
+                    + "; filled by SQL and vacuumed in %.0f s): %s in all, "
                     + "**%.2f GB per million loads** (%s). Latency over " + MEASURED + " queries each after " + WARM_UP + " of warm-up (a fresh JVM "
                     + "compiles the query path over its first calls: their median is the last column), in the query API's own process "
                     + "(JDBC to the same PostgreSQL):%n%n| query | p50 ms | p95 ms | p99 ms | max ms | warm-up p50 ms |%n|---|---|---|---|---|---|%n", count,

@@ -96,6 +96,11 @@ public final class StoreBench {
         StoreBench bench = new StoreBench(bootstrap, mix, loads, runs, queryLoads);
         bench.keepQuerySchema = Boolean.parseBoolean(options.getOrDefault("keep-schema", "false"));
         bench.observe = Boolean.parseBoolean(options.getOrDefault("observe", "false"));
+        String layout = options.getOrDefault("query-layout", "time");
+        if (!layout.equals("time") && !layout.equals("deployment")) {
+            throw new IllegalArgumentException("--query-layout is time (rows in the order the loads happened, as a store appends them) or deployment");
+        }
+        bench.queryByDeployment = layout.equals("deployment");
         if (storeHeap != null) {
             bench.heapRun(storeHeap);
         } else {
@@ -110,6 +115,8 @@ public final class StoreBench {
     private final long queryLoads;
     /** Leaves the million-load schema of the query run in place, for EXPLAIN and the like. */
     private boolean keepQuerySchema;
+    /** --query-layout deployment: the query fill's rows one deployment's after another's, not in the order loads happened. */
+    private boolean queryByDeployment;
     /** With --keep-schema: the last ingest run's schema stays too, to look at its tables. */
     private boolean keepIngestSchema;
     private final Postgres pg = Postgres.fromEnvironment();
@@ -146,7 +153,7 @@ public final class StoreBench {
     private void run() throws Exception {
         if (runs == 0) {
             // --runs 0: the query latencies alone.
-            String md = new QueryLatency(pg, queryLoads, keepQuerySchema).measure() + "\n" + new UpgradeTiming(pg, queryLoads).measure();
+            String md = new QueryLatency(pg, queryLoads, keepQuerySchema, queryByDeployment).measure() + "\n" + new UpgradeTiming(pg, queryLoads).measure();
             System.out.println(md);
             Path file = Path.of("bench", "results", "store-queries-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
             Files.writeString(file, "# audit-store queries, " + LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME) + "\n\n`bench/run.sh store "
@@ -214,7 +221,7 @@ public final class StoreBench {
                 lastIncidents, (double) (total - perPlanOrCause) / stream.loads(), ((double) (total - perPlanOrCause) * 1e6 / stream.loads()
                         + perPlanOrCause) / 1e9));
         if (queryLoads > 0) {
-            md.append("\n").append(new QueryLatency(pg, queryLoads, keepQuerySchema).measure());
+            md.append("\n").append(new QueryLatency(pg, queryLoads, keepQuerySchema, queryByDeployment).measure());
             md.append("\n").append(new UpgradeTiming(pg, queryLoads).measure());
         }
         System.out.println();

@@ -243,13 +243,13 @@ final class LoadCompletion {
         if (updates.isEmpty()) {
             return;
         }
-        try (PreparedStatement update = c.prepareStatement("UPDATE load_rows SET complete = TRUE, completed_at = ?, plan_digest = ?, "
-                + "previous_load_id = ?, previous_release = ?, previous_plan_digest = ?, is_head = ? WHERE load_id = ?")) {
+        try (PreparedStatement update = c.prepareStatement("UPDATE load_rows SET complete = TRUE, completed_at = ?, plan_bytes = ?, "
+                + "previous_load_id = ?, previous_release = ?, previous_plan_bytes = ?, is_head = ? WHERE load_id = ?")) {
             for (StoredLoad.Completion completion : updates) {
                 LoadRef before = completion.previous();
-                bind(update, new Object[]{Timestamp.from(now), completion.load().planDigest(),
+                bind(update, new Object[]{Timestamp.from(now), StoredPlans.bytes(completion.load().planDigest()),
                         before == null ? null : before.loadId(), before == null ? null : before.release(),
-                        before == null ? null : before.planDigest(), heads.contains(completion.load().loadId()), completion.load().loadId()});
+                        before == null ? null : StoredPlans.bytes(before.planDigest()), heads.contains(completion.load().loadId()), completion.load().loadId()});
                 update.addBatch();
             }
             update.executeBatch();

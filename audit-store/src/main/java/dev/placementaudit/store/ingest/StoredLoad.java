@@ -14,12 +14,12 @@ import java.util.List;
 final class StoredLoad {
     /**
      * The columns of a {@code load_rows} row: the load's own values, with its site and build as keys ({@link LoadContexts});
-     * the {@code loads} view adds their values back.
+     * the {@code loads} view adds their values back, and the plans' digests as hex.
      */
     static final List<String> COLUMNS = List.of("load_id", "deployment_id", "release_name", "model_id", "site_key", "build_key", "occurred_at",
             "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes", "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors",
-            "mapped_tensors", "resolved_at", "complete", "summary_partition", "summary_offset", "plan_digest", "completed_at",
-            "previous_load_id", "previous_release", "previous_plan_digest", "source_offset", "is_head");
+            "mapped_tensors", "resolved_at", "complete", "summary_partition", "summary_offset", "plan_bytes", "completed_at",
+            "previous_load_id", "previous_release", "previous_plan_bytes", "source_offset", "is_head");
     /** The row written once: with its completion and its predecessor when the load completes in the batch that brings its summary. */
     static final String INSERT = "INSERT INTO load_rows (" + String.join(", ", COLUMNS) + ") VALUES ("
             + String.join(", ", Collections.nCopies(COLUMNS.size(), "?")) + ")";
@@ -52,10 +52,10 @@ final class StoredLoad {
                 Timestamp.from(l.getLoadOccurredAt()), l.getTensorCount(), l.getStoredBytes(), l.getResidentBytes(), l.getHeapBytes(),
                 l.getOffHeapBytes(), l.getMappedBytes(), l.getHeapTensors(), l.getOffHeapTensors(), l.getMappedTensors(),
                 Timestamp.from(l.getResolvedAt()), completion != null, partition, offset,
-                completion == null ? StoredPlans.carried(l.getPlanDigest()) : completion.load().planDigest(),
+                StoredPlans.bytes(completion == null ? StoredPlans.carried(l.getPlanDigest()) : completion.load().planDigest()),
                 completion == null ? null : Timestamp.from(completion.completedAt()),
                 previous == null ? null : previous.loadId(), previous == null ? null : previous.release(),
-                previous == null ? null : previous.planDigest(), l.getSourceOffset(), head};
+                previous == null ? null : StoredPlans.bytes(previous.planDigest()), l.getSourceOffset(), head};
     }
 
     /**

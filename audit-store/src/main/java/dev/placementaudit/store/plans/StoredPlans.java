@@ -75,6 +75,11 @@ public final class StoredPlans {
         return digest != null && DIGEST.matcher(digest).matches() ? digest : null;
     }
 
+    /** A plan's digest as the 32 bytes a load row keeps (V19); null for null. */
+    public static byte[] bytes(String digest) {
+        return digest == null ? null : HexFormat.of().parseHex(digest);
+    }
+
     /** Which of these plans are stored (committed, or written by this transaction). */
     public static Set<String> stored(Connection c, Collection<String> digests) throws SQLException {
         return InList.strings(c, "SELECT plan_digest FROM plans WHERE plan_digest IN (%s)", digests);

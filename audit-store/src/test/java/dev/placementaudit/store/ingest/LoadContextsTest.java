@@ -13,6 +13,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -94,7 +95,8 @@ class LoadContextsTest {
                         + "', 'eu', '" + l[2] + "', 'r" + l[0] + "', 'm', 'Model M', " + l[4] + ", '" + l[3] + "', 'edge', "
                         + "TIMESTAMP WITH TIME ZONE '2026-01-01 00:00:00+00', 2, 20, 20, 4, 0, 16, 1, 0, 1, 'v1', '" + "ab".repeat(32)
                         + "', TIMESTAMP WITH TIME ZONE '2026-01-01 00:00:01+00', " + l[5] + ", NULL, 0, " + l[0] + ", '" + "ef".repeat(32)
-                        + "', NULL, NULL, NULL, " + l[0] + ")");
+                        + "', " + (l[0].equals("2") ? "'00000000-0000-0000-0000-000000000001', 'r1', '" + "ef".repeat(32) + "'" : "NULL, NULL, NULL")
+                        + ", " + l[0] + ")");
             }
             // Each complete load its release's head, as the store kept them then (a table).
             s.executeUpdate("INSERT INTO release_heads (deployment_id, model_id, release_name, load_id, occurred_at, platform_name, profile_name, "
@@ -106,11 +108,15 @@ class LoadContextsTest {
                 + "|| '|' || profile_name || '|' || heap_bytes || '|' || offheap_bytes || '|' || mapped_bytes || '|' || plan_digest || '|' || regressions "
                 + "|| '|' || summary_partition || '|' || summary_offset FROM release_heads ORDER BY load_id";
         List<String> headsBefore = rows(db, heads);
-        List<String> before = rows(db, "SELECT " + columns.replace(", ", " || '|' || ") + " FROM loads ORDER BY load_id");
+        // Every column as text, a NULL as '~' (a NULL would make the whole concatenation NULL).
+        String row = Arrays.stream(columns.split(", ")).map(column -> "COALESCE(CAST(" + column + " AS VARCHAR(300)), '~')")
+                .collect(Collectors.joining(" || '|' || "));
+        List<String> before = rows(db, "SELECT " + row + " FROM loads ORDER BY load_id");
+        assertThat(before).allMatch(r -> r != null && r.contains("|~|")).hasSize(3);
         List<String> withNulls = rows(db, "SELECT load_id FROM loads WHERE model_sha256 IS NULL");
         Flyway.configure().dataSource(db.dataSource()).locations("classpath:db/migration").load().migrate();
 
-        assertThat(rows(db, "SELECT " + columns.replace(", ", " || '|' || ") + " FROM loads ORDER BY load_id")).isEqualTo(before);
+        assertThat(rows(db, "SELECT " + row + " FROM loads ORDER BY load_id")).isEqualTo(before);
         assertThat(rows(db, "SELECT load_id FROM loads WHERE model_sha256 IS NULL")).isEqualTo(withNulls).hasSize(1);
         // Its release heads, now marks on their loads' rows (V18), read as they were.
         assertThat(rows(db, heads)).isEqualTo(headsBefore).hasSize(2);
