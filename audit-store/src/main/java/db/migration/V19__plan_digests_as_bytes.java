@@ -19,7 +19,8 @@ import java.util.Locale;
  * table whose {@code plan_bytes} and {@code previous_plan_bytes} replace {@code plan_digest} and
  * {@code previous_plan_digest} (a copy, as V17's: rewriting every row in place would leave the table twice its size
  * until vacuumed); the views over it give the digests back as the lower-case hex they were, under their names, so
- * every reader and the hash chain read them unchanged. Every digest a store ever wrote is 64 lower-case hex
+ * every reader and the hash chain read them unchanged ({@code release_heads} gains its head's previous plan, so that the
+ * fleet view counts regressions once per pair of plans rather than through the view's join, per head). Every digest a store ever wrote is 64 lower-case hex
  * characters; a row holding anything else stops the migration, naming it, rather than lose it.
  */
 public class V19__plan_digests_as_bytes extends BaseJavaMigration {
@@ -140,7 +141,7 @@ public class V19__plan_digests_as_bytes extends BaseJavaMigration {
                 CREATE VIEW release_heads AS
                 SELECT r.deployment_id, r.model_id, r.release_name, r.load_id, r.occurred_at, s.platform_name, s.profile_name, r.heap_bytes,
                        r.offheap_bytes, r.mapped_bytes, %1$s AS plan_digest, CAST(COALESCE(g.regressions, 0) AS INTEGER) AS regressions,
-                       r.summary_partition, r.summary_offset
+                       r.summary_partition, r.summary_offset, %2$s AS previous_plan_digest
                 FROM load_rows r
                 LEFT JOIN load_sites s ON s.site_key = r.site_key
                 LEFT JOIN (SELECT from_plan, to_plan, COUNT(*) AS regressions FROM plan_findings

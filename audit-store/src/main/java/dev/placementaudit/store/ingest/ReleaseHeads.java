@@ -26,9 +26,6 @@ import java.util.Set;
 public final class ReleaseHeads {
     private static final Logger LOG = LoggerFactory.getLogger(ReleaseHeads.class);
 
-    /** The kinds of finding that count as a regression where the fleet is shown (SQL literals). */
-    public static final String REGRESSION_KINDS = "'LOST_MAPPING', 'OFFHEAP_GROWTH', 'HEAP_GROWTH'";
-
     /**
      * Marks, after a deployment's loads were deleted, the latest complete load left of each of its releases that has no
      * head (its head was deleted): the only writer of heads but ingestion, and it needs no positions in Java.

@@ -23,11 +23,13 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import javax.sql.DataSource;
 
 /**
@@ -237,9 +239,9 @@ public final class AuditQueries {
         }
     }
 
-    /** A release head as the fleet view reads it. */
+    /** A release head as the fleet view reads it: its plan and the plan of the load it was compared with. */
     private record Head(FleetGroup group, String deploymentId, String loadId, long heapBytes, long offHeapBytes, long mappedBytes,
-                        String planDigest, int regressions) {
+                        String planDigest, String previousPlanDigest) {
     }
 
     /**
@@ -247,13 +249,32 @@ public final class AuditQueries {
      * from the plan most deployments running the model on the same platform and profile have.
      */
     public FleetReport fleet(String release) throws SQLException {
-        // The release's heads (its latest complete load per deployment and model), each with the regressions its
-        // comparison found. Sorted here, by deployment then model in code-point order, the same on every database (and
-        // cheaper than a sort under the database's collation).
+        // The release's heads (its latest complete load per deployment and model). Sorted here, by deployment then model
+        // in code-point order, the same on every database (and cheaper than a sort under the database's collation).
         String sql = "SELECT deployment_id, model_id, platform_name, profile_name, load_id, heap_bytes, offheap_bytes, mapped_bytes, plan_digest, "
-                + "regressions FROM release_heads WHERE release_name = ?";
+                + "previous_plan_digest FROM release_heads WHERE release_name = ?";
         List<Head> heads = new ArrayList<>(Sql.list(database, sql, rs -> new Head(new FleetGroup(rs.getString(2), rs.getString(3), rs.getString(4)),
-                rs.getString(1), rs.getString(5), rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getString(9), rs.getInt(10)), release));
+                rs.getString(1), rs.getString(5), rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getString(9), rs.getString(10)), release));
+        // Each head's regressions: those of its pair of plans, counted once per pair (a fleet has few) rather than per head.
+        Map<List<String>, Integer> regressionsByPair = new HashMap<>();
+        Set<String> from = new HashSet<>();
+        heads.stream().filter(head -> head.previousPlanDigest() != null && head.planDigest() != null).forEach(head -> {
+            regressionsByPair.put(List.of(head.previousPlanDigest(), head.planDigest()), 0);
+            from.add(head.previousPlanDigest());
+        });
+        try (Connection c = database.getConnection()) {
+            for (List<String> chunk : InList.chunks(from)) {
+                try (PreparedStatement s = InList.prepare(c, "SELECT from_plan, to_plan, COUNT(*) FROM plan_findings WHERE from_plan IN (%s) AND kind IN ("
+                        + RegressionDetector.REGRESSION_KINDS + ") GROUP BY from_plan, to_plan", chunk); ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        List<String> pair = List.of(rs.getString(1), rs.getString(2));
+                        if (regressionsByPair.containsKey(pair)) {
+                            regressionsByPair.put(pair, rs.getInt(3));
+                        }
+                    }
+                }
+            }
+        }
         heads.sort(Comparator.comparing(Head::deploymentId).thenComparing(head -> head.group().modelId()));
         // How many heads of each model, platform and profile have each plan: one that differs from the plan most of
         // its group have drifts.
@@ -294,7 +315,9 @@ public final class AuditQueries {
                 observedOffHeap += seenOffHeap;
             }
             rows.add(new FleetDeployment(head.deploymentId(), head.group().modelId(), head.group().platform(), head.group().profile(),
-                    head.loadId(), head.heapBytes(), head.offHeapBytes(), head.mappedBytes(), head.regressions(), drifts, seenOffHeap, seenMapped));
+                    head.loadId(), head.heapBytes(), head.offHeapBytes(), head.mappedBytes(),
+                    head.previousPlanDigest() == null || head.planDigest() == null ? 0
+                            : regressionsByPair.getOrDefault(List.of(head.previousPlanDigest(), head.planDigest()), 0), drifts, seenOffHeap, seenMapped));
             heapBytes += head.heapBytes();
             offHeapBytes += head.offHeapBytes();
             mappedBytes += head.mappedBytes();

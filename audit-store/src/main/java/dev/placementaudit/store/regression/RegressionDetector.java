@@ -22,6 +22,9 @@ import java.util.Optional;
  * different release, earlier in the log), diff them, and record the findings - inside the ingesting transaction.
  */
 public final class RegressionDetector {
+    /** The kinds of finding that count as a regression where the fleet is shown (SQL literals). */
+    public static final String REGRESSION_KINDS = "'LOST_MAPPING', 'OFFHEAP_GROWTH', 'HEAP_GROWTH'";
+
     private static final List<String> FINDING_COLUMNS = List.of("from_plan", "to_plan", "seq", "kind", "tensor_name", "before_domain",
             "after_domain", "before_bytes", "after_bytes", "before_format", "after_format", "before_reason", "after_reason");
     private static final List<String> FINDING_TYPES = List.of("VARCHAR(64)", "VARCHAR(64)", "INTEGER", "VARCHAR(30)", "VARCHAR(1000)",
