@@ -6,16 +6,15 @@ import dev.placementaudit.testkit.TestDatabase;
 import org.flywaydb.core.Flyway;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.stream.Collectors;
 import java.util.Map;
+import java.util.stream.Collectors;
 
+import static dev.placementaudit.store.ingest.MigratedDatabase.migrate;
+import static dev.placementaudit.store.ingest.MigratedDatabase.rows;
+import static dev.placementaudit.store.ingest.MigratedDatabase.transaction;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Each load's site and build stored once under a key (V17): keys shared, collisions moved past, nothing remembered that rolled back. */
@@ -114,7 +113,7 @@ class LoadContextsTest {
         List<String> before = rows(db, "SELECT " + row + " FROM loads ORDER BY load_id");
         assertThat(before).allMatch(r -> r != null && r.contains("|~|")).hasSize(3);
         List<String> withNulls = rows(db, "SELECT load_id FROM loads WHERE model_sha256 IS NULL");
-        Flyway.configure().dataSource(db.dataSource()).locations("classpath:db/migration").load().migrate();
+        migrate(db);
 
         assertThat(rows(db, "SELECT " + row + " FROM loads ORDER BY load_id")).isEqualTo(before);
         assertThat(rows(db, "SELECT load_id FROM loads WHERE model_sha256 IS NULL")).isEqualTo(withNulls).hasSize(1);
@@ -132,27 +131,7 @@ class LoadContextsTest {
         assertThat(rows(db, "SELECT COUNT(*) FROM load_sites")).containsExactly("2");
     }
 
-    private static void migrate(TestDatabase db) {
-        Flyway.configure().dataSource(db.dataSource()).locations("classpath:db/migration").load().migrate();
-    }
-
     private static Dialect dialect(TestDatabase db) {
         return Dialect.of(db.jdbcUrl());
-    }
-
-    private static Connection transaction(TestDatabase db) throws SQLException {
-        Connection c = db.dataSource().getConnection();
-        c.setAutoCommit(false);
-        return c;
-    }
-
-    private static List<String> rows(TestDatabase db, String sql) throws SQLException {
-        List<String> rows = new ArrayList<>();
-        try (Connection c = db.dataSource().getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                rows.add(rs.getString(1));
-            }
-        }
-        return rows;
     }
 }
