@@ -17,8 +17,8 @@ import java.util.Locale;
  * indexes), and at the fleet mix, where a deployment loads each model once per release, every load is a head. The
  * rows gain {@code is_head}; {@code release_heads} becomes a view of the marked rows with the columns the table had,
  * its site's platform and profile joined back and its regressions counted from its pair of plans' findings (what the
- * table kept, counted when the head moved). A partial index on PostgreSQL (the marked rows only, by release and model)
- * serves the fleet view and an incident's exposure.
+ * table kept, counted when the head moved). Two partial indexes on PostgreSQL hold the marked rows only: by release
+ * and model (the fleet view) and by deployment (marking a head, an incident's exposure).
  */
 public class V18__release_heads_marked_on_loads extends BaseJavaMigration {
     private static final Logger LOG = LoggerFactory.getLogger(V18__release_heads_marked_on_loads.class);
@@ -39,6 +39,10 @@ public class V18__release_heads_marked_on_loads extends BaseJavaMigration {
         execute(c, "DROP TABLE release_heads");
         execute(c, postgres ? "CREATE INDEX release_heads_by_release ON load_rows (release_name, model_id) WHERE is_head = TRUE"
                 : "CREATE INDEX release_heads_by_release ON load_rows (is_head, release_name, model_id)");
+        // A deployment's heads alone (tens, where its loads may be thousands): what marking a new head looks up, and
+        // whether a deployment's head of a model is its latest (an incident's exposure).
+        execute(c, postgres ? "CREATE INDEX release_heads_by_deployment ON load_rows (deployment_id) WHERE is_head = TRUE"
+                : "CREATE INDEX release_heads_by_deployment ON load_rows (is_head, deployment_id)");
         execute(c, """
                 CREATE VIEW release_heads AS
                 SELECT r.deployment_id, r.model_id, r.release_name, r.load_id, r.occurred_at, s.platform_name, s.profile_name, r.heap_bytes,

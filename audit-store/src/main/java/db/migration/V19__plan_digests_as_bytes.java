@@ -113,6 +113,10 @@ public class V19__plan_digests_as_bytes extends BaseJavaMigration {
                 : "CREATE INDEX loads_waiting ON load_rows (deployment_id, complete)");
         execute(c, postgres ? "CREATE INDEX release_heads_by_release ON load_rows (release_name, model_id) WHERE is_head = TRUE"
                 : "CREATE INDEX release_heads_by_release ON load_rows (is_head, release_name, model_id)");
+        // A deployment's heads alone (tens, where its loads may be thousands): what marking a new head looks up, and
+        // whether a deployment's head of a model is its latest (an incident's exposure).
+        execute(c, postgres ? "CREATE INDEX release_heads_by_deployment ON load_rows (deployment_id) WHERE is_head = TRUE"
+                : "CREATE INDEX release_heads_by_deployment ON load_rows (is_head, deployment_id)");
         String plan = hex(postgres, "r.plan_bytes");
         String previousPlan = hex(postgres, "r.previous_plan_bytes");
         execute(c, """
