@@ -19,8 +19,7 @@ import java.util.Locale;
  * table whose {@code plan_bytes} and {@code previous_plan_bytes} replace {@code plan_digest} and
  * {@code previous_plan_digest} (a copy, as V17's: rewriting every row in place would leave the table twice its size
  * until vacuumed); the views over it give the digests back as the lower-case hex they were, under their names, so
- * every reader and the hash chain read them unchanged ({@code release_heads} gains its head's previous plan, so that the
- * fleet view counts regressions once per pair of plans rather than through the view's join, per head). Every digest a store ever wrote is 64 lower-case hex
+ * every reader and the hash chain read them unchanged ({@code release_heads} also gives its head's previous plan). Every digest a store ever wrote is 64 lower-case hex
  * characters; a row holding anything else stops the migration, naming it, rather than lose it.
  */
 public class V19__plan_digests_as_bytes extends BaseJavaMigration {

@@ -20,19 +20,19 @@ public final class InList {
     }
 
     /** @param sql the statement with {@code %s} where the placeholders go, e.g. {@code DELETE FROM decisions WHERE load_id IN (%s)} */
-    public static PreparedStatement prepare(Connection c, String sql, List<String> ids) throws SQLException {
+    public static PreparedStatement prepare(Connection c, String sql, List<?> ids) throws SQLException {
         return prepare(c, sql, ids, 1);
     }
 
     /**
      * The same, for a statement with parameters of its own before the list: the ids are bound from {@code firstIndex};
-     * the caller binds the rest.
+     * the caller binds the rest. Ids are text or numbers (a dimension's keys), each bound as its own type.
      */
-    public static PreparedStatement prepare(Connection c, String sql, List<String> ids, int firstIndex) throws SQLException {
+    public static PreparedStatement prepare(Connection c, String sql, List<?> ids, int firstIndex) throws SQLException {
         PreparedStatement s = c.prepareStatement(String.format(sql, String.join(", ", Collections.nCopies(ids.size(), "?"))));
         try {
             for (int i = 0; i < ids.size(); i++) {
-                s.setString(i + firstIndex, ids.get(i));
+                s.setObject(i + firstIndex, ids.get(i));
             }
         } catch (SQLException e) {
             s.close();

@@ -15,7 +15,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -221,19 +220,14 @@ public final class LoadContexts {
             Map<Long, List<String>> stored = new HashMap<>();
             for (List<Long> chunk : InList.chunks(keys)) {
                 String sql = "SELECT " + dimension.key() + ", " + String.join(", ", dimension.columns()) + " FROM " + dimension.table() + " WHERE "
-                        + dimension.key() + " IN (" + String.join(", ", Collections.nCopies(chunk.size(), "?")) + ")";
-                try (PreparedStatement s = c.prepareStatement(sql)) {
-                    for (int i = 0; i < chunk.size(); i++) {
-                        s.setLong(i + 1, chunk.get(i));
-                    }
-                    try (ResultSet rs = s.executeQuery()) {
-                        while (rs.next()) {
-                            String[] values = new String[dimension.columns().size()];
-                            for (int i = 0; i < values.length; i++) {
-                                values[i] = rs.getString(i + 2);
-                            }
-                            stored.put(rs.getLong(1), Arrays.asList(values));
+                        + dimension.key() + " IN (%s)";
+                try (PreparedStatement s = InList.prepare(c, sql, chunk); ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        String[] values = new String[dimension.columns().size()];
+                        for (int i = 0; i < values.length; i++) {
+                            values[i] = rs.getString(i + 2);
                         }
+                        stored.put(rs.getLong(1), Arrays.asList(values));
                     }
                 }
             }

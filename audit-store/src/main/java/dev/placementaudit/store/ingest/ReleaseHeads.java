@@ -67,15 +67,14 @@ public final class ReleaseHeads {
                         continue;
                     }
                     long offset = rs.getLong(6);
-                    // A head kept from before V13 has no position: older than any load.
-                    LoadRef.Position position = rs.wasNull() ? null : new LoadRef.Position(rs.getInt(5), offset);
-                    int order = position == null ? -1 : head.position() == null ? 1 : position.compareTo(head.position());
-                    if (order > 0 || order == 0 && rs.getString(1).compareTo(head.loadId()) > 0) {
+                    LoadRef current = new LoadRef(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), null, null, null,
+                            rs.wasNull() ? null : new LoadRef.Position(rs.getInt(5), offset));
+                    if (LoadRef.IN_LOG_ORDER.compare(current, head) > 0) {
                         LOG.warn("load {} completes before release head {} of {} {} {} in the log: the head stays", head.loadId(),
-                                rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4));
+                                current.loadId(), current.deploymentId(), current.modelId(), current.release());
                         marked.remove(head.loadId());
                     } else {
-                        replaced.add(rs.getString(1));
+                        replaced.add(current.loadId());
                     }
                 }
             }

@@ -24,7 +24,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -248,6 +247,11 @@ public final class AuditQueries {
     /** A release head as the fleet view reads it: its plan and the plan of the load it was compared with. */
     private record Head(FleetGroup group, String deploymentId, String loadId, long heapBytes, long offHeapBytes, long mappedBytes,
                         String planDigest, String previousPlanDigest) {
+        /** The same head, its group completed with its site's platform and profile. */
+        Head at(String platform, String profile) {
+            return new Head(new FleetGroup(group.modelId(), platform, profile), deploymentId, loadId, heapBytes, offHeapBytes, mappedBytes,
+                    planDigest, previousPlanDigest);
+        }
     }
 
     /**
@@ -256,8 +260,8 @@ public final class AuditQueries {
      */
     public FleetReport fleet(String release) throws SQLException {
         // The release's heads (its latest complete load per deployment and model), read from their rows: the view
-        // release_heads gives the same, but joins each head's site and writes its plans' digests as hex in the database,
-        // which took the query from 3.3 to 5 ms at a million loads (ADR 14). Sorted here, by deployment then model in
+        // release_heads gives the same, but joins each head's site and writes its plans' digests as hex in the database
+        // (the fleet view at a million loads: p50 7.9 ms this way, 11-12 through the view; docs/benchmarks.md). Sorted here, by deployment then model in
         // code-point order, the same on every database (and cheaper than a sort under the database's collation).
         String sql = "SELECT deployment_id, model_id, site_key, load_id, heap_bytes, offheap_bytes, mapped_bytes, plan_bytes, previous_plan_bytes "
                 + "FROM load_rows WHERE is_head = TRUE AND release_name = ?";
@@ -274,26 +278,17 @@ public final class AuditQueries {
         List<Head> heads = new ArrayList<>(read.size());
         for (AtSite row : read) {
             List<String> site = sites.getOrDefault(row.site(), Arrays.asList(null, null));
-            Head head = row.head();
-            heads.add(new Head(new FleetGroup(head.group().modelId(), site.get(0), site.get(1)), head.deploymentId(), head.loadId(),
-                    head.heapBytes(), head.offHeapBytes(), head.mappedBytes(), head.planDigest(), head.previousPlanDigest()));
+            heads.add(row.head().at(site.get(0), site.get(1)));
         }
         // Each head's regressions: those of its pair of plans, counted once per pair (a fleet has few) rather than per head.
         Map<List<String>, Integer> regressionsByPair = new HashMap<>();
-        Set<String> from = new HashSet<>();
-        heads.stream().filter(head -> head.previousPlanDigest() != null && head.planDigest() != null).forEach(head -> {
-            regressionsByPair.put(List.of(head.previousPlanDigest(), head.planDigest()), 0);
-            from.add(head.previousPlanDigest());
-        });
+        Set<String> from = heads.stream().map(Head::previousPlanDigest).filter(Objects::nonNull).collect(Collectors.toSet());
         try (Connection c = database.getConnection()) {
             for (List<String> chunk : InList.chunks(from)) {
                 try (PreparedStatement s = InList.prepare(c, "SELECT from_plan, to_plan, COUNT(*) FROM plan_findings WHERE from_plan IN (%s) AND kind IN ("
                         + RegressionDetector.REGRESSION_KINDS + ") GROUP BY from_plan, to_plan", chunk); ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
-                        List<String> pair = List.of(rs.getString(1), rs.getString(2));
-                        if (regressionsByPair.containsKey(pair)) {
-                            regressionsByPair.put(pair, rs.getInt(3));
-                        }
+                        regressionsByPair.put(List.of(rs.getString(1), rs.getString(2)), rs.getInt(3));
                     }
                 }
             }
@@ -364,15 +359,10 @@ public final class AuditQueries {
             }
             try (Connection c = database.getConnection()) {
                 for (List<Long> chunk : InList.chunks(missing)) {
-                    try (PreparedStatement s = c.prepareStatement("SELECT site_key, platform_name, profile_name FROM load_sites WHERE site_key IN ("
-                            + String.join(", ", Collections.nCopies(chunk.size(), "?")) + ")")) {
-                        for (int i = 0; i < chunk.size(); i++) {
-                            s.setLong(i + 1, chunk.get(i));
-                        }
-                        try (ResultSet rs = s.executeQuery()) {
-                            while (rs.next()) {
-                                sites.put(rs.getLong(1), List.of(rs.getString(2), rs.getString(3)));
-                            }
+                    try (PreparedStatement s = InList.prepare(c, "SELECT site_key, platform_name, profile_name FROM load_sites WHERE site_key IN (%s)",
+                            chunk); ResultSet rs = s.executeQuery()) {
+                        while (rs.next()) {
+                            sites.put(rs.getLong(1), List.of(rs.getString(2), rs.getString(3)));
                         }
                     }
                 }

@@ -20,8 +20,12 @@ public record LoadRef(String loadId, String deploymentId, String modelId, String
     public static final String LATER_IN_THE_LOG = "((x.summary_partition, x.summary_offset) > (l.summary_partition, l.summary_offset) OR "
             + "(x.summary_partition = l.summary_partition AND x.summary_offset = l.summary_offset AND x.load_id > l.load_id))";
 
-    /** Earlier in the log first; the load id breaks a tie (a summary published twice), so every reader orders alike. */
-    public static final Comparator<LoadRef> IN_LOG_ORDER = Comparator.comparing(LoadRef::position).thenComparing(LoadRef::loadId);
+    /**
+     * Earlier in the log first; the load id breaks a tie (a summary published twice), so every reader orders alike. A load
+     * stored before V13 has no position: it comes before any that has one.
+     */
+    public static final Comparator<LoadRef> IN_LOG_ORDER = Comparator.comparing(LoadRef::position, Comparator.nullsFirst(Comparator.naturalOrder()))
+            .thenComparing(LoadRef::loadId);
 
     public LoadRef withPlan(String digest) {
         return new LoadRef(loadId, deploymentId, modelId, release, occurredAt, resolverVersion, digest, position);
