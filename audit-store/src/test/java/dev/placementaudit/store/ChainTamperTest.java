@@ -61,23 +61,28 @@ class ChainTamperTest {
             // An UPDATE of one decision's domain, in the plan the load names.
             s.executeUpdate("UPDATE plan_tensors SET memory_domain = 'HOST_HEAP' WHERE plan_digest = (SELECT plan_digest FROM loads WHERE load_id = '"
                     + loadOf(loads, "d-update", 2) + "') AND tensor_index = 1");
-            // A DELETE of one load: its decisions, its row and its chain entry.
+            // A DELETE of one load: its decisions and its row, which holds its chain entry (docs/adr/0015).
             String deleted = loadOf(loads, "d-delete", 2);
             s.executeUpdate("DELETE FROM decisions WHERE load_id = '" + deleted + "'");
             s.executeUpdate("DELETE FROM load_rows WHERE load_id = '" + deleted + "'");
-            s.executeUpdate("DELETE FROM chain_entries WHERE load_id = '" + deleted + "'");
             // A reordering: entries 2 and 3 swap places.
-            s.executeUpdate("UPDATE chain_entries SET seq = -1 WHERE deployment_id = 'd-reorder' AND seq = 2");
-            s.executeUpdate("UPDATE chain_entries SET seq = 2 WHERE deployment_id = 'd-reorder' AND seq = 3");
-            s.executeUpdate("UPDATE chain_entries SET seq = 3 WHERE deployment_id = 'd-reorder' AND seq = -1");
-            // And its first entry copied to the end: the same load chained twice.
-            s.executeUpdate("INSERT INTO chain_entries (deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding) "
-                    + "SELECT deployment_id, 4, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
-                    + "WHERE deployment_id = 'd-reorder' AND seq = 1");
-            // A load inserted by hand: a copy of a real one under a new id.
+            s.executeUpdate("UPDATE load_rows SET chain_seq = -1 WHERE deployment_id = 'd-reorder' AND chain_seq = 2");
+            s.executeUpdate("UPDATE load_rows SET chain_seq = 2 WHERE deployment_id = 'd-reorder' AND chain_seq = 3");
+            s.executeUpdate("UPDATE load_rows SET chain_seq = 3 WHERE deployment_id = 'd-reorder' AND chain_seq = -1");
+            // And its first entry copied to the end, among the entries chained before V20: the same load chained twice.
+            HashChain.Entry first = HashChain.entries(c, "d-reorder").get(0);
+            try (PreparedStatement copy = c.prepareStatement("INSERT INTO chain_entries_legacy (deployment_id, seq, load_id, load_hash, entry_hash, "
+                    + "encoding) VALUES ('d-reorder', 4, ?, ?, ?, 2)")) {
+                copy.setString(1, first.loadId());
+                copy.setBytes(2, HashChain.bytes(HashChain.loadHash(c, first.loadId(), 2).orElseThrow()));
+                copy.setBytes(3, HashChain.bytes(first.entryHash()));
+                copy.executeUpdate();
+            }
+            // A load inserted by hand: a copy of a real one under a new id, with no chain entry.
             List<String> rowColumns = rowColumns(c);
             s.executeUpdate("INSERT INTO load_rows (" + String.join(", ", rowColumns) + ") SELECT '00000000-0000-0000-0000-00000000f00d', "
-                    + String.join(", ", rowColumns.subList(1, rowColumns.size())) + " FROM load_rows WHERE load_id = '" + loadOf(loads, "d-insert", 3) + "'");
+                    + String.join(", ", rowColumns.subList(1, rowColumns.size()).stream().map(column -> column.startsWith("chain_") ? "NULL" : column).toList())
+                    + " FROM load_rows WHERE load_id = '" + loadOf(loads, "d-insert", 3) + "'");
             // A load's context (its site, stored once for every load there: docs/adr/0013) pointed elsewhere.
             s.executeUpdate("INSERT INTO load_sites (site_key, cluster, host, platform_name, profile_name) VALUES (42, 'test', 'elsewhere', "
                     + "'jvm', 'default')");
@@ -169,13 +174,11 @@ class ChainTamperTest {
             }
             String loadHash = HashChain.loadHash(c, e.loadId(), e.encoding()).orElseThrow();
             String entryHash = HashChain.entryHash(prev, loadHash, decisionsHash);
-            // What an entry stores: its load's hash and its own (the previous hash and the plan digest are derived).
-            try (PreparedStatement u = c.prepareStatement("UPDATE chain_entries SET load_hash = ?, entry_hash = ? WHERE deployment_id = ? AND seq = ?")) {
-                u.setBytes(1, HashChain.bytes(loadHash));
-                u.setBytes(2, HashChain.bytes(entryHash));
-                u.setString(3, deployment);
-                u.setLong(4, e.seq());
-                u.executeUpdate();
+            // What an entry stores, on its load's row: its own hash (the previous hash, the load's and the plan's are derived).
+            try (PreparedStatement u = c.prepareStatement("UPDATE load_rows SET chain_hash = ? WHERE load_id = ?")) {
+                u.setBytes(1, HashChain.bytes(entryHash));
+                u.setString(2, e.loadId());
+                assertThat(u.executeUpdate()).isEqualTo(1);
             }
             prev = entryHash;
         }

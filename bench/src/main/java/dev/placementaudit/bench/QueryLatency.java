@@ -71,21 +71,22 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             s.execute("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, occurred_at, tensor_count, "
                     + "stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, mapped_tensors, "
                     + "resolved_at, complete, completed_at, summary_partition, summary_offset, plan_bytes, previous_load_id, previous_release, "
-                    + "previous_plan_bytes, is_head) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
+                    + "previous_plan_bytes, is_head, chain_seq, chain_hash) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
                     + ", " + m + " * 4 + " + d + " % 4, TIMESTAMP WITH TIME ZONE '2026-11-01 00:00:00+00' + "
                     + r + " * INTERVAL '1 day' + " + n + " * INTERVAL '1 minute' + " + d + " * INTERVAL '1 millisecond', 146, 86114304, 86114304, 0, "
                     + "CASE WHEN " + r + " > 0 THEN 88080384 ELSE 0 END, 86114304, 0, CASE WHEN " + r + " > 0 THEN 21 ELSE 0 END, 146, "
                     + "now(), TRUE, now(), (g % 3)::int, g, decode(" + String.format(hex, "'p' || " + plan) + ", 'hex'), CASE WHEN " + r
                     + " > 0 THEN " + previousId + " END, CASE WHEN " + r + " > 0 THEN 'r' || " + r + " END, CASE WHEN " + r + " > 0 THEN decode("
-                    + String.format(hex, "'p' || " + previousPlan) + ", 'hex') END, g % 50 = 49 FROM generate_series(0, " + (count - 1) + ") g" + order);
+                    + String.format(hex, "'p' || " + previousPlan) + ", 'hex') END, g % 50 = 49, (g % " + perDeployment + ") + 1, decode("
+                    + String.format(hex, "'entry' || g") + ", 'hex') FROM generate_series(0, " + (count - 1) + ") g" + order);
+            // Each load's chain entry on its row, as the store writes it (docs/adr/0015): its position and its hash; and
+            // each deployment's head on its lock row.
+            s.execute("INSERT INTO deployment_locks (deployment_id, chain_seq, chain_hash) SELECT 'device-' || d, " + perDeployment
+                    + ", decode(md5('head' || d) || md5('head' || d), 'hex') FROM generate_series(0, " + (deployments - 1) + ") d");
             // Each release's change, once per pair of plans: a seventh of the tensors re-encoded off the file.
             s.execute("INSERT INTO plan_findings SELECT " + String.format(hex, "'p' || (pair - 1)") + ", " + String.format(hex, "'p' || pair")
                     + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
                     + "'mapped', 're-encoded at load' FROM generate_series(0, 79) pair, generate_series(0, 145, 7) t WHERE pair % 5 > 0");
-            // An entry as the store writes it: its load's hash and its own, as bytes (the previous hash and the plan are derived).
-            s.execute("INSERT INTO chain_entries (deployment_id, seq, load_id, load_hash, entry_hash, encoding) SELECT 'device-' || " + d + ", (g % "
-                    + perDeployment + ") + 1, " + loadId + ", decode(" + String.format(hex, "'load' || g") + ", 'hex'), decode("
-                    + String.format(hex, "'entry' || g") + ", 'hex'), 2 FROM generate_series(0, " + (count - 1) + ") g" + order);
             // A store holding a million loads has long been vacuumed by autovacuum: measure it settled, not while
             // autovacuum works through rows inserted a second ago.
             s.execute("VACUUM ANALYZE");

@@ -83,7 +83,13 @@ public final class ChainVerifier {
             }
         }
         Map<String, Long> chainedAt = new HashMap<>();
+        // Each entry's load row as it is now, hashed in the entry's encoding (empty when the row is gone).
+        List<Optional<HashChain.LoadRow>> rows = new ArrayList<>(entries.size());
         for (HashChain.Entry e : entries) {
+            rows.add(HashChain.loadRow(c, e.loadId(), e.encoding()));
+        }
+        for (int i = 0; i < entries.size(); i++) {
+            HashChain.Entry e = entries.get(i);
             if (e.seq() != expectedSeq) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), e.seq() > expectedSeq
                         ? "entries " + expectedSeq + (e.seq() - 1 > expectedSeq ? ".." + (e.seq() - 1) : "") + " are missing before it: deleted"
@@ -101,8 +107,10 @@ public final class ChainVerifier {
                         + shortHash(e.prevHash()) + ", the entry before it is " + shortHash(expectedPrev)
                         + "): an entry before it was removed, inserted or moved"));
             }
-            Optional<HashChain.LoadRow> row = HashChain.loadRow(c, e.loadId(), e.encoding());
-            boolean rowHolds = row.isPresent() && row.get().hash().equals(e.loadHash());
+            Optional<HashChain.LoadRow> row = rows.get(i);
+            // An entry written before V20 stored its load's hash; one written since derives it from the row.
+            String loadHash = e.loadHash() != null ? e.loadHash() : row.map(HashChain.LoadRow::hash).orElse(null);
+            boolean rowHolds = row.isPresent() && row.get().hash().equals(loadHash);
             if (row.isEmpty()) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), "its load is no longer in the store: the row was deleted"));
             } else if (!rowHolds) {
@@ -135,13 +143,17 @@ public final class ChainVerifier {
                 }
             }
             if (decisionsHash != null
-                    && !HashChain.entryHash(e.prevHash() != null ? e.prevHash() : expectedPrev, e.loadHash(), decisionsHash).equals(e.entryHash())) {
+                    && !HashChain.entryHash(e.prevHash() != null ? e.prevHash() : expectedPrev, loadHash, decisionsHash).equals(e.entryHash())) {
                 breaks.add(new Break(deployment, e.seq(), e.loadId(), e.prevHash() != null
                         ? "the entry's own hash does not match its contents: the entry was edited"
+                        : e.loadHash() == null && nextFollows(entries, rows, i)
+                        // The entry after it was chained onto this one's hash as it stands: the entry is as written, its row is not.
+                        ? "the load's row differs from what was chained (its entry's hash is not that of the entry before it, its load "
+                          + "and its plan, while the entry after it follows it): it was changed"
                         // With no previous hash stored, the mismatch may be in the link or in the entry: both are named.
                         : "it does not follow the entry before it (" + shortHash(expectedPrev) + "), or it was edited: its hash is not "
                           + "that of the entry before it, its load and its plan, so an entry before it was removed, inserted or moved, "
-                          + "or its own hash was changed"));
+                          + "or its own hash " + (e.loadHash() == null ? "or its load's row " : "") + "was changed"));
             }
             expectedSeq = e.seq() + 1;
             expectedPrev = e.entryHash();
@@ -188,6 +200,24 @@ public final class ChainVerifier {
             }
         }
         return new Chain(deployment, entries.size(), head, logConsulted);
+    }
+
+    /**
+     * Whether the entry after entry {@code i} is the next position and hashes, over its own row and plan as they are now,
+     * onto entry {@code i}'s hash as stored: then entry {@code i}'s hash is the one it was written with.
+     */
+    private static boolean nextFollows(List<HashChain.Entry> entries, List<Optional<HashChain.LoadRow>> rows, int i) {
+        if (i + 1 >= entries.size()) {
+            return false;
+        }
+        HashChain.Entry next = entries.get(i + 1);
+        Optional<HashChain.LoadRow> row = rows.get(i + 1);
+        if (next.seq() != entries.get(i).seq() + 1 || next.prevHash() != null || next.encoding() != 2 || row.isEmpty()) {
+            return false;
+        }
+        String loadHash = next.loadHash() != null ? next.loadHash() : row.get().hash();
+        String plan = next.decisionsHash() != null ? next.decisionsHash() : row.get().planDigest();
+        return plan != null && HashChain.entryHash(entries.get(i).entryHash(), loadHash, plan).equals(next.entryHash());
     }
 
     private static long expectedStart(Optional<ChainHead> anchor) {

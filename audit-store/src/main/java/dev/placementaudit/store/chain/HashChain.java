@@ -15,13 +15,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -45,15 +43,17 @@ import java.util.Optional;
  * an integer; {@code 3} and one byte (0 or 1) for a boolean; {@code 4} and 8 big-endian bytes of epoch milliseconds
  * for a time.
  *
- * <p>Hashes are stored as their 32 bytes. What an entry can derive is not stored (NULL) since V11: its
- * {@code prev_hash} is the hash of the entry before it (or of the chain's anchor, or {@link #GENESIS}), and an
- * encoding-2 entry's {@code decisions_hash} is the plan digest its load's row names. Entries written before keep
- * both, and verification checks them where present.
+ * <p>Hashes are stored as their 32 bytes. What an entry can derive is not stored: its {@code prev_hash} is the hash of
+ * the entry before it (or of the chain's anchor, or {@link #GENESIS}), an encoding-2 entry's {@code decisions_hash} is
+ * the plan digest its load's row names (both since V11), and its {@code load_hash} is its load's row hashed (since
+ * V20). An entry is kept on its load's row since V20 ({@code load_rows.chain_seq}, {@code chain_hash}), and its
+ * deployment's lock row keeps the chain's head; entries written before stay in {@code chain_entries_legacy} with what
+ * they stored, which verification checks where present. The {@code chain_entries} view reads both.
  *
- * <p>Entries are appended when loads complete, in the same transaction. Within a batch they go in the order of their
- * summaries in the log (partition, offset), and a deployment's loads complete in that order anyway (its summaries
- * share a partition, its decisions another, both read in order), so a rebuild from the log writes the same chain:
- * the chain is a function of the decision log.
+ * <p>Entries are made when loads complete, in the same transaction, before their rows are written ({@link #link}).
+ * Within a batch they go in the order of their summaries in the log (partition, offset), and a deployment's loads
+ * complete in that order anyway (its summaries share a partition, its decisions another, both read in order), so a
+ * rebuild from the log writes the same chain: the chain is a function of the decision log.
  */
 public final class HashChain {
     /** The first entry's previous hash. */
@@ -92,73 +92,40 @@ public final class HashChain {
     }
 
     /**
-     * Appends an entry for each of these just-completed loads to its deployment's chain, in log order of their
-     * summaries; returns the new head of each deployment touched.
+     * A completing load as its chain entry covers it: where its summary stands in the log (which orders the chain; -1
+     * for none) and the values of its row in the order of {@link #LOAD_COLUMNS_2}, as they are stored.
      */
-    public static List<ChainHead> append(Connection c, Collection<String> loadIds) throws SQLException {
-        if (loadIds.isEmpty()) {
-            return List.of();
-        }
-        List<Completed> loads = new ArrayList<>();
-        for (List<String> chunk : InList.chunks(loadIds)) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, deployment_id, summary_partition, summary_offset, plan_digest, "
-                    + String.join(", ", LOAD_COLUMNS_2) + " FROM loads WHERE load_id IN (%s)", chunk)) {
-                try (ResultSet rs = s.executeQuery()) {
-                    while (rs.next()) {
-                        long partition = rs.getLong(3);
-                        boolean noPartition = rs.wasNull();
-                        long offset = rs.getLong(4);
-                        boolean noOffset = rs.wasNull();
-                        String loadHash = hex(sha256().digest(canonical(rs, 6, LOAD_COLUMNS_2.size())));
-                        loads.add(new Completed(rs.getString(1), rs.getString(2), noPartition ? -1 : partition, noOffset ? -1 : offset,
-                                loadHash, rs.getString(5)));
-                    }
-                }
-            }
-        }
-        loads.sort(Comparator.comparingLong(Completed::partition).thenComparingLong(Completed::offset).thenComparing(Completed::loadId));
-        Map<String, ChainHead> heads = new LinkedHashMap<>();
-        Map<String, ChainHead> before = tails(c, loads.stream().map(Completed::deploymentId).distinct().toList());
-        try (PreparedStatement insert = c.prepareStatement("INSERT INTO chain_entries (deployment_id, seq, load_id, prev_hash, load_hash, "
-                + "decisions_hash, entry_hash, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
-            for (Completed load : loads) {
-                ChainHead previous = heads.getOrDefault(load.deploymentId(), before.get(load.deploymentId()));
-                long seq = previous == null ? 1 : previous.seq() + 1;
-                String prev = previous == null ? GENESIS : previous.entryHash();
-                String loadHash = load.loadHash();
-                String decisionsHash = load.planDigest();
-                String entryHash = entryHash(prev, loadHash, decisionsHash);
-                insert.setString(1, load.deploymentId());
-                insert.setLong(2, seq);
-                insert.setString(3, load.loadId());
-                insert.setNull(4, Types.BINARY);
-                insert.setBytes(5, bytes(loadHash));
-                insert.setNull(6, Types.BINARY);
-                insert.setBytes(7, bytes(entryHash));
-                insert.setInt(8, ENCODING);
-                insert.addBatch();
-                heads.put(load.deploymentId(), new ChainHead(load.deploymentId(), seq, load.loadId(), entryHash));
-            }
-            insert.executeBatch();
-        }
-        return List.copyOf(heads.values());
+    public record Link(String loadId, String deploymentId, long partition, long offset, List<Object> row) {
     }
 
     /**
-     * Where each of these deployments' chains goes on from: its last entry, or its anchor when retention dropped every
-     * entry; absent for a chain not started. Two queries, however many deployments.
+     * Chains these completing loads onto their deployments' chains, in log order of their summaries, each after the
+     * entry before it ({@code tails}: each deployment's head before them, absent for a chain not started); returns the
+     * entry each load gets, in chain order. Nothing is written: the entries go on the loads' rows as they are written
+     * ({@code chain_seq}, {@code chain_hash}), in the transaction that completes them.
      */
-    private static Map<String, ChainHead> tails(Connection c, List<String> deploymentIds) throws SQLException {
-        Map<String, ChainHead> tails = new HashMap<>();
-        for (List<String> chunk : InList.chunks(deploymentIds)) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT e.deployment_id, e.seq, e.load_id, e.entry_hash FROM chain_entries e "
-                    + "WHERE e.deployment_id IN (%s) AND e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id)",
-                    chunk); ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    tails.put(rs.getString(1), new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4))));
-                }
-            }
+    public static List<ChainHead> link(Collection<Link> completing, Map<String, ChainHead> tails) {
+        List<Link> loads = new ArrayList<>(completing);
+        loads.sort(Comparator.comparingLong(Link::partition).thenComparingLong(Link::offset).thenComparing(Link::loadId));
+        Map<String, ChainHead> heads = new HashMap<>(tails);
+        List<ChainHead> entries = new ArrayList<>(loads.size());
+        for (Link load : loads) {
+            ChainHead previous = heads.get(load.deploymentId());
+            String loadHash = hex(sha256().digest(canonical(load.row())));
+            String entryHash = entryHash(previous == null ? GENESIS : previous.entryHash(), loadHash, (String) load.row().get(LOAD_COLUMNS.size()));
+            ChainHead entry = new ChainHead(load.deploymentId(), previous == null ? 1 : previous.seq() + 1, load.loadId(), entryHash);
+            heads.put(load.deploymentId(), entry);
+            entries.add(entry);
         }
+        return entries;
+    }
+
+    /**
+     * Where each of these deployments' chains goes on from: its head as its lock row keeps it ({@code heads}), else its
+     * anchor when retention dropped every entry before the head was kept there; absent for a chain not started.
+     */
+    public static Map<String, ChainHead> tails(Connection c, Map<String, ChainHead> heads, Collection<String> deploymentIds) throws SQLException {
+        Map<String, ChainHead> tails = new HashMap<>(heads);
         List<String> unstarted = deploymentIds.stream().filter(d -> !tails.containsKey(d)).toList();
         for (List<String> chunk : InList.chunks(unstarted)) {
             try (PreparedStatement s = InList.prepare(c, "SELECT deployment_id, seq, entry_hash FROM chain_anchors WHERE deployment_id IN (%s)",
@@ -183,11 +150,10 @@ public final class HashChain {
                 rs -> new ChainHead(rs.getString(1), rs.getLong(2), null, hex(rs.getBytes(3))));
     }
 
-    /** Every deployment's head, for publishing them all (at start-up). */
+    /** Every deployment's head, for publishing them all (at start-up): as its lock row keeps it. */
     public static List<ChainHead> heads(Connection c) throws SQLException {
-        return Sql.list(c, "SELECT e.deployment_id, e.seq, e.load_id, e.entry_hash FROM chain_entries e "
-                + "WHERE e.seq = (SELECT MAX(m.seq) FROM chain_entries m WHERE m.deployment_id = e.deployment_id) ORDER BY e.deployment_id",
-                rs -> new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4))));
+        return Sql.list(c, "SELECT deployment_id, chain_seq, chain_load_id, chain_hash FROM deployment_locks WHERE chain_seq IS NOT NULL "
+                + "ORDER BY deployment_id", rs -> new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4))));
     }
 
     /** A deployment's entries in chain order (by seq). */
@@ -213,7 +179,7 @@ public final class HashChain {
     public static Optional<LoadRow> loadRow(Connection c, String loadId, int encoding) throws SQLException {
         List<String> columns = encoding == 1 ? LOAD_COLUMNS : LOAD_COLUMNS_2;
         return Sql.first(c, "SELECT " + (encoding == 1 ? "CAST(NULL AS VARCHAR(64))" : "plan_digest") + ", " + String.join(", ", columns)
-                + " FROM loads WHERE load_id = ?", rs -> new LoadRow(hex(sha256().digest(canonical(rs, 2, columns.size()))), rs.getString(1)), loadId);
+                + " FROM loads WHERE load_id = ?", rs -> new LoadRow(hex(sha256().digest(canonical(values(rs, 2, columns.size())))), rs.getString(1)), loadId);
     }
 
     /**
@@ -254,7 +220,7 @@ public final class HashChain {
                 MessageDigest sha = sha256();
                 int count = 0;
                 while (rs.next()) {
-                    sha.update(canonical(rs, 1, DECISION_COLUMNS.size()));
+                    sha.update(canonical(values(rs, 1, DECISION_COLUMNS.size())));
                     count++;
                 }
                 return new Decisions(count, HexFormat.of().formatHex(sha.digest()));
@@ -280,15 +246,27 @@ public final class HashChain {
         return HexFormat.of().parseHex(hex);
     }
 
-    /** The canonical encoding of {@code columns} values of the row, starting at column {@code from}. */
-    private static byte[] canonical(ResultSet rs, int from, int columns) throws SQLException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(512);
+    /**
+     * {@code columns} values of the row, starting at column {@code from}, as {@link #canonical} encodes them: a time as a
+     * {@link Timestamp}, whatever the driver's own type for it.
+     */
+    public static List<Object> values(ResultSet rs, int from, int columns) throws SQLException {
+        List<Object> values = new ArrayList<>(columns);
         for (int i = from; i < from + columns; i++) {
             Object value = rs.getObject(i);
+            values.add(value == null || value instanceof String || value instanceof Boolean || value instanceof Number ? value : rs.getTimestamp(i));
+        }
+        return values;
+    }
+
+    /** The canonical encoding of a row's values (text, integers, booleans, times; null). */
+    private static byte[] canonical(List<Object> values) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(512);
+        for (Object value : values) {
             if (value == null) {
                 out.write(0);
-            } else if (value instanceof String text) {
-                byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
+            } else if (value instanceof CharSequence text) {
+                byte[] utf8 = text.toString().getBytes(StandardCharsets.UTF_8);
                 out.write(1);
                 out.writeBytes(ByteBuffer.allocate(4).putInt(utf8.length).array());
                 out.writeBytes(utf8);
@@ -298,10 +276,11 @@ public final class HashChain {
             } else if (value instanceof Number number) {
                 out.write(2);
                 out.writeBytes(ByteBuffer.allocate(8).putLong(number.longValue()).array());
-            } else {
-                Timestamp time = rs.getTimestamp(i);
+            } else if (value instanceof Timestamp time) {
                 out.write(4);
                 out.writeBytes(ByteBuffer.allocate(8).putLong(time.getTime()).array());
+            } else {
+                throw new IllegalArgumentException("no canonical encoding of " + value.getClass().getName());
             }
         }
         return out.toByteArray();
@@ -313,8 +292,5 @@ public final class HashChain {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM ships SHA-256", e);
         }
-    }
-
-    private record Completed(String loadId, String deploymentId, long partition, long offset, String loadHash, String planDigest) {
     }
 }

@@ -1,5 +1,7 @@
 package dev.placementaudit.store.ingest;
 
+import dev.placementaudit.store.chain.ChainHead;
+import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 
@@ -7,6 +9,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -14,7 +19,8 @@ import java.util.TreeMap;
 
 /**
  * A row per deployment in {@code deployment_locks} (docs/adr/0003): locked by the transaction that checks the
- * deployment's loads for completion, and holding how far its decisions have come (docs/adr/0006).
+ * deployment's loads for completion, and holding how far its decisions have come (docs/adr/0006) and the head of its
+ * hash chain (docs/adr/0015), which only the transaction holding the lock appends to.
  */
 final class DeploymentLocks {
     private static final String RECORD_DECIDED_THROUGH = "UPDATE deployment_locks SET decided_through = CASE WHEN decided_through IS NULL "
@@ -34,10 +40,12 @@ final class DeploymentLocks {
      * its predecessor, raises its alerts and chains it, and the deployment's chain grows in one order.
      *
      * @param deployments sorted: chunk after chunk, the locks are taken in one order
+     * @return the head of each deployment's hash chain as its row keeps it (absent where none is kept yet)
      */
-    void lock(Connection c, Set<String> deployments) throws SQLException {
+    Map<String, ChainHead> lock(Connection c, Set<String> deployments) throws SQLException {
+        Map<String, ChainHead> heads = new HashMap<>();
         if (deployments.isEmpty()) {
-            return;
+            return heads;
         }
         try (PreparedStatement s = c.prepareStatement(insert)) {
             for (String deployment : deployments) {
@@ -47,14 +55,36 @@ final class DeploymentLocks {
             s.executeBatch();
         }
         for (List<String> chunk : InList.chunks(deployments)) {
-            try (PreparedStatement lock = InList.prepare(c, "SELECT deployment_id FROM deployment_locks WHERE deployment_id IN (%s) "
-                    + "ORDER BY deployment_id FOR UPDATE", chunk)) {
+            try (PreparedStatement lock = InList.prepare(c, "SELECT deployment_id, chain_seq, chain_load_id, chain_hash FROM deployment_locks "
+                    + "WHERE deployment_id IN (%s) ORDER BY deployment_id FOR UPDATE", chunk)) {
                 try (ResultSet rs = lock.executeQuery()) {
                     while (rs.next()) {
-                        rs.getString(1);
+                        long seq = rs.getLong(2);
+                        if (!rs.wasNull()) {
+                            heads.put(rs.getString(1), new ChainHead(rs.getString(1), seq, rs.getString(3), HexFormat.of().formatHex(rs.getBytes(4))));
+                        }
                     }
                 }
             }
+        }
+        return heads;
+    }
+
+    /** Keeps each deployment's new chain head on its row, which this transaction holds locked ({@link #lock}). */
+    void advance(Connection c, Collection<ChainHead> heads) throws SQLException {
+        if (heads.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement update = c.prepareStatement("UPDATE deployment_locks SET chain_seq = ?, chain_load_id = ?, chain_hash = ? "
+                + "WHERE deployment_id = ?")) {
+            for (ChainHead head : heads) {
+                update.setLong(1, head.seq());
+                update.setString(2, head.loadId());
+                update.setBytes(3, HashChain.bytes(head.entryHash()));
+                update.setString(4, head.deploymentId());
+                update.addBatch();
+            }
+            update.executeBatch();
         }
     }
 

@@ -1,6 +1,8 @@
 package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.store.chain.ChainHead;
+import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.LoadRef;
@@ -64,10 +66,12 @@ final class LoadCompletion {
      * @param touched     the loads this batch has records of
      * @param deployments the deployments this batch has records of: their waiting loads are looked at again
      * @param summaries   the summaries in this batch, by load id (the first of each)
-     * @return the completions, in log order within each deployment, each with its predecessor
+     * @param chainHeads  the head of each deployment's hash chain, as its lock row keeps it ({@link DeploymentLocks#lock})
+     * @return the completions, in log order within each deployment, each with its predecessor; and the new head of each
+     *         deployment's chain that grew
      */
-    List<StoredLoad.Completion> complete(Connection c, Set<String> touched, Set<String> deployments, Map<String, Decoded.Summary> summaries, Instant now)
-            throws SQLException {
+    Completed complete(Connection c, Set<String> touched, Set<String> deployments, Map<String, Decoded.Summary> summaries,
+                       Map<String, ChainHead> chainHeads, Instant now) throws SQLException {
         // The deployment locks are held: no other transaction writes these loads' rows until this one commits.
         Map<String, Candidate> candidates = new LinkedHashMap<>();
         Set<String> stored = new HashSet<>();
@@ -126,13 +130,57 @@ final class LoadCompletion {
             completions.put(load.loadId(), new StoredLoad.Completion(load, previous.get(load.loadId()),
                     detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes()));
         }
-        write(c, fresh, completions, candidates, ReleaseHeads.mark(c, done), now);
+        Map<String, ChainHead> entries = chain(c, completions.values(), candidates, chainHeads);
+        write(c, fresh, completions, candidates, ReleaseHeads.mark(c, done), entries, now);
         for (List<String> chunk : InList.chunks(emptied)) {
             try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk)) {
                 delete.executeUpdate();
             }
         }
-        return List.copyOf(completions.values());
+        Map<String, ChainHead> heads = new LinkedHashMap<>();
+        entries.values().forEach(entry -> heads.put(entry.deploymentId(), entry));
+        return new Completed(List.copyOf(completions.values()), List.copyOf(heads.values()));
+    }
+
+    /** What a batch completed, and the new head of each hash chain it grew. */
+    record Completed(List<StoredLoad.Completion> completions, List<ChainHead> chainHeads) {
+    }
+
+    /**
+     * Each completing load's entry in its deployment's hash chain, by load id in chain order: hashed over its row as it
+     * will be stored, from its summary when it came in this batch, else from its row with the plan it completes with.
+     */
+    private static Map<String, ChainHead> chain(Connection c, Collection<StoredLoad.Completion> completions, Map<String, Candidate> candidates,
+                                                Map<String, ChainHead> chainHeads) throws SQLException {
+        List<HashChain.Link> links = new ArrayList<>();
+        Map<String, String> storedPlans = new HashMap<>();
+        for (StoredLoad.Completion completion : completions) {
+            Decoded.Summary summary = candidates.get(completion.load().loadId()).summary();
+            if (summary != null) {
+                links.add(StoredLoad.link(summary.event(), summary.record().partition(), summary.record().offset(), completion.load().planDigest()));
+            } else {
+                storedPlans.put(completion.load().loadId(), completion.load().planDigest());
+            }
+        }
+        for (List<String> chunk : InList.chunks(storedPlans.keySet())) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT " + String.join(", ", HashChain.LOAD_COLUMNS) + " FROM loads WHERE load_id IN (%s)",
+                    chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    List<Object> row = HashChain.values(rs, 1, HashChain.LOAD_COLUMNS.size());
+                    row.add(storedPlans.get(rs.getString("load_id")));
+                    long partition = rs.getLong("summary_partition");
+                    boolean noPartition = rs.wasNull();
+                    long offset = rs.getLong("summary_offset");
+                    boolean noOffset = rs.wasNull();
+                    links.add(new HashChain.Link(rs.getString("load_id"), rs.getString("deployment_id"), noPartition ? -1 : partition,
+                            noOffset ? -1 : offset, row));
+                }
+            }
+        }
+        Map<String, ChainHead> entries = new LinkedHashMap<>();
+        Map<String, ChainHead> tails = HashChain.tails(c, chainHeads, links.stream().map(HashChain.Link::deploymentId).distinct().toList());
+        HashChain.link(links, tails).forEach(entry -> entries.put(entry.loadId(), entry));
+        return entries;
     }
 
     private static void read(Connection c, String sql, List<String> chunk, Map<String, Candidate> candidates, Set<String> stored)
@@ -222,17 +270,18 @@ final class LoadCompletion {
 
     /**
      * Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now; each
-     * marked if it is its release's head now ({@code heads}).
+     * marked if it is its release's head now ({@code heads}), with its chain entry ({@code entries}) if it completes.
      */
     private void write(Connection c, List<Decoded.Summary> fresh, Map<String, StoredLoad.Completion> completions,
-                       Map<String, Candidate> candidates, Set<String> heads, Instant now) throws SQLException {
+                       Map<String, Candidate> candidates, Set<String> heads, Map<String, ChainHead> entries, Instant now) throws SQLException {
         if (!fresh.isEmpty()) {
             Map<String, LoadContexts.Keys> keys = contexts.keys(c, fresh.stream().map(Decoded.Summary::event).toList());
             try (PreparedStatement insert = c.prepareStatement(StoredLoad.INSERT)) {
                 for (Decoded.Summary summary : fresh) {
                     bind(insert, StoredLoad.values(summary.event(), keys.get(summary.event().getLoadId().toString()),
                             summary.record().partition(), summary.record().offset(),
-                            completions.get(summary.event().getLoadId().toString()), heads.contains(summary.event().getLoadId().toString())));
+                            completions.get(summary.event().getLoadId().toString()), heads.contains(summary.event().getLoadId().toString()),
+                            entries.get(summary.event().getLoadId().toString())));
                     insert.addBatch();
                 }
                 insert.executeBatch();
@@ -244,12 +293,14 @@ final class LoadCompletion {
             return;
         }
         try (PreparedStatement update = c.prepareStatement("UPDATE load_rows SET complete = TRUE, completed_at = ?, plan_bytes = ?, "
-                + "previous_load_id = ?, previous_release = ?, previous_plan_bytes = ?, is_head = ? WHERE load_id = ?")) {
+                + "previous_load_id = ?, previous_release = ?, previous_plan_bytes = ?, is_head = ?, chain_seq = ?, chain_hash = ? WHERE load_id = ?")) {
             for (StoredLoad.Completion completion : updates) {
                 LoadRef before = completion.previous();
+                ChainHead entry = entries.get(completion.load().loadId());
                 bind(update, new Object[]{Timestamp.from(now), StoredPlans.bytes(completion.load().planDigest()),
                         before == null ? null : before.loadId(), before == null ? null : before.release(),
-                        before == null ? null : StoredPlans.bytes(before.planDigest()), heads.contains(completion.load().loadId()), completion.load().loadId()});
+                        before == null ? null : StoredPlans.bytes(before.planDigest()), heads.contains(completion.load().loadId()),
+                        entry.seq(), HashChain.bytes(entry.entryHash()), completion.load().loadId()});
                 update.addBatch();
             }
             update.executeBatch();

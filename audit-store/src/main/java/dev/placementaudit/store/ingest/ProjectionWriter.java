@@ -126,15 +126,19 @@ public final class ProjectionWriter {
                 offsets.store(c, batch);
                 phases.end("rows");
 
-                locks.lock(c, records.deployments());
+                Map<String, ChainHead> chainHeads = locks.lock(c, records.deployments());
                 locks.recordDecidedThrough(c, records.decidedThrough());
                 phases.end("lock");
 
-                List<StoredLoad.Completion> completions = completion.complete(c, records.touched(), records.deployments(), records.summaries(), now);
+                LoadCompletion.Completed batchCompleted = completion.complete(c, records.touched(), records.deployments(), records.summaries(),
+                        chainHeads, now);
+                List<StoredLoad.Completion> completions = batchCompleted.completions();
                 decisionRows.dropStragglers(c, rows.stagedLoads(), completions.stream().map(done -> done.load().loadId()).toList());
                 phases.end("complete");
 
-                List<ChainHead> heads = HashChain.append(c, completions.stream().map(done -> done.load().loadId()).toList());
+                // Each completed load's chain entry went on its row as it was written; the heads move on in the lock rows.
+                List<ChainHead> heads = batchCompleted.chainHeads();
+                locks.advance(c, heads);
                 phases.end("chain");
 
                 List<Detection> detections = new ArrayList<>();

@@ -47,7 +47,8 @@ import java.util.Map;
 public final class ProjectionRebuild {
     private static final String REBUILD_GROUP = "projection-rebuild";
     private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "load_rows", "load_sites",
-            "load_builds", "alert_texts", "alerts", "incidents", "incident_deployments", "load_observations", "load_divergences", "runtime_findings");
+            "load_builds", "alert_texts", "alerts", "incidents", "incident_deployments", "load_observations", "load_divergences", "runtime_findings",
+            "chain_entries_legacy");
 
     private final StoreConfig config;
     private final PrintWriter out;
@@ -253,6 +254,13 @@ public final class ProjectionRebuild {
             for (String table : SWAPPED) {
                 s.execute("DELETE FROM " + liveSchema + "." + table);
                 s.execute("INSERT INTO " + liveSchema + "." + table + " SELECT * FROM " + rebuildSchema + "." + table);
+            }
+            // The load rows brought their chain entries (docs/adr/0015): each chain goes on from the rebuilt head.
+            s.execute("INSERT INTO " + liveSchema + ".deployment_locks (deployment_id) SELECT r.deployment_id FROM " + rebuildSchema
+                    + ".deployment_locks r WHERE NOT EXISTS (SELECT 1 FROM " + liveSchema + ".deployment_locks k WHERE k.deployment_id = r.deployment_id)");
+            for (String column : List.of("chain_seq", "chain_load_id", "chain_hash")) {
+                s.execute("UPDATE " + liveSchema + ".deployment_locks SET " + column + " = (SELECT r." + column + " FROM " + rebuildSchema
+                        + ".deployment_locks r WHERE r.deployment_id = " + liveSchema + ".deployment_locks.deployment_id)");
             }
             c.commit();
         }

@@ -246,9 +246,10 @@ public final class Retention {
             // another instance may be naming in a load it writes now.
             update(c, "DELETE FROM load_rows WHERE load_id IN (%s)", chunk);
         }
-        // The chain's start: its entries up to the new anchor (those of loads in the drop list, by construction).
+        // The chain's start: its entries up to the new anchor (those of loads in the drop list, by construction): those
+        // kept on the load rows went with them; those chained before V20 are in a table of their own.
         if (plan.anchor() != null) {
-            try (PreparedStatement s = c.prepareStatement("DELETE FROM chain_entries WHERE deployment_id = ? AND seq <= ?")) {
+            try (PreparedStatement s = c.prepareStatement("DELETE FROM chain_entries_legacy WHERE deployment_id = ? AND seq <= ?")) {
                 s.setString(1, plan.deploymentId());
                 s.setLong(2, plan.anchor().seq());
                 s.executeUpdate();

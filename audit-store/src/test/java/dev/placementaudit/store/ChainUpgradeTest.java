@@ -1,0 +1,92 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.store.chain.ChainLog;
+import dev.placementaudit.store.chain.ChainVerifier;
+import dev.placementaudit.store.chain.HashChain;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A store whose chain entries were written to their own table (before V20) goes on chaining on the load rows after the
+ * upgrade, from each chain's last entry: the old entries keep what they stored, the new ones follow them, and the
+ * chain verifies in the database and against the heads published to the log before and after.
+ */
+@ExtendWith(KafkaBrokerExtension.class)
+class ChainUpgradeTest {
+
+    @DatabaseTest
+    void aChainWrittenBeforeV20GoesOnOnTheLoadRows(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        List<ModelLoaded> before = List.of(StoreHarness.load("phone-1", "r1", 2, 0, false), StoreHarness.load("phone-1", "r2", 2, 24, true),
+                StoreHarness.load("phone-2", "r1", 2, 1, false));
+        h.publish(before);
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM chain_entries") == before.size());
+        }
+        // The store as V19 left it: the same entries, each with its load's hash, in a table of their own; no link on a
+        // row, no head on a lock row; V20 not applied.
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            for (String deployment : List.of("phone-1", "phone-2")) {
+                for (HashChain.Entry e : HashChain.entries(c, deployment)) {
+                    try (PreparedStatement insert = c.prepareStatement("INSERT INTO chain_entries_legacy (deployment_id, seq, load_id, load_hash, "
+                            + "entry_hash, encoding) VALUES (?, ?, ?, ?, ?, 2)")) {
+                        insert.setString(1, deployment);
+                        insert.setLong(2, e.seq());
+                        insert.setString(3, e.loadId());
+                        insert.setBytes(4, HashChain.bytes(HashChain.loadHash(c, e.loadId(), 2).orElseThrow()));
+                        insert.setBytes(5, HashChain.bytes(e.entryHash()));
+                        insert.executeUpdate();
+                    }
+                }
+            }
+            s.execute("DROP VIEW chain_entries");
+            s.execute("ALTER TABLE chain_entries_legacy RENAME TO chain_entries");
+            for (String column : List.of("chain_seq", "chain_hash")) {
+                s.execute("ALTER TABLE load_rows DROP COLUMN " + column);
+            }
+            for (String column : List.of("chain_seq", "chain_hash", "chain_load_id")) {
+                s.execute("ALTER TABLE deployment_locks DROP COLUMN " + column);
+            }
+            // A deployment whose lock row an older store never wrote (its chain began before V7).
+            s.executeUpdate("DELETE FROM deployment_locks WHERE deployment_id = 'phone-2'");
+            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version = '20'");
+        }
+
+        List<ModelLoaded> after = List.of(StoreHarness.load("phone-1", "r3", 2, 48, true), StoreHarness.load("phone-2", "r2", 2, 25, false));
+        h.publish(after);
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM chain_entries") == before.size() + after.size());
+        }
+        assertThat(h.count("SELECT COUNT(*) FROM chain_entries_legacy")).as("the old entries stay as they were written").isEqualTo(3);
+        assertThat(h.count("SELECT COUNT(*) FROM load_rows WHERE chain_seq IS NOT NULL")).as("the new ones are on their rows").isEqualTo(2);
+        try (Connection c = db.dataSource().getConnection()) {
+            assertThat(HashChain.entries(c, "phone-1")).extracting(HashChain.Entry::seq, HashChain.Entry::loadId).containsExactly(
+                    tuple(1L, before.get(0).getLoadId().toString()),
+                    tuple(2L, before.get(1).getLoadId().toString()),
+                    tuple(3L, after.get(0).getLoadId().toString()));
+            assertThat(HashChain.entries(c, "phone-1").get(2).loadHash()).as("derived, not stored").isNull();
+            assertThat(HashChain.heads(c)).extracting(head -> head.deploymentId() + " " + head.seq() + " " + head.loadId())
+                    .containsExactly("phone-1 3 " + after.get(0).getLoadId(), "phone-2 2 " + after.get(1).getLoadId());
+            ChainVerifier.Report report = ChainVerifier.verify(c, Optional.empty(),
+                    Optional.of(ChainLog.read(broker.clientConfig(), h.chain, h.group, Duration.ofSeconds(10))));
+            assertThat(report.breaks()).isEmpty();
+            assertThat(report.entries()).isEqualTo(5);
+            assertThat(report.chains()).allSatisfy(chain -> assertThat(chain.publishedHeadChecked()).isTrue());
+        }
+    }
+}
