@@ -61,6 +61,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
 
 /**
  * Audit-store ingest against raw PostgreSQL, in one run on one database server:
@@ -260,14 +261,8 @@ public final class StoreBench {
             int deployments = (loads + 11) / 12;
             FleetSimulator fleet = new FleetSimulator(7, deployments, releases, ModelCatalog.ALL,
                     List.of(Drift.parse("r2:dequantize=*ffn_down*", releases)), t0);
-            List<ModelLoaded> first = new ArrayList<>();
-            for (ModelLoaded load : fleet) {
-                if (first.size() == loads) {
-                    break;
-                }
-                first.add(load);
-            }
-            return first;
+            // The first `loads` of them, one at a time: a fill of 100,000 loads does not fit in the heap at once.
+            return () -> StreamSupport.stream(fleet.spliterator(), false).limit(loads).iterator();
         }
         FleetSimulator fleet = new FleetSimulator(3, loads, List.of("r1"), List.of(ModelCatalog.LLAMA_3_2_1B_Q4_K_M), List.of(), t0);
         List<ModelLoaded> distinct = new ArrayList<>();

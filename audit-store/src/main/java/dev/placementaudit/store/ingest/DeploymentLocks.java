@@ -9,13 +9,16 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * A row per deployment in {@code deployment_locks} (docs/adr/0003): locked by the transaction that checks the
@@ -23,9 +26,6 @@ import java.util.TreeMap;
  * hash chain (docs/adr/0015), which only the transaction holding the lock appends to.
  */
 final class DeploymentLocks {
-    private static final String RECORD_DECIDED_THROUGH = "UPDATE deployment_locks SET decided_through = CASE WHEN decided_through IS NULL "
-            + "OR decided_through < ? THEN ? ELSE decided_through END WHERE deployment_id = ?";
-
     private final String insert;
 
     DeploymentLocks(Dialect dialect) {
@@ -33,19 +33,31 @@ final class DeploymentLocks {
     }
 
     /**
-     * Takes the lock of each deployment the batch touched, in one order (no deadlock between instances), before its
-     * loads are checked for completion. The rows this transaction wrote are already in; a concurrent transaction that
-     * wrote the rest of a load waits here until this one commits, and its next statement sees these rows (PostgreSQL
-     * and H2 read committed data afresh per statement): so exactly one of the two completes the load, compares it with
-     * its predecessor, raises its alerts and chains it, and the deployment's chain grows in one order.
-     *
-     * @param deployments sorted: chunk after chunk, the locks are taken in one order
-     * @return the head of each deployment's hash chain as its row keeps it (absent where none is kept yet)
+     * What this transaction read of the deployments it locked: how far each one's decisions have come (with this
+     * batch's), which of them this batch moved on, and each one's chain head (absent where none is kept yet).
      */
-    Map<String, ChainHead> lock(Connection c, Set<String> deployments) throws SQLException {
+    record Locked(Map<String, Long> decidedThrough, Set<String> decidedMoved, Map<String, ChainHead> chainHeads) {
+    }
+
+    /**
+     * Takes the lock of each deployment the batch touched, in one order (no deadlock between instances), before its
+     * loads are checked for completion, and reads its row. The rows this transaction wrote are already in; a concurrent
+     * transaction that wrote the rest of a load waits here until this one commits, and its next statement sees these
+     * rows (PostgreSQL and H2 read committed data afresh per statement): so exactly one of the two completes the load,
+     * compares it with its predecessor, raises its alerts and chains it, and the deployment's chain grows in one order.
+     *
+     * @param deployments    sorted: chunk after chunk, the locks are taken in one order
+     * @param decidedInBatch the highest {@code model-loads} offset of the batch's decisions, per deployment: a
+     *                       deployment's decisions come in the order of its loads, so a load before that offset has had
+     *                       every decision it will get, and one that is still not complete never will be
+     *                       ({@link LoadCompletion})
+     */
+    Locked lock(Connection c, Set<String> deployments, Map<String, Long> decidedInBatch) throws SQLException {
+        Map<String, Long> decided = new HashMap<>();
+        Set<String> moved = new HashSet<>();
         Map<String, ChainHead> heads = new HashMap<>();
         if (deployments.isEmpty()) {
-            return heads;
+            return new Locked(decided, moved, heads);
         }
         try (PreparedStatement s = c.prepareStatement(insert)) {
             for (String deployment : deployments) {
@@ -55,53 +67,56 @@ final class DeploymentLocks {
             s.executeBatch();
         }
         for (List<String> chunk : InList.chunks(deployments)) {
-            try (PreparedStatement lock = InList.prepare(c, "SELECT deployment_id, chain_seq, chain_load_id, chain_hash FROM deployment_locks "
-                    + "WHERE deployment_id IN (%s) ORDER BY deployment_id FOR UPDATE", chunk)) {
+            try (PreparedStatement lock = InList.prepare(c, "SELECT deployment_id, decided_through, chain_seq, chain_load_id, chain_hash "
+                    + "FROM deployment_locks WHERE deployment_id IN (%s) ORDER BY deployment_id FOR UPDATE", chunk)) {
                 try (ResultSet rs = lock.executeQuery()) {
                     while (rs.next()) {
-                        long seq = rs.getLong(2);
+                        String deployment = rs.getString(1);
+                        long through = rs.getLong(2);
                         if (!rs.wasNull()) {
-                            heads.put(rs.getString(1), new ChainHead(rs.getString(1), seq, rs.getString(3), HexFormat.of().formatHex(rs.getBytes(4))));
+                            decided.put(deployment, through);
+                        }
+                        long seq = rs.getLong(3);
+                        if (!rs.wasNull()) {
+                            heads.put(deployment, new ChainHead(deployment, seq, rs.getString(4), HexFormat.of().formatHex(rs.getBytes(5))));
                         }
                     }
                 }
             }
         }
-        return heads;
-    }
-
-    /** Keeps each deployment's new chain head on its row, which this transaction holds locked ({@link #lock}). */
-    void advance(Connection c, Collection<ChainHead> heads) throws SQLException {
-        if (heads.isEmpty()) {
-            return;
-        }
-        try (PreparedStatement update = c.prepareStatement("UPDATE deployment_locks SET chain_seq = ?, chain_load_id = ?, chain_hash = ? "
-                + "WHERE deployment_id = ?")) {
-            for (ChainHead head : heads) {
-                update.setLong(1, head.seq());
-                update.setString(2, head.loadId());
-                update.setBytes(3, HashChain.bytes(head.entryHash()));
-                update.setString(4, head.deploymentId());
-                update.addBatch();
+        decidedInBatch.forEach((deployment, through) -> {
+            Long stored = decided.get(deployment);
+            if (stored == null || stored < through) {
+                decided.put(deployment, through);
+                moved.add(deployment);
             }
-            update.executeBatch();
-        }
+        });
+        return new Locked(decided, moved, heads);
     }
 
     /**
-     * Keeps, per deployment, the highest {@code model-loads} offset of any decision seen: a deployment's decisions come in
-     * the order of its loads, so a load before that offset has had every decision it will get, and one that is still not
-     * complete never will be ({@link LoadCompletion}). Runs after {@link #lock}, on rows this transaction holds.
+     * Keeps on each locked row what this batch moved on: how far its decisions have come, and its chain's new head. One
+     * update a row however much changed (each update leaves a row version behind until vacuumed).
      */
-    void recordDecidedThrough(Connection c, Map<String, Long> decidedThrough) throws SQLException {
-        if (decidedThrough.isEmpty()) {
+    void record(Connection c, Locked locked, Collection<ChainHead> newHeads) throws SQLException {
+        Map<String, ChainHead> heads = new TreeMap<>(locked.chainHeads());
+        Set<String> changed = new TreeSet<>(locked.decidedMoved());
+        for (ChainHead head : newHeads) {
+            heads.put(head.deploymentId(), head);
+            changed.add(head.deploymentId());
+        }
+        if (changed.isEmpty()) {
             return;
         }
-        try (PreparedStatement update = c.prepareStatement(RECORD_DECIDED_THROUGH)) {
-            for (Map.Entry<String, Long> deployment : new TreeMap<>(decidedThrough).entrySet()) {
-                update.setLong(1, deployment.getValue());
-                update.setLong(2, deployment.getValue());
-                update.setString(3, deployment.getKey());
+        try (PreparedStatement update = c.prepareStatement("UPDATE deployment_locks SET decided_through = ?, chain_seq = ?, chain_load_id = ?, "
+                + "chain_hash = ? WHERE deployment_id = ?")) {
+            for (String deployment : changed) {
+                ChainHead head = heads.get(deployment);
+                update.setObject(1, locked.decidedThrough().get(deployment), Types.BIGINT);
+                update.setObject(2, head == null ? null : head.seq(), Types.BIGINT);
+                update.setString(3, head == null ? null : head.loadId());
+                update.setBytes(4, head == null ? null : HashChain.bytes(head.entryHash()));
+                update.setString(5, deployment);
                 update.addBatch();
             }
             update.executeBatch();

@@ -66,12 +66,13 @@ final class LoadCompletion {
      * @param touched     the loads this batch has records of
      * @param deployments the deployments this batch has records of: their waiting loads are looked at again
      * @param summaries   the summaries in this batch, by load id (the first of each)
-     * @param chainHeads  the head of each deployment's hash chain, as its lock row keeps it ({@link DeploymentLocks#lock})
+     * @param locked      the deployments' lock rows as this transaction read them ({@link DeploymentLocks#lock}): how far
+     *                    each one's decisions have come, and its hash chain's head
      * @return the completions, in log order within each deployment, each with its predecessor; and the new head of each
      *         deployment's chain that grew
      */
     Completed complete(Connection c, Set<String> touched, Set<String> deployments, Map<String, Decoded.Summary> summaries,
-                       Map<String, ChainHead> chainHeads, Instant now) throws SQLException {
+                       DeploymentLocks.Locked locked, Instant now) throws SQLException {
         // The deployment locks are held: no other transaction writes these loads' rows until this one commits.
         Map<String, Candidate> candidates = new LinkedHashMap<>();
         Set<String> stored = new HashSet<>();
@@ -90,7 +91,7 @@ final class LoadCompletion {
                     l.getHeapBytes(), l.getOffHeapBytes(), l.getMappedBytes(), l.getSourceOffset(), summary));
         }
         Needs needs = needs(c, candidates);
-        Map<String, Long> decidedThrough = null;
+        Map<String, Long> decidedThrough = locked.decidedThrough();
         List<LoadRef> done = new ArrayList<>();
         List<String> emptied = new ArrayList<>();
         for (List<Candidate> history : byDeploymentInLogOrder(candidates.values()).values()) {
@@ -111,9 +112,6 @@ final class LoadCompletion {
                     // Every decision matched the stored plan the load names (none waits, none was set aside).
                     plan = load.planDigest();
                 } else {
-                    if (decidedThrough == null) {
-                        decidedThrough = decidedThrough(c, deployments);
-                    }
                     if (dead || candidate.sourceOffset() == null
                             || decidedThrough.getOrDefault(load.deploymentId(), -1L) > candidate.sourceOffset()) {
                         continue; // it will never complete: it holds nothing up
@@ -130,7 +128,7 @@ final class LoadCompletion {
             completions.put(load.loadId(), new StoredLoad.Completion(load, previous.get(load.loadId()),
                     detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes()));
         }
-        Map<String, ChainHead> entries = chain(c, completions.values(), candidates, chainHeads);
+        Map<String, ChainHead> entries = chain(c, completions.values(), candidates, locked.chainHeads());
         write(c, fresh, completions, candidates, ReleaseHeads.mark(c, done), entries, now);
         for (List<String> chunk : InList.chunks(emptied)) {
             try (PreparedStatement delete = InList.prepare(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk)) {
@@ -231,20 +229,6 @@ final class LoadCompletion {
         Set<String> named = new LinkedHashSet<>();
         candidates.values().stream().map(candidate -> candidate.load().planDigest()).filter(Objects::nonNull).forEach(named::add);
         return new Needs(staged, dead, StoredPlans.stored(c, named));
-    }
-
-    /** The highest {@code model-loads} offset of any decision seen of each deployment (see {@code ProjectionWriter}). */
-    private static Map<String, Long> decidedThrough(Connection c, Set<String> deployments) throws SQLException {
-        Map<String, Long> through = new HashMap<>();
-        for (List<String> chunk : InList.chunks(deployments)) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT deployment_id, decided_through FROM deployment_locks WHERE deployment_id IN (%s) "
-                    + "AND decided_through IS NOT NULL", chunk); ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    through.put(rs.getString(1), rs.getLong(2));
-                }
-            }
-        }
-        return through;
     }
 
     /**

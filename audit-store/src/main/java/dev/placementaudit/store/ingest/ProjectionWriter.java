@@ -126,19 +126,18 @@ public final class ProjectionWriter {
                 offsets.store(c, batch);
                 phases.end("rows");
 
-                Map<String, ChainHead> chainHeads = locks.lock(c, records.deployments());
-                locks.recordDecidedThrough(c, records.decidedThrough());
+                DeploymentLocks.Locked locked = locks.lock(c, records.deployments(), records.decidedThrough());
                 phases.end("lock");
 
                 LoadCompletion.Completed batchCompleted = completion.complete(c, records.touched(), records.deployments(), records.summaries(),
-                        chainHeads, now);
+                        locked, now);
                 List<StoredLoad.Completion> completions = batchCompleted.completions();
                 decisionRows.dropStragglers(c, rows.stagedLoads(), completions.stream().map(done -> done.load().loadId()).toList());
                 phases.end("complete");
 
                 // Each completed load's chain entry went on its row as it was written; the heads move on in the lock rows.
                 List<ChainHead> heads = batchCompleted.chainHeads();
-                locks.advance(c, heads);
+                locks.record(c, locked, heads);
                 phases.end("chain");
 
                 List<Detection> detections = new ArrayList<>();
