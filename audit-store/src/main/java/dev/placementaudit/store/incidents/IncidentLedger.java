@@ -4,6 +4,7 @@ import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.plans.PlanCache;
+import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.FindingKind;
 import dev.placementaudit.store.regression.LoadRef;
@@ -53,7 +54,7 @@ public final class IncidentLedger {
             "to_plan");
     static final List<String> DEPLOYMENT_TYPES = List.of("VARCHAR(40)", "VARCHAR(200)", "VARCHAR(200)", "BOOLEAN", "INTEGER",
             "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE",
-            "VARCHAR(36)", "VARCHAR(64)", "VARCHAR(64)");
+            "VARCHAR(36)", "BYTEA", "BYTEA");
     /** The most tensor names an incident row lists (the digest covers them all). */
     private static final int TENSOR_TEXT_LIMIT = 60_000;
 
@@ -184,8 +185,8 @@ public final class IncidentLedger {
                     a.lastSeen = rs.getTimestamp("last_seen").toInstant();
                     a.leftSeen = rs.getTimestamp("left_seen") == null ? null : rs.getTimestamp("left_seen").toInstant();
                     a.lastLoadId = rs.getString("last_load_id");
-                    a.fromPlan = rs.getString("from_plan");
-                    a.toPlan = rs.getString("to_plan");
+                    a.fromPlan = StoredPlans.hex(rs.getBytes("from_plan"));
+                    a.toPlan = StoredPlans.hex(rs.getBytes("to_plan"));
                     byModel.computeIfAbsent(List.of(a.deploymentId, a.modelId), k -> new ArrayList<>()).add(a);
                 }
             }
@@ -236,7 +237,7 @@ public final class IncidentLedger {
             for (Affected a : dirty) {
                 Sql.bind(upsert, a.incidentId, a.deploymentId, a.modelId, a.showing, a.loads, a.bytesMoved, a.offHeapDelta, a.heapDelta,
                         a.mappedDelta, Timestamp.from(a.firstSeen), Timestamp.from(a.lastSeen), a.leftSeen == null ? null : Timestamp.from(a.leftSeen),
-                        a.lastLoadId, a.fromPlan, a.toPlan);
+                        a.lastLoadId, StoredPlans.bytes(a.fromPlan), StoredPlans.bytes(a.toPlan));
                 upsert.addBatch();
             }
             upsert.executeBatch();

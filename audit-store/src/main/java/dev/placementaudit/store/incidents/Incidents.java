@@ -2,6 +2,7 @@ package dev.placementaudit.store.incidents;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.placementaudit.store.db.Sql;
+import dev.placementaudit.store.plans.StoredPlans;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -162,7 +163,8 @@ public final class Incidents {
                 + "first_seen, last_seen, left_seen, last_load_id, from_plan, to_plan FROM incident_deployments WHERE incident_id = ? "
                 + "ORDER BY showing DESC, deployment_id", rs -> new Deployment(rs.getString(1), rs.getBoolean(2), rs.getInt(3), rs.getLong(4),
                 rs.getLong(5), rs.getLong(6), rs.getLong(7), Sql.instant(rs, 8), Sql.instant(rs, 9),
-                rs.getTimestamp(10) == null ? null : rs.getTimestamp(10).toInstant(), rs.getString(11), rs.getString(12), rs.getString(13)), id);
+                rs.getTimestamp(10) == null ? null : rs.getTimestamp(10).toInstant(), rs.getString(11), StoredPlans.hex(rs.getBytes(12)),
+                StoredPlans.hex(rs.getBytes(13))), id);
         return Optional.of(new Detail(incident, detail.beforeDomain(), detail.afterDomain(), detail.beforeReason(), detail.afterReason(),
                 detail.beforeFormat(), detail.afterFormat(), detail.tensors(), deployments, overTime(deployments)));
     }

@@ -80,6 +80,11 @@ public final class StoredPlans {
         return digest == null ? null : HexFormat.of().parseHex(digest);
     }
 
+    /** A digest stored as its 32 bytes, as the lower-case hex every reader names it by; null for none. */
+    public static String hex(byte[] digest) {
+        return digest == null ? null : HexFormat.of().formatHex(digest);
+    }
+
     /** Which of these plans are stored (committed, or written by this transaction). */
     public static Set<String> stored(Connection c, Collection<String> digests) throws SQLException {
         return InList.strings(c, "SELECT plan_digest FROM plans WHERE plan_digest IN (%s)", digests);

@@ -5,6 +5,7 @@ import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.plans.PlanCache;
+import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.plans.TensorPlacement;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.GrowthRule;
@@ -24,7 +25,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -265,15 +265,11 @@ public final class AuditQueries {
         // code-point order, the same on every database (and cheaper than a sort under the database's collation).
         String sql = "SELECT deployment_id, model_id, site_key, load_id, heap_bytes, offheap_bytes, mapped_bytes, plan_bytes, previous_plan_bytes "
                 + "FROM load_rows WHERE is_head = TRUE AND release_name = ?";
-        HexFormat hex = HexFormat.of();
         record AtSite(long site, Head head) {
         }
-        List<AtSite> read = Sql.list(database, sql, rs -> {
-            byte[] plan = rs.getBytes(8);
-            byte[] previous = rs.getBytes(9);
-            return new AtSite(rs.getLong(3), new Head(new FleetGroup(rs.getString(2), null, null), rs.getString(1), rs.getString(4), rs.getLong(5),
-                    rs.getLong(6), rs.getLong(7), plan == null ? null : hex.formatHex(plan), previous == null ? null : hex.formatHex(previous)));
-        }, release);
+        List<AtSite> read = Sql.list(database, sql, rs -> new AtSite(rs.getLong(3), new Head(new FleetGroup(rs.getString(2), null, null),
+                rs.getString(1), rs.getString(4), rs.getLong(5), rs.getLong(6), rs.getLong(7), StoredPlans.hex(rs.getBytes(8)),
+                StoredPlans.hex(rs.getBytes(9)))), release);
         Map<Long, List<String>> sites = sites(read.stream().map(AtSite::site).collect(Collectors.toSet()));
         List<Head> heads = new ArrayList<>(read.size());
         for (AtSite row : read) {
