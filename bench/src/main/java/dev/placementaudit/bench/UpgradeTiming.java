@@ -39,7 +39,8 @@ record UpgradeTiming(Postgres pg, long loads) {
             return String.format(Locale.ROOT, "Upgrade: a store of %,d loads (%,d deployments) written at schema version 16 opened by this "
                     + "version in **%.1f s**, migrations included (V17 copies every load row to `load_rows` and its site and build to "
                     + "`load_sites` and `load_builds`, V18 marks the release heads on them, V19 copies the rows again with their plans' "
-                    + "digests as bytes).%n", deployments * 1000, deployments, seconds);
+                    + "digests as bytes, V20 adds the chain's columns to them and makes its table a view, V21 has incidents name plans by their "
+                    + "bytes).%n", deployments * 1000, deployments, seconds);
         } finally {
             try (Connection c = DriverManager.getConnection(pg.url(), pg.user(), pg.password())) {
                 StoreBench.drop(c, schema);
