@@ -212,7 +212,7 @@ public final class ChainVerifier {
         }
         HashChain.Entry next = entries.get(i + 1);
         Optional<HashChain.LoadRow> row = rows.get(i + 1);
-        if (next.seq() != entries.get(i).seq() + 1 || next.prevHash() != null || next.encoding() != 2 || row.isEmpty()) {
+        if (next.seq() != entries.get(i).seq() + 1 || next.prevHash() != null || next.encoding() != HashChain.ENCODING || row.isEmpty()) {
             return false;
         }
         String loadHash = next.loadHash() != null ? next.loadHash() : row.get().hash();

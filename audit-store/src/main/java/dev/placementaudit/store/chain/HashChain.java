@@ -72,7 +72,7 @@ public final class HashChain {
         LOAD_COLUMNS_2 = List.copyOf(columns);
     }
 
-    /** The encoding entries are written in now. */
+    /** The encoding entries are written in now (those on load rows, {@link #link}). */
     public static final int ENCODING = 2;
     /** A decision's columns in the order encoding 1 hashed them. */
     public static final List<String> DECISION_COLUMNS = List.of("decision_id", "load_id", "tensor_name", "tensor_index", "dtype",
@@ -237,7 +237,7 @@ public final class HashChain {
     }
 
     /** A stored hash in hex; null for none. */
-    private static String hex(byte[] digest) {
+    public static String hex(byte[] digest) {
         return digest == null ? null : HexFormat.of().formatHex(digest);
     }
 

@@ -13,7 +13,6 @@ import java.sql.Types;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -78,7 +77,7 @@ final class DeploymentLocks {
                         }
                         long seq = rs.getLong(3);
                         if (!rs.wasNull()) {
-                            heads.put(deployment, new ChainHead(deployment, seq, rs.getString(4), HexFormat.of().formatHex(rs.getBytes(5))));
+                            heads.put(deployment, new ChainHead(deployment, seq, rs.getString(4), HashChain.hex(rs.getBytes(5))));
                         }
                     }
                 }
