@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.ConsumerService;
 import dev.placementaudit.service.TopicSetup;
@@ -119,10 +120,8 @@ public final class AuditStore extends ConsumerService {
         ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic(), config.groupId());
         // Health stays on the system clock: it measures how long the consumer has really been silent, which a clock moved
         // on by a test must not turn into an outage.
-        IngestLoop loop = new IngestLoop(consumer, deadLetters, List.of(config.decisionsTopic(), config.resolvedTopic(), config.observationsTopic()),
-                config.deadLetterTopic(),
-                config.groupId(),
-                config.pollTimeout(), writer, publisher, chainLog, metrics, clock, new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
+        IngestLoop loop = new IngestLoop(consumer, deadLetters, config, writer, publisher, chainLog, metrics, clock,
+                new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
         loop.start("audit-store-ingest");
         AuditStore store = new AuditStore(database, loop, publisher, deadLetters, chainLog, queries);
         store.serve(config.http(), registry,
@@ -150,7 +149,7 @@ public final class AuditStore extends ConsumerService {
      * whoever reads the topic by hand.
      */
     private static void warnOfOtherProjections(StoreConfig config) {
-        Thread check = new Thread(() -> {
+        DaemonThreads.start("audit-store-chain-topic-check", () -> {
             try {
                 Thread.sleep(OTHER_PROJECTIONS_CHECK_DELAY.toMillis());
                 Set<String> others = ChainLog.read(config.kafka(), config.chainTopic(), config.groupId(), config.connectTimeout())
@@ -164,9 +163,7 @@ public final class AuditStore extends ConsumerService {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }, "audit-store-chain-topic-check");
-        check.setDaemon(true);
-        check.start();
+        });
     }
 
     public AuditQueries queries() {

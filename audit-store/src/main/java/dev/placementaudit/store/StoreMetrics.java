@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
@@ -56,14 +57,12 @@ public final class StoreMetrics implements IngestListener {
     private final Map<Tags, Latest> latest = new ConcurrentHashMap<>();
     private static final int EAGER_ROWS = 300;
     private static final long GAUGE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
-    private long gaugesPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
-    private long alertsPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
     private final MultiGauge alertDelta;
     /** Per deployment and model: the unsuppressed alerts of its latest compared load, by kind. */
     private final Map<List<String>, Map<String, AlertOutbox.StoredAlert>> openAlerts = new ConcurrentHashMap<>();
-    /** Whether rows were added or changed since the gauges were last registered (values of existing load rows change in place). */
-    private boolean loadsChanged = true;
-    private boolean alertsChanged = true;
+    /** When the load rows are registered again: rows were added (values of existing load rows change in place). */
+    private final Republish loadGauges = new Republish(true);
+    private final Republish alertGauges = new Republish(true);
     private final MultiGauge incidentDeployments;
     private long incidentsReadAt = System.nanoTime();
     private boolean incidentsMayHaveChanged;
@@ -71,8 +70,7 @@ public final class StoreMetrics implements IngestListener {
     /** Even with no batch, how often the incidents are read again: an acknowledgement is made from another process. */
     private static final long INCIDENTS_QUIET_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private final MultiGauge observedUnplanned;
-    private boolean observedChanged;
-    private long observedPublishedAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
+    private final Republish observedGauges = new Republish(false);
     /** Per deployment and model, the latest observed load in the log: only the ingest thread writes it. */
     private final Map<List<String>, RuntimeIncidents.ObservedLoad> observed = new ConcurrentHashMap<>();
     private final Map<String, Timer> phaseTimers = new HashMap<>();
@@ -125,7 +123,7 @@ public final class StoreMetrics implements IngestListener {
                     .put(a.kind(), a));
             now.forEach((key, byKind) -> {
                 if (!sameRows(openAlerts.getOrDefault(key, Map.of()), byKind)) {
-                    alertsChanged = true;
+                    alertGauges.changed();
                 }
                 if (byKind.isEmpty()) {
                     openAlerts.remove(key);
@@ -137,7 +135,9 @@ public final class StoreMetrics implements IngestListener {
         }
         if (!outcome.observed().isEmpty()) {
             for (RuntimeIncidents.ObservedLoad load : outcome.observed()) {
-                observedChanged |= foldObserved(load);
+                if (foldObserved(load)) {
+                    observedGauges.changed();
+                }
             }
             publishObserved();
         }
@@ -220,12 +220,9 @@ public final class StoreMetrics implements IngestListener {
      * the ingest thread more than the batch).
      */
     private void publishObserved() {
-        long now = System.nanoTime();
-        if (!observedChanged || (observed.size() * 3 > EAGER_ROWS && now - observedPublishedAt < GAUGE_INTERVAL_NANOS)) {
+        if (!observedGauges.due(() -> observed.size() * 3)) {
             return;
         }
-        observedPublishedAt = now;
-        observedChanged = false;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         observed.values().forEach(o -> {
             Tags tags = Tags.of("deployment", o.load().deploymentId(), "model", o.load().modelId());
@@ -256,7 +253,7 @@ public final class StoreMetrics implements IngestListener {
         } catch (SQLException e) {
             return;
         }
-        observedChanged = true;
+        observedGauges.changed();
         publishObserved();
     }
 
@@ -310,7 +307,7 @@ public final class StoreMetrics implements IngestListener {
         Latest row = latest.get(tags);
         if (row == null) {
             latest.put(tags, new Latest(position, heap, offHeap, mapped));
-            loadsChanged = true;
+            loadGauges.changed();
         } else if (position.compareTo(row.position) >= 0) {
             row.set(position, heap, offHeap, mapped);
         }
@@ -335,16 +332,9 @@ public final class StoreMetrics implements IngestListener {
 
     /** As {@link #publishGauges}: every open alert's row, re-registered at most every 5 s once there are many. */
     private void publishAlerts() {
-        if (!alertsChanged) {
+        if (!alertGauges.due(() -> openAlerts.values().stream().mapToInt(Map::size).sum())) {
             return;
         }
-        long now = System.nanoTime();
-        int open = openAlerts.values().stream().mapToInt(Map::size).sum();
-        if (open > EAGER_ROWS && now - alertsPublishedAt < GAUGE_INTERVAL_NANOS) {
-            return;
-        }
-        alertsPublishedAt = now;
-        alertsChanged = false;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         openAlerts.values().forEach(byKind -> byKind.values().forEach(a -> rows.add(MultiGauge.Row.of(Tags.of("kind", a.kind(),
                 "deployment", a.deploymentId(), "model", a.modelId(), "from_release", a.fromRelease() == null ? "" : a.fromRelease(),
@@ -368,12 +358,9 @@ public final class StoreMetrics implements IngestListener {
      * a scrape sees values at most that old, and the ingest thread does not spend its time re-registering a fleet.
      */
     private void publishGauges() {
-        long now = System.nanoTime();
-        if (!loadsChanged || (latest.size() * 3 > EAGER_ROWS && now - gaugesPublishedAt < GAUGE_INTERVAL_NANOS)) {
+        if (!loadGauges.due(() -> latest.size() * 3)) {
             return;
         }
-        gaugesPublishedAt = now;
-        loadsChanged = false;
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         latest.forEach((tags, load) -> {
             rows.add(MultiGauge.Row.of(tags.and("domain", "HOST_HEAP"), load, l -> l.heapBytes));
@@ -402,6 +389,35 @@ public final class StoreMetrics implements IngestListener {
             this.heapBytes = heapBytes;
             this.offHeapBytes = offHeapBytes;
             this.mappedBytes = mappedBytes;
+        }
+    }
+
+    /**
+     * When a set of gauge rows is registered again: after it changed, and, once it holds more than {@link #EAGER_ROWS}
+     * rows, at most every {@link #GAUGE_INTERVAL_NANOS} (a scrape then sees values at most that old; a fleet's rows
+     * re-registered after every batch would cost the ingest thread more than the batch). Ingest thread only.
+     */
+    private static final class Republish {
+        private boolean changed;
+        private long doneAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
+
+        Republish(boolean changed) {
+            this.changed = changed;
+        }
+
+        void changed() {
+            changed = true;
+        }
+
+        /** Whether the rows are to be registered now, counted as done when so; {@code rows} is asked only after a change. */
+        boolean due(IntSupplier rows) {
+            long now = System.nanoTime();
+            if (!changed || (rows.getAsInt() > EAGER_ROWS && now - doneAt < GAUGE_INTERVAL_NANOS)) {
+                return false;
+            }
+            doneAt = now;
+            changed = false;
+            return true;
         }
     }
 }

@@ -24,7 +24,7 @@ record CliRun(int exit, String out, String err) {
     static CliRun run(String[] settings, String command, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cli = AuditStoreCli.commandLine();
+        CommandLine cli = AuditStoreCli.commandLine(null);
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         List<String> all = new ArrayList<>(List.of(command));

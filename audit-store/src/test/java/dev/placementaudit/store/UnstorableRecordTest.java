@@ -71,7 +71,7 @@ class UnstorableRecordTest {
         assertThat(poisoned.deadLetteredRecords()).isEqualTo(1);
         assertThat(h.count("SELECT COUNT(*) FROM findings")).as("phone-1's r2 was still compared with its r1").isPositive();
         java.io.StringWriter out = new java.io.StringWriter();
-        picocli.CommandLine where = dev.placementaudit.store.cli.AuditStoreCli.commandLine();
+        picocli.CommandLine where = dev.placementaudit.store.cli.AuditStoreCli.commandLine(null);
         where.setOut(new java.io.PrintWriter(out, true));
         assertThat(where.execute("where", "--deployment", "phone-2", "--set", "store.jdbc.url=" + db.jdbcUrl(), "--set", "store.jdbc.user=" + db.user()))
                 .isZero();

@@ -34,7 +34,6 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -65,16 +64,13 @@ public final class CollectorBench {
 
     public static void main(String[] args) throws Exception {
         AvroTrust.install();
-        Map<String, String> options = new HashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-        }
-        int loads = Integer.parseInt(options.getOrDefault("loads", "20000"));
-        int rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
-        int warmup = Integer.parseInt(options.getOrDefault("warmup", "1"));
-        double seconds = Double.parseDouble(options.getOrDefault("seconds", "10"));
-        int senders = Integer.parseInt(options.getOrDefault("senders", "8"));
-        int batchSize = Integer.parseInt(options.getOrDefault("batch", "100"));
+        BenchOptions options = new BenchOptions(args);
+        int loads = options.integer("loads", 20_000);
+        int rounds = options.integer("rounds", 3);
+        int warmup = options.integer("warmup", 1);
+        double seconds = options.decimal("seconds", 10);
+        int senders = options.integer("senders", 8);
+        int batchSize = options.integer("batch", 100);
         String bootstrap = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
         String topic = "bench-collector-" + System.currentTimeMillis();
         Map<String, Object> kafka = Map.of("bootstrap.servers", bootstrap);

@@ -1,5 +1,6 @@
 package dev.placementaudit.bench;
 
+import dev.placementaudit.service.DaemonThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -22,24 +23,14 @@ import java.util.concurrent.locks.LockSupport;
  * inter-broker one for transaction markers included, crosses the "network". Linux's netem would be the usual tool;
  * this machine's kernel has no sch_netem.
  */
-public final class LatencyProxy {
+public record LatencyProxy(int listenPort, int targetPort, long oneWayNanos) {
     private static final int CHUNK = 64 * 1024;
-
-    private final int listenPort;
-    private final int targetPort;
-    private final long oneWayNanos;
-
-    private LatencyProxy(int listenPort, int targetPort, double rttMillis) {
-        this.listenPort = listenPort;
-        this.targetPort = targetPort;
-        this.oneWayNanos = (long) (rttMillis * 1e6 / 2);
-    }
 
     public static void main(String[] args) throws IOException {
         if (args.length != 3) {
             throw new IllegalArgumentException("usage: LatencyProxy listenPort targetPort rttMillis, got " + Arrays.toString(args));
         }
-        new LatencyProxy(Integer.parseInt(args[0]), Integer.parseInt(args[1]), Double.parseDouble(args[2])).serve();
+        new LatencyProxy(Integer.parseInt(args[0]), Integer.parseInt(args[1]), (long) (Double.parseDouble(args[2]) * 1e6 / 2)).serve();
     }
 
     private void serve() throws IOException {
@@ -49,7 +40,7 @@ public final class LatencyProxy {
             System.out.printf("proxy ready: localhost:%d -> localhost:%d, %.2f ms round trip added%n", listenPort, targetPort, oneWayNanos * 2 / 1e6);
             while (true) {
                 Socket client = server.accept();
-                daemon("proxy-connect", () -> connect(client));
+                DaemonThreads.start("proxy-connect", () -> connect(client));
             }
         }
     }
@@ -72,7 +63,7 @@ public final class LatencyProxy {
         BlockingQueue<Chunk> inFlight = new LinkedBlockingQueue<>();
         InputStream in = from.getInputStream();
         OutputStream out = to.getOutputStream();
-        daemon("proxy-read", () -> {
+        DaemonThreads.start("proxy-read", () -> {
             byte[] buffer = new byte[CHUNK];
             try {
                 for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
@@ -84,7 +75,7 @@ public final class LatencyProxy {
             }
             inFlight.add(Chunk.END);
         });
-        daemon("proxy-write", () -> {
+        DaemonThreads.start("proxy-write", () -> {
             try {
                 for (Chunk chunk = inFlight.take(); chunk != Chunk.END; chunk = inFlight.take()) {
                     for (long wait = chunk.due - System.nanoTime(); wait > 0; wait = chunk.due - System.nanoTime()) {
@@ -98,12 +89,6 @@ public final class LatencyProxy {
             closeQuietly(from);
             closeQuietly(to);
         });
-    }
-
-    private static void daemon(String name, Runnable body) {
-        Thread thread = new Thread(body, name);
-        thread.setDaemon(true);
-        thread.start();
     }
 
     private static void closeQuietly(Socket socket) {

@@ -23,7 +23,6 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -39,12 +38,9 @@ import java.util.UUID;
 public final class LoaderBench {
     public static void main(String[] args) throws Exception {
         AvroTrust.install();
-        Map<String, String> options = new HashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-        }
-        int rounds = Integer.parseInt(options.getOrDefault("rounds", "7"));
-        String layout = options.getOrDefault("model", "bitnet-2b-tq2_0");
+        BenchOptions options = new BenchOptions(args);
+        int rounds = options.integer("rounds", 7);
+        String layout = options.text("model", "bitnet-2b-tq2_0");
         Path dir = Files.createTempDirectory("pa-bench-loader");
         Path file = dir.resolve(layout + ".gguf");
         SampleModelFile.write(ModelCatalog.byId(layout), SampleModelFile.Format.GGUF, file);

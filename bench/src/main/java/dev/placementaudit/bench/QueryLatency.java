@@ -30,7 +30,7 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
      * a deployment's latest loads and one load's tensors. Returns the Markdown section.
      */
     String measure() throws Exception {
-        String schema = "bench_query_" + StoreBench.suffix();
+        String schema = "bench_query_" + Postgres.suffix();
         long perDeployment = 4 * 5 * 50;
         long deployments = Math.max(1, queryLoads / perDeployment);
         long count = deployments * perDeployment;
@@ -93,7 +93,7 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             // And its pages written out: a checkpoint spread over the measurements would be measured with them.
             s.execute("CHECKPOINT");
             double fillSeconds = (System.nanoTime() - fill) / 1e9;
-            Map<String, Long> sizes = StoreBench.sizes(c, schema);
+            Map<String, Long> sizes = Postgres.sizes(c, schema);
             long total = sizes.values().stream().mapToLong(Long::longValue).sum();
             System.out.printf(Locale.ROOT, "filled in %.0f s: %s%n", fillSeconds, ByteSizes.format(total));
             AuditQueries queries = new AuditQueries(db.dataSource(), new GrowthRule("off-heap", 10, 1 << 20), new GrowthRule("heap", 10, 1 << 20));
@@ -131,7 +131,7 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             if (keepSchema) {
                 System.out.printf(Locale.ROOT, "kept schema %s for inspection (--keep-schema): DROP SCHEMA %s CASCADE when done%n", schema, schema);
             } else {
-                StoreBench.drop(c, schema);
+                Postgres.drop(c, schema);
             }
             StringBuilder md = new StringBuilder();
             md.append(String.format(Locale.ROOT, "Queries with %,d loads stored (%,d deployments, 80 plans; rows " + (byDeployment ? "deployment by deployment" : "in the order the loads happened")

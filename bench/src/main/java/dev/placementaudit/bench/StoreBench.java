@@ -17,6 +17,7 @@ import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
+import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
@@ -44,8 +45,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -58,7 +57,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -78,31 +76,13 @@ import java.util.stream.StreamSupport;
 public final class StoreBench {
     public static void main(String[] args) throws Exception {
         AvroTrust.install();
-        Map<String, String> options = new HashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-        }
-        String mix = options.getOrDefault("mix", "fleet");
-        if (!List.of("fleet", "distinct").contains(mix)) {
-            throw new IllegalArgumentException("--mix is fleet (4 models x 3 releases x 4 deployment kinds: plans repeat) or distinct "
-                    + "(every load its own plan), not " + mix);
-        }
-        int loads = Integer.parseInt(options.getOrDefault("loads", mix.equals("fleet") ? "20000" : "2000"));
-        int runs = Integer.parseInt(options.getOrDefault("runs", "3"));
-        long queryLoads = Long.parseLong(options.getOrDefault("query-loads", "1000000"));
-        String storeHeap = options.get("store-heap");
+        BenchOptions options = new BenchOptions(args);
+        String storeHeap = options.given("store-heap");
         String bootstrap = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
         if (bootstrap == null) {
             throw new IllegalStateException("run through bench/run.sh store, which starts a broker");
         }
-        StoreBench bench = new StoreBench(bootstrap, mix, loads, runs, queryLoads);
-        bench.keepQuerySchema = Boolean.parseBoolean(options.getOrDefault("keep-schema", "false"));
-        bench.observe = Boolean.parseBoolean(options.getOrDefault("observe", "false"));
-        String layout = options.getOrDefault("query-layout", "time");
-        if (!layout.equals("time") && !layout.equals("deployment")) {
-            throw new IllegalArgumentException("--query-layout is time (rows in the order the loads happened, as a store appends them) or deployment");
-        }
-        bench.queryByDeployment = layout.equals("deployment");
+        StoreBench bench = new StoreBench(bootstrap, options);
         if (storeHeap != null) {
             bench.heapRun(storeHeap);
         } else {
@@ -116,9 +96,9 @@ public final class StoreBench {
     private final int runs;
     private final long queryLoads;
     /** Leaves the million-load schema of the query run in place, for EXPLAIN and the like. */
-    private boolean keepQuerySchema;
+    private final boolean keepQuerySchema;
     /** --query-layout deployment: the query fill's rows one deployment's after another's, not in the order loads happened. */
-    private boolean queryByDeployment;
+    private final boolean queryByDeployment;
     /** With --keep-schema: the last ingest run's schema stays too, to look at its tables. */
     private boolean keepIngestSchema;
     private final Postgres pg = Postgres.fromEnvironment();
@@ -147,15 +127,26 @@ public final class StoreBench {
      * Every device also reports what it did (docs/observations.md): each load carries the runtime's decisions, and a
      * LoadObserved follows it; r3 leaks 512 MB off-heap, so a third of the loads raise UNPLANNED_OFFHEAP.
      */
-    private boolean observe;
+    private final boolean observe;
     private long lastRuntimeFindings;
 
-    private StoreBench(String bootstrap, String mix, int loads, int runs, long queryLoads) {
+    private StoreBench(String bootstrap, BenchOptions options) {
         this.bootstrap = bootstrap;
-        this.mix = mix;
-        this.loads = loads;
-        this.runs = runs;
-        this.queryLoads = queryLoads;
+        this.mix = options.text("mix", "fleet");
+        if (!List.of("fleet", "distinct").contains(mix)) {
+            throw new IllegalArgumentException("--mix is fleet (4 models x 3 releases x 4 deployment kinds: plans repeat) or distinct "
+                    + "(every load its own plan), not " + mix);
+        }
+        this.loads = options.integer("loads", mix.equals("fleet") ? 20_000 : 2_000);
+        this.runs = options.integer("runs", 3);
+        this.queryLoads = options.number("query-loads", 1_000_000);
+        this.keepQuerySchema = options.flag("keep-schema");
+        this.observe = options.flag("observe");
+        String layout = options.text("query-layout", "time");
+        if (!layout.equals("time") && !layout.equals("deployment")) {
+            throw new IllegalArgumentException("--query-layout is time (rows in the order the loads happened, as a store appends them) or deployment");
+        }
+        this.queryByDeployment = layout.equals("deployment");
     }
 
     private void run() throws Exception {
@@ -177,9 +168,9 @@ public final class StoreBench {
         List<Double> copy = new ArrayList<>();
         List<Double> store = new ArrayList<>();
         for (int run = 1; run <= runs; run++) {
-            copy.add(rawCopy(copyRows, "bench_copy_" + run + "_" + suffix()));
+            copy.add(rawCopy(copyRows, "bench_copy_" + run + "_" + Postgres.suffix()));
             keepIngestSchema = keepQuerySchema && run == runs;
-            store.add(ingest(base, "bench_store_" + run + "_" + suffix()));
+            store.add(ingest(base, "bench_store_" + run + "_" + Postgres.suffix()));
             startups.add(lastStartup);
             System.out.printf(Locale.ROOT, "run %d  raw COPY %.2f s (%.0f rows/s)   audit-store %.2f s (%.0f decisions/s); incidents %d, events %.0f "
                     + "(+%d due); database %s%n", run, copy.get(run - 1), stream.decisions() / copy.get(run - 1), store.get(run - 1),
@@ -381,7 +372,7 @@ public final class StoreBench {
             long started = System.nanoTime();
             copy.copyIn("COPY " + schema + ".decisions FROM STDIN", in);
             double seconds = (System.nanoTime() - started) / 1e9;
-            drop(c, schema);
+            Postgres.drop(c, schema);
             return seconds;
         }
     }
@@ -444,17 +435,17 @@ public final class StoreBench {
                     t.totalTime(TimeUnit.MILLISECONDS)));
             lastEvents = registry.counter("pa.store.alerts.published").count();
             try (Connection c = store.database().dataSource().getConnection()) {
-                lastIncidents = count(c, "SELECT COUNT(*) FROM " + schema + ".incidents");
-                lastOpenIncidents = count(c, "SELECT COUNT(*) FROM " + schema + ".incidents WHERE state = 'OPEN'");
-                lastPending = count(c, "SELECT COUNT(*) FROM " + schema + ".incidents WHERE published_version IS NULL OR published_version < version");
-                lastAlertRows = count(c, "SELECT COUNT(*) FROM " + schema + ".alerts");
-                lastRuntimeFindings = count(c, "SELECT COUNT(*) FROM " + schema + ".runtime_findings");
+                lastIncidents = Sql.number(c, "SELECT COUNT(*) FROM " + schema + ".incidents");
+                lastOpenIncidents = Sql.number(c, "SELECT COUNT(*) FROM " + schema + ".incidents WHERE state = 'OPEN'");
+                lastPending = Sql.number(c, "SELECT COUNT(*) FROM " + schema + ".incidents WHERE published_version IS NULL OR published_version < version");
+                lastAlertRows = Sql.number(c, "SELECT COUNT(*) FROM " + schema + ".alerts");
+                lastRuntimeFindings = Sql.number(c, "SELECT COUNT(*) FROM " + schema + ".runtime_findings");
                 lastSizes.clear();
-                lastSizes.putAll(sizes(c, schema));
+                lastSizes.putAll(Postgres.sizes(c, schema));
                 if (keepIngestSchema) {
                     System.out.println("kept schema " + schema + " (--keep-schema)");
                 } else {
-                    drop(c, schema);
+                    Postgres.drop(c, schema);
                 }
             }
         }
@@ -462,34 +453,6 @@ public final class StoreBench {
     }
 
 
-
-    private static long count(Connection c, String sql) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    /** Bytes per table of the schema, indexes and TOAST included (pg_total_relation_size), largest first. */
-    static Map<String, Long> sizes(Connection c, String schema) throws SQLException {
-        Map<String, Long> sizes = new LinkedHashMap<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n "
-                + "ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind = 'r' ORDER BY 2 DESC")) {
-            s.setString(1, schema);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    sizes.put(rs.getString(1), rs.getLong(2));
-                }
-            }
-        }
-        return sizes;
-    }
-
-    static void drop(Connection c, String schema) throws SQLException {
-        try (Statement s = c.createStatement()) {
-            s.execute("DROP SCHEMA " + schema + " CASCADE");
-        }
-    }
 
     /** Now, if the store has committed a batch (a phase timer has counted one), else -1: the run's first commit. */
     private static long committed(PrometheusMeterRegistry registry) {
@@ -500,9 +463,5 @@ public final class StoreBench {
     static double median(List<Double> values) {
         double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         return sorted[sorted.length / 2];
-    }
-
-    static String suffix() {
-        return UUID.randomUUID().toString().replace("-", "").substring(0, 8);
     }
 }

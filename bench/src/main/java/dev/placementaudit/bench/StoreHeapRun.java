@@ -27,7 +27,7 @@ record StoreHeapRun(String bootstrap, Postgres pg, int loads) {
 
     /** Ingests the {@code decisions} published under topic base {@code base} with {@code -Xmx<heap>}, and writes the report. */
     void run(String heap, String base, long decisions) throws Exception {
-        String schema = "bench_heap_" + StoreBench.suffix();
+        String schema = "bench_heap_" + Postgres.suffix();
         try (AuditDatabase db = pg.open(schema, 2)) {
             Path gcLog = Files.createTempFile("pa-store-gc", ".log");
             Path out = Files.createTempFile("pa-store-out", ".log");
@@ -91,7 +91,7 @@ record StoreHeapRun(String bootstrap, Postgres pg, int loads) {
             Files.writeString(file, md);
             System.out.println("written to " + file);
             try (Connection c = db.dataSource().getConnection()) {
-                StoreBench.drop(c, schema);
+                Postgres.drop(c, schema);
             }
         }
     }

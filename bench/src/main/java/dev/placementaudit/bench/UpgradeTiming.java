@@ -15,7 +15,7 @@ import java.util.Locale;
  */
 record UpgradeTiming(Postgres pg, long loads) {
     String measure() throws Exception {
-        String schema = "bench_upgrade_" + StoreBench.suffix();
+        String schema = "bench_upgrade_" + Postgres.suffix();
         Flyway.configure().dataSource(pg.url(), pg.user(), pg.password()).schemas(schema).defaultSchema(schema).createSchemas(true)
                 .locations("classpath:db/migration").target("16").load().migrate();
         long deployments = Math.max(1, loads / 1000);
@@ -43,7 +43,7 @@ record UpgradeTiming(Postgres pg, long loads) {
                     + "bytes).%n", deployments * 1000, deployments, seconds);
         } finally {
             try (Connection c = DriverManager.getConnection(pg.url(), pg.user(), pg.password())) {
-                StoreBench.drop(c, schema);
+                Postgres.drop(c, schema);
             }
         }
     }

@@ -39,7 +39,6 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -74,17 +73,9 @@ public final class WorkerBench {
 
     public static void main(String[] args) throws Exception {
         AvroTrust.install();
-        Map<String, String> options = options(args);
-        // 180,000 loads (26.3 million decisions): some 30 s of the raw fan-out's work per mode here, so start-up and group
-        // join (about 0.4 s, reported apart) weigh ~1%, and the steady-state figures leave them out altogether.
-        int loads = Integer.parseInt(options.getOrDefault("loads", "180000"));
-        int runs = Integer.parseInt(options.getOrDefault("runs", "3"));
-        int warmup = Integer.parseInt(options.getOrDefault("warmup", "1"));
-        String modelId = options.getOrDefault("model", ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id());
-        List<String> ahead = options.containsKey("ahead") ? List.of(options.get("ahead").split(",")) : List.of("");
-        List<String> threads = options.containsKey("threads") ? List.of(options.get("threads").split(",")) : List.of("");
+        BenchOptions options = new BenchOptions(args);
         try (KafkaBroker broker = KafkaFixture.start()) {
-            new WorkerBench(broker, loads, runs, warmup, ModelCatalog.byId(modelId), ahead, threads).run();
+            new WorkerBench(broker, options).run();
         }
     }
 
@@ -105,15 +96,16 @@ public final class WorkerBench {
     private int tensorsPerLoad;
     private List<byte[]> templateOutputs;
 
-    private WorkerBench(KafkaBroker broker, int loads, int runs, int warmup, ModelCatalog.Archetype model, List<String> aheadValues,
-                        List<String> threadValues) {
+    private WorkerBench(KafkaBroker broker, BenchOptions options) {
         this.broker = broker;
-        this.loads = loads;
-        this.runs = runs;
-        this.warmup = warmup;
-        this.model = model;
-        this.aheadValues = aheadValues;
-        this.threadValues = threadValues;
+        // 180,000 loads (26.3 million decisions): some 30 s of the raw fan-out's work per mode here, so start-up and group
+        // join (about 0.4 s, reported apart) weigh ~1%, and the steady-state figures leave them out altogether.
+        this.loads = options.integer("loads", 180_000);
+        this.runs = options.integer("runs", 3);
+        this.warmup = options.integer("warmup", 1);
+        this.model = ModelCatalog.byId(options.text("model", ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id()));
+        this.aheadValues = options.list("ahead");
+        this.threadValues = options.list("threads");
     }
 
     /** Every mode of a round, in the order they run: the raw baselines, then each worker variant. */
@@ -427,17 +419,6 @@ public final class WorkerBench {
         double cpuMicrosPer(long decisions) {
             return (cpu.clientSeconds() + (Double.isNaN(cpu.brokerSeconds()) ? 0 : cpu.brokerSeconds())) * 1e6 / decisions;
         }
-    }
-
-    private static Map<String, String> options(String[] args) {
-        Map<String, String> options = new HashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            if (!args[i].startsWith("--")) {
-                throw new IllegalArgumentException("expected --name value pairs, got " + Arrays.toString(args));
-            }
-            options.put(args[i].substring(2), args[i + 1]);
-        }
-        return options;
     }
 
     private enum Mode {

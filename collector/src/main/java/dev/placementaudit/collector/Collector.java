@@ -1,6 +1,7 @@
 package dev.placementaudit.collector;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.placementaudit.service.Sends;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
@@ -176,26 +177,15 @@ public final class Collector implements AutoCloseable {
 
     /** Sends every valid item and waits for the broker's acknowledgement of each; an item too large for the broker is refused. */
     private List<Batch.Item> publish(List<Batch.Item> items) throws InterruptedException {
-        List<CompletableFuture<Void>> sent = new ArrayList<>(items.size());
+        List<CompletableFuture<?>> sent = new ArrayList<>(items.size());
         for (Batch.Item item : items) {
             if (!item.valid()) {
                 sent.add(CompletableFuture.completedFuture(null));
                 continue;
             }
             boolean load = item.kind().equals(Batch.LOADS);
-            CompletableFuture<Void> acknowledged = new CompletableFuture<>();
-            try {
-                producer.send(new ProducerRecord<>(load ? config.loadsTopic() : config.observationsTopic(), item.deploymentId(),
-                        item.encoded()), (metadata, failure) -> {
-                    if (failure == null) {
-                        acknowledged.complete(null);
-                    } else {
-                        acknowledged.completeExceptionally(failure);
-                    }
-                });
-            } catch (RuntimeException e) {
-                acknowledged.completeExceptionally(e);
-            }
+            CompletableFuture<?> acknowledged = Sends.acknowledged(producer, () -> new ProducerRecord<>(
+                    load ? config.loadsTopic() : config.observationsTopic(), item.deploymentId(), item.encoded()));
             if (acknowledged.handle((ok, failure) -> failure).getNow(null) instanceof org.apache.kafka.common.errors.TimeoutException e) {
                 // No metadata within max.block.ms (send() waited, then failed the record): every later item would wait as long
                 // again, for the same answer.

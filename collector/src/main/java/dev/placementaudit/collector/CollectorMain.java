@@ -1,20 +1,17 @@
 package dev.placementaudit.collector;
 
 import dev.placementaudit.schemas.AvroTrust;
-import dev.placementaudit.service.Settings;
 import dev.placementaudit.service.cli.CliErrors;
-import dev.placementaudit.service.cli.ConfDir;
+import dev.placementaudit.service.cli.ServiceSettingsOptions;
 import dev.placementaudit.service.cli.ProjectVersion;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -23,12 +20,12 @@ import java.util.concurrent.CountDownLatch;
         description = "Takes model loads and observations over HTTPS from devices that cannot hold Kafka credentials, per-fleet tokens.",
         subcommands = {CollectorMain.Run.class, CollectorMain.Token.class})
 public final class CollectorMain {
-
     public static void main(String[] args) {
         AvroTrust.install();
         System.exit(commandLine().execute(args));
     }
 
+    /** {@code collector run|token} with the project's one-line errors: what the launcher mounts as {@code placement-audit collector}. */
     public static CommandLine commandLine() {
         return CliErrors.install(new CommandLine(new CollectorMain()));
     }
@@ -36,17 +33,11 @@ public final class CollectorMain {
     @Command(name = "run", mixinStandardHelpOptions = true,
             description = "Serve POST /v1/loads (and /health, /metrics, /openapi.json), publishing to Kafka. Stops gracefully on SIGTERM.")
     static final class Run implements Callable<Integer> {
-        @Option(names = "--config", paramLabel = "FILE", description = "properties file (collector.*, kafka.*, connect.timeout); env PA_* and -D "
-                + "override it (default: conf/collector.properties of the distribution, or of $PA_CONF_DIR, which documents every key)")
-        Path config;
-
-        @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting that wins over every other layer, e.g. --set collector.http.port=0 "
-                + "(repeatable)", mapFallbackValue = "")
-        Map<String, String> overrides = new LinkedHashMap<>();
+        @Mixin ServiceSettingsOptions settings = new ServiceSettingsOptions();
 
         @Override
         public Integer call() throws InterruptedException {
-            CollectorConfig collectorConfig = CollectorConfig.from(Settings.load(ConfDir.orDefault(config, "collector.properties"), overrides));
+            CollectorConfig collectorConfig = CollectorConfig.from(settings.load("collector.properties"));
             Collector collector = Collector.start(collectorConfig, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -62,15 +53,12 @@ public final class CollectorMain {
             description = "Make a new token for a fleet: prints the token (give it to the fleet's devices, keep it nowhere else) and the "
                     + "settings that let it write, which hold only its SHA-256.")
     static final class Token implements Callable<Integer> {
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
+        @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-        @Option(names = "--fleet", required = true, paramLabel = "NAME", description = "the fleet's name, e.g. phones")
-        String fleet;
+        @Option(names = "--fleet", required = true, paramLabel = "NAME", description = "the fleet's name, e.g. phones") String fleet;
 
         @Option(names = "--deployments", paramLabel = "IDS", defaultValue = "*",
-                description = "deployment ids or prefixes ending in * the fleet may write (default: ${DEFAULT-VALUE}, every one)")
-        String deployments;
+                description = "deployment ids or prefixes ending in * the fleet may write (default: ${DEFAULT-VALUE}, every one)") String deployments;
 
         @Override
         public Integer call() {

@@ -61,8 +61,7 @@ public final class PipelineDemo implements Callable<Integer> {
     /** The file {@code --serve} writes: source it to point the CLI at the running demo. */
     public static final String ENV_FILE = "demo.env";
 
-    @Option(names = "--serve", description = "keep the broker, the store and its API and dashboard up after the report, until Ctrl-C")
-    boolean serve;
+    @Option(names = "--serve", description = "keep the broker, the store and its API and dashboard up after the report, until Ctrl-C") boolean serve;
 
     @Option(names = "--kafka-port", defaultValue = "9092", description = "with --serve, the broker's port; 0 for any free one (default: ${DEFAULT-VALUE})")
     int kafkaPort;
@@ -73,11 +72,9 @@ public final class PipelineDemo implements Callable<Integer> {
     @Option(names = "--dir", defaultValue = "data/demo", description = "where the demo keeps its broker log and H2 store; emptied first (default: ${DEFAULT-VALUE})")
     Path dir;
 
-    @Option(names = CliErrors.VERBOSE, description = "print the stack trace of a failure")
-    boolean verbose;
+    @Option(names = CliErrors.VERBOSE, description = "print the stack trace of a failure") boolean verbose;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
         AvroTrust.install();

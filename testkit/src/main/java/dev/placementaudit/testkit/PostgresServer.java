@@ -17,23 +17,7 @@ import javax.sql.DataSource;
  * <p>When it cannot be reached the test is aborted with the reason - except under {@code CI=true} (or
  * {@code -Dpa.require.postgres=true}), where a missing database must fail the run, never skip it.
  */
-public final class PostgresServer {
-    private final String host;
-    private final int port;
-    private final String user;
-    private final String password;
-    private final String database;
-    private final boolean required;
-
-    private PostgresServer(String host, int port, String user, String password, String database, boolean required) {
-        this.host = host;
-        this.port = port;
-        this.user = user;
-        this.password = password;
-        this.database = database;
-        this.required = required;
-    }
-
+public record PostgresServer(String host, int port, String user, String password, String database, boolean required) {
     public static PostgresServer fromEnvironment() {
         boolean required = "true".equalsIgnoreCase(System.getenv("CI")) || Boolean.getBoolean("pa.require.postgres");
         return new PostgresServer(env("PGHOST", "127.0.0.1"), Integer.parseInt(env("PGPORT", "5432")),
@@ -47,14 +31,6 @@ public final class PostgresServer {
 
     public String jdbcUrl() {
         return "jdbc:postgresql://" + host + ":" + port + "/" + database;
-    }
-
-    public String user() {
-        return user;
-    }
-
-    public String password() {
-        return password;
     }
 
     /** A new schema only this test sees; dropped with everything in it on close. */

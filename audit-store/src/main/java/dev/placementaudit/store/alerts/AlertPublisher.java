@@ -4,13 +4,14 @@ import dev.placementaudit.events.AlertKind;
 import dev.placementaudit.events.AlertTensor;
 import dev.placementaudit.events.PlacementAlert;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.OutboxProducer;
+import dev.placementaudit.service.Sends;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.incidents.IncidentPublisher;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,8 +27,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
@@ -52,7 +51,7 @@ public final class AlertPublisher implements AutoCloseable {
 
     private final DataSource database;
     private final String topic;
-    private final KafkaProducer<String, PlacementAlert> producer;
+    private final Producer<String, PlacementAlert> producer;
     private final boolean perLoad;
     private final IncidentPublisher incidents;
 
@@ -71,8 +70,7 @@ public final class AlertPublisher implements AutoCloseable {
         this.topic = topic;
         this.perLoad = perLoad;
         this.incidents = incidents;
-        this.producer = new KafkaProducer<>(IncidentPublisher.outboxProducer(kafka, "audit-store-alerts"), new StringSerializer(),
-                EventSerde.of(PlacementAlert.class));
+        this.producer = OutboxProducer.open(kafka, "audit-store-alerts", EventSerde.of(PlacementAlert.class));
     }
 
     /** @return how many alert and incident events were published */
@@ -101,14 +99,8 @@ public final class AlertPublisher implements AutoCloseable {
         if (pending.isEmpty()) {
             return 0;
         }
-        List<Future<?>> sends = new ArrayList<>();
         try {
-            for (PlacementAlert alert : pending) {
-                sends.add(producer.send(new ProducerRecord<>(topic, alert.getDeploymentId(), alert)));
-            }
-            for (Future<?> send : sends) {
-                send.get(30, TimeUnit.SECONDS);
-            }
+            Sends.all(producer, pending.stream().map(a -> new ProducerRecord<>(topic, a.getDeploymentId(), a)).toList());
         } catch (Exception e) {
             LOG.warn("publishing {} alerts failed; they stay in the outbox: {}", pending.size(), e.toString());
             update("UPDATE alerts SET claimed_by = NULL, claimed_until = NULL WHERE alert_id IN (%s) AND published_at IS NULL", null, pending);

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.chain;
 
+import dev.placementaudit.service.DaemonThreads;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -49,11 +50,7 @@ public final class ChainLog implements AutoCloseable {
     private final Producer<byte[], byte[]> producer;
     private final String topic;
     private final String projection;
-    private final ExecutorService sender = Executors.newSingleThreadExecutor(r -> {
-        Thread thread = new Thread(r, "audit-store-chain-heads");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private final ExecutorService sender = Executors.newSingleThreadExecutor(DaemonThreads.named("audit-store-chain-heads"));
 
     public ChainLog(Producer<byte[], byte[]> producer, String topic, String projection) {
         this.producer = producer;

@@ -17,18 +17,13 @@ import java.util.concurrent.Callable;
 @Command(name = "ack", mixinStandardHelpOptions = true,
         description = "Acknowledge an incident's cause as expected fleet-wide: it pages nobody and the release gate lets it pass.")
 final class AckCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Parameters(paramLabel = "INCIDENT", description = "the incident's id, or enough of its start to name one")
-    String id;
-    @Option(names = "--note", required = true, description = "why it is expected, e.g. a ticket")
-    String note;
+    @Mixin Common common = new Common();
+    @Parameters(paramLabel = "INCIDENT", description = "the incident's id, or enough of its start to name one") String id;
+    @Option(names = "--note", required = true, description = "why it is expected, e.g. a ticket") String note;
     @Option(names = "--until", paramLabel = "TIME", description = "when the acknowledgement runs out (ISO-8601, e.g. 2026-12-31T00:00:00Z); "
-            + "default: until acknowledged again")
-    Instant until;
+            + "default: until acknowledged again") Instant until;
     @Option(names = "--by", description = "who acknowledges (default: the user running the command, ${DEFAULT-VALUE})",
-            defaultValue = "${sys:user.name}")
-    String by;
+            defaultValue = "${sys:user.name}") String by;
 
     @Override
     public Integer call() throws Exception {

@@ -14,12 +14,9 @@ import java.util.stream.Collectors;
 
 @Command(name = "alerts", mixinStandardHelpOptions = true, description = "Alerts raised, newest first (suppressed ones say by what).")
 final class AlertsCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Option(names = "--deployment", description = "only this deployment's alerts")
-    String deployment;
-    @Mixin
-    Limit limit = new Limit();
+    @Mixin Common common = new Common();
+    @Option(names = "--deployment", description = "only this deployment's alerts") String deployment;
+    @Mixin Limit limit = new Limit();
 
     @Override
     public Integer call() throws Exception {

@@ -2,7 +2,6 @@ package dev.placementaudit.store.cli;
 
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.Settings;
-import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ConfDir;
 import dev.placementaudit.service.cli.KafkaReachability;
@@ -54,14 +53,9 @@ public final class AuditStoreCli {
         System.exit(commandLine(Subcommands.named(args)).execute(args));
     }
 
-    /** Every subcommand: what {@code --help} lists. */
-    public static CommandLine commandLine() {
-        return commandLine(null);
-    }
-
-    /** With only the named subcommand when it is one (see {@link Subcommands}). */
+    /** With only the named subcommand when it is one (see {@link Subcommands}); null for every one, what {@code --help} lists. */
     public static CommandLine commandLine(String named) {
-        return CliErrors.install(SUBCOMMANDS.addTo(new CommandLine(new AuditStoreCli()), named));
+        return SUBCOMMANDS.commandLine(new AuditStoreCli(), named);
     }
 
     /** How query results are printed. */
@@ -74,19 +68,16 @@ public final class AuditStoreCli {
     static class StoreOptions {
         @Option(names = "--store", paramLabel = "STORE", description = "the audit store to use: a JDBC URL, an H2 database file (./data/audit or "
                 + "./data/audit.mv.db), or NAME for conf/stores/NAME.properties (default: store.jdbc.url, env PA_STORE_JDBC_URL, else "
-                + StoreConfig.DEFAULT_H2_PATH + ")")
-        String store;
+                + StoreConfig.DEFAULT_H2_PATH + ")") String store;
 
         @Option(names = "--config", paramLabel = "FILE", description = "properties file (store.*, kafka.*, connect.timeout); env PA_* and -D "
-                + "override it (default: conf/store.properties of the distribution, or of $PA_CONF_DIR)")
-        Path config;
+                + "override it (default: conf/store.properties of the distribution, or of $PA_CONF_DIR)") Path config;
 
         @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting that wins over every other layer, e.g. --set connect.timeout=3s (repeatable)")
         Map<String, String> overrides = new LinkedHashMap<>();
 
         /** The command this mixin is part of: where its output goes, and whom a usage error names. */
-        @Spec(Spec.Target.MIXEE)
-        CommandSpec spec;
+        @Spec(Spec.Target.MIXEE) CommandSpec spec;
 
         private StoreConfig storeConfig;
 
@@ -188,11 +179,9 @@ public final class AuditStoreCli {
 
     /** {@code --deployment} and {@code --model}, each narrowing the loads a command reads; both optional. */
     static final class LoadFilter {
-        @Option(names = "--deployment", description = "only this deployment's loads")
-        String deployment;
+        @Option(names = "--deployment", description = "only this deployment's loads") String deployment;
 
-        @Option(names = "--model", description = "only loads of this model id")
-        String model;
+        @Option(names = "--model", description = "only loads of this model id") String model;
     }
 
     /** {@code --limit N}: how many rows a listing shows, newest first. */
@@ -200,8 +189,7 @@ public final class AuditStoreCli {
         @Option(names = "--limit", paramLabel = "N", defaultValue = "20", description = "most to list, newest first (default: ${DEFAULT-VALUE})")
         int limit;
 
-        @Spec(Spec.Target.MIXEE)
-        CommandSpec spec;
+        @Spec(Spec.Target.MIXEE) CommandSpec spec;
 
         /** The limit, once checked to be 1 or more. */
         int value() {

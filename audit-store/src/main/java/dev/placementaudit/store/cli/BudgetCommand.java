@@ -19,18 +19,12 @@ import java.util.concurrent.Callable;
 @Command(name = "budget", mixinStandardHelpOptions = true,
         description = "Declare the growth a deployment's release is expected to bring; within it no alert is raised.")
 final class BudgetCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Option(names = "--deployment", required = true, description = "the deployment the budget is for")
-    String deployment;
-    @Option(names = "--release", required = true, description = "the release expected to grow")
-    String release;
-    @Option(names = "--kind", defaultValue = "OFFHEAP_GROWTH", description = "${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
-    BudgetKind kind;
-    @Option(names = "--max-delta-bytes", description = "allowed growth; omit to acknowledge any growth")
-    Long maxDelta;
-    @Option(names = "--note", required = true, description = "why, e.g. a ticket")
-    String note;
+    @Mixin Common common = new Common();
+    @Option(names = "--deployment", required = true, description = "the deployment the budget is for") String deployment;
+    @Option(names = "--release", required = true, description = "the release expected to grow") String release;
+    @Option(names = "--kind", defaultValue = "OFFHEAP_GROWTH", description = "${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})") BudgetKind kind;
+    @Option(names = "--max-delta-bytes", description = "allowed growth; omit to acknowledge any growth") Long maxDelta;
+    @Option(names = "--note", required = true, description = "why, e.g. a ticket") String note;
 
     @Override
     public Integer call() throws Exception {

@@ -13,21 +13,14 @@ import java.util.concurrent.Callable;
 
 @Command(name = "diff", mixinStandardHelpOptions = true, description = "Compare two releases of a deployment's model, tensor by tensor.")
 final class DiffCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Option(names = "--deployment", required = true, description = "the deployment")
-    String deployment;
-    @Option(names = "--model", required = true, description = "the model id, e.g. llama-3.2-1b-q4km")
-    String model;
-    @Option(names = "--from", required = true, description = "the earlier release")
-    String from;
-    @Option(names = "--to", required = true, description = "the later release")
-    String to;
+    @Mixin Common common = new Common();
+    @Option(names = "--deployment", required = true, description = "the deployment") String deployment;
+    @Option(names = "--model", required = true, description = "the model id, e.g. llama-3.2-1b-q4km") String model;
+    @Option(names = "--from", required = true, description = "the earlier release") String from;
+    @Option(names = "--to", required = true, description = "the later release") String to;
     @Option(names = "--tensors", paramLabel = "N", defaultValue = "5", description = "tensors to list under each root cause, largest "
-            + "change first (default: ${DEFAULT-VALUE})")
-    int tensors;
-    @Option(names = "--findings", description = "also list every tensor's findings with both decisions' reasons")
-    boolean findings;
+            + "change first (default: ${DEFAULT-VALUE})") int tensors;
+    @Option(names = "--findings", description = "also list every tensor's findings with both decisions' reasons") boolean findings;
 
     @Override
     public Integer call() throws Exception {

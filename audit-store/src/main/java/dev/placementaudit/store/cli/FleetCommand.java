@@ -11,10 +11,8 @@ import java.util.concurrent.Callable;
 
 @Command(name = "fleet", mixinStandardHelpOptions = true, description = "One release across the fleet: totals, regressions, drift.")
 final class FleetCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Option(names = "--release", required = true, description = "the release to look at across the fleet")
-    String release;
+    @Mixin Common common = new Common();
+    @Option(names = "--release", required = true, description = "the release to look at across the fleet") String release;
 
     @Override
     public Integer call() throws Exception {

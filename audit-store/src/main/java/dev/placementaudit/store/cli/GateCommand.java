@@ -28,18 +28,13 @@ final class GateCommand implements Callable<Integer> {
     /** The exit code of a release the gate holds back. */
     static final int BLOCKED = 1;
 
-    @Mixin
-    StoreOptions common = new StoreOptions();
+    @Mixin StoreOptions common = new StoreOptions();
     @Option(names = "--format", defaultValue = "table", description = "output: ${COMPLETION-CANDIDATES}: junit writes a JUnit report, one "
-            + "test case per open incident (default: ${DEFAULT-VALUE})")
-    GateFormat format;
-    @Option(names = "--release", required = true, description = "the release about to roll on")
-    String release;
-    @Option(names = "--model", description = "only incidents of this model id")
-    String model;
+            + "test case per open incident (default: ${DEFAULT-VALUE})") GateFormat format;
+    @Option(names = "--release", required = true, description = "the release about to roll on") String release;
+    @Option(names = "--model", description = "only incidents of this model id") String model;
     @Option(names = "--max-exposure", paramLabel = "PCT", description = "let an incident pass while under this share of the release's "
-            + "deployments (0-100); default: any open incident blocks")
-    Double maxExposure;
+            + "deployments (0-100); default: any open incident blocks") Double maxExposure;
 
     /** What the gate decided, and on what. */
     record Verdict(String release, String model, Double maxExposure, boolean pass, List<Incidents.Incident> blocking,

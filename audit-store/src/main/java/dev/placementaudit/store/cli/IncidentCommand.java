@@ -18,10 +18,8 @@ import java.util.concurrent.Callable;
 @Command(name = "incident", mixinStandardHelpOptions = true,
         description = "One incident: its cause, its tensors, and every deployment that showed it, with the bytes it moved there.")
 final class IncidentCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Parameters(paramLabel = "INCIDENT", description = "the incident's id, or enough of its start to name one")
-    String id;
+    @Mixin Common common = new Common();
+    @Parameters(paramLabel = "INCIDENT", description = "the incident's id, or enough of its start to name one") String id;
 
     @Override
     public Integer call() throws Exception {

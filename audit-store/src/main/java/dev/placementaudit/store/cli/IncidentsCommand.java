@@ -15,16 +15,11 @@ import java.util.concurrent.Callable;
 @Command(name = "incidents", mixinStandardHelpOptions = true,
         description = "One line per cause across the fleet: what changed, between which releases, and on how many deployments.")
 final class IncidentsCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Option(names = "--open", description = "only incidents a deployment still shows")
-    boolean open;
-    @Option(names = "--release", description = "only incidents of the move to this release")
-    String release;
-    @Option(names = "--model", description = "only incidents of this model id")
-    String model;
-    @Mixin
-    Limit limit = new Limit();
+    @Mixin Common common = new Common();
+    @Option(names = "--open", description = "only incidents a deployment still shows") boolean open;
+    @Option(names = "--release", description = "only incidents of the move to this release") String release;
+    @Option(names = "--model", description = "only incidents of this model id") String model;
+    @Mixin Limit limit = new Limit();
 
     @Override
     public Integer call() throws Exception {

@@ -31,17 +31,14 @@ import java.util.concurrent.Callable;
                 + "each deployment and model's latest load and the one it was compared with. The decision log keeps them: rebuild "
                 + "brings them back. The hash chain is cut at its start, and its new anchor published to the chain topic.")
 final class PruneCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
+    @Mixin Common common = new Common();
     @Option(names = "--older-than", paramLabel = "DURATION", description = "drop loads that occurred longer ago than this, e.g. 90d, 36h")
     String olderThan;
     @Option(names = "--before", paramLabel = "INSTANT", description = "drop loads that occurred before this time, e.g. 2026-09-01T00:00:00Z")
     Instant before;
     @Option(names = "--keep-releases", paramLabel = "N", description = "drop the loads of all but the N latest releases of each deployment "
-            + "and model")
-    Integer keepReleases;
-    @Option(names = "--dry-run", description = "say what would go, change nothing")
-    boolean dryRun;
+            + "and model") Integer keepReleases;
+    @Option(names = "--dry-run", description = "say what would go, change nothing") boolean dryRun;
 
     @Override
     public Integer call() throws Exception {

@@ -13,12 +13,9 @@ import java.util.concurrent.Callable;
         description = "Rebuild the projection from the decision log into <schema>_rebuild, prove it equal to the live one, "
                 + "and (with --swap) make it live. Interrupt and rerun at will: it resumes.")
 final class RebuildCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Option(names = "--swap", description = "replace the live projection once proven equal")
-    boolean swap;
-    @Option(names = "--force", description = "swap even if different (after a deliberate change to the projection)")
-    boolean force;
+    @Mixin Common common = new Common();
+    @Option(names = "--swap", description = "replace the live projection once proven equal") boolean swap;
+    @Option(names = "--force", description = "swap even if different (after a deliberate change to the projection)") boolean force;
     @Option(names = "--stop-after", paramLabel = "N", defaultValue = "9223372036854775807", description = "replay at most N records this run (default: all)")
     long stopAfter;
 

@@ -14,8 +14,7 @@ import java.util.concurrent.Callable;
 
 @Command(name = "run", mixinStandardHelpOptions = true, description = "Ingest decisions into the database and serve the API. Stops on SIGTERM.")
 final class RunCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
+    @Mixin Common common = new Common();
 
     @Override
     public Integer call() throws InterruptedException {

@@ -24,13 +24,10 @@ import java.util.concurrent.Callable;
         description = "Recompute the tamper-evident hash chains from the rows as they are now, and check them against the heads "
                 + "the store published to Kafka. Names every broken link; exit 1 if there is one, 0 if every chain holds.")
 final class VerifyCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Option(names = "--deployment", paramLabel = "ID", description = "verify one deployment's chain (default: every deployment)")
-    String deployment;
+    @Mixin Common common = new Common();
+    @Option(names = "--deployment", paramLabel = "ID", description = "verify one deployment's chain (default: every deployment)") String deployment;
     @Option(names = "--no-log", description = "check the database alone, without the published heads: a store rewritten together "
-            + "with its hashes then goes unnoticed")
-    boolean noLog;
+            + "with its hashes then goes unnoticed") boolean noLog;
 
     @Override
     public Integer call() throws Exception {

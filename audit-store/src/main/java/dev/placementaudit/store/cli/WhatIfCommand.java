@@ -25,29 +25,19 @@ import java.util.stream.Collectors;
 @Command(name = "whatif", mixinStandardHelpOptions = true,
         description = "Re-resolve historical model loads under a candidate policy and report what would move. Writes nothing.")
 final class WhatIfCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
+    @Mixin Common common = new Common();
     @Option(names = "--loads-topic", defaultValue = "model-loads", description = "the topic of recorded model loads (default: ${DEFAULT-VALUE})")
     String loadsTopic;
-    @Option(names = "--from", defaultValue = "1970-01-01T00:00:00Z", description = "ISO instant (default: the beginning)")
-    Instant from;
-    @Option(names = "--to", description = "ISO instant (default: now)")
-    Instant to;
-    @Mixin
-    LoadFilter filter = new LoadFilter();
-    @Option(names = "--threshold", description = "candidate off-heap threshold in bytes")
-    Long threshold;
-    @Option(names = "--servable", split = ",", description = "candidate mapped-servable encodings, e.g. Q4_K,Q6_K,Dense(4B)")
-    List<String> servable;
-    @Option(names = "--offheap", description = "candidate off-heap support (true/false)")
-    Boolean offHeap;
-    @Option(names = "--mapped-files", description = "candidate file mapping support (true/false)")
-    Boolean mappedFiles;
-    @Option(names = "--tensors", defaultValue = "20", description = "tensor changes to list in the table (default: ${DEFAULT-VALUE})")
-    int tensors;
+    @Option(names = "--from", defaultValue = "1970-01-01T00:00:00Z", description = "ISO instant (default: the beginning)") Instant from;
+    @Option(names = "--to", description = "ISO instant (default: now)") Instant to;
+    @Mixin LoadFilter filter = new LoadFilter();
+    @Option(names = "--threshold", description = "candidate off-heap threshold in bytes") Long threshold;
+    @Option(names = "--servable", split = ",", description = "candidate mapped-servable encodings, e.g. Q4_K,Q6_K,Dense(4B)") List<String> servable;
+    @Option(names = "--offheap", description = "candidate off-heap support (true/false)") Boolean offHeap;
+    @Option(names = "--mapped-files", description = "candidate file mapping support (true/false)") Boolean mappedFiles;
+    @Option(names = "--tensors", defaultValue = "20", description = "tensor changes to list in the table (default: ${DEFAULT-VALUE})") int tensors;
     @Option(names = "--gate", description = "a pre-ship gate: re-plan each deployment's latest load under the candidate and exit 1 if that "
-            + "would open an incident the fleet does not have open today (exit 0 otherwise)")
-    boolean gate;
+            + "would open an incident the fleet does not have open today (exit 0 otherwise)") boolean gate;
 
     /** The what-if report and, with --gate, the gate's verdict. */
     record Gated(WhatIf.Report whatIf, PreShipGate.Verdict gate) {

@@ -17,16 +17,11 @@ import static dev.placementaudit.store.cli.AuditStoreCli.completeness;
 
 @Command(name = "where", mixinStandardHelpOptions = true, description = "Where every tensor landed: a deployment's loads, or one load in full.")
 final class WhereCommand implements Callable<Integer> {
-    @Mixin
-    Common common = new Common();
-    @Mixin
-    LoadFilter filter = new LoadFilter();
-    @Option(names = "--release", description = "only loads of this release")
-    String release;
-    @Option(names = "--load", description = "one load id: every tensor, its domain and reason")
-    String load;
-    @Mixin
-    Limit limit = new Limit();
+    @Mixin Common common = new Common();
+    @Mixin LoadFilter filter = new LoadFilter();
+    @Option(names = "--release", description = "only loads of this release") String release;
+    @Option(names = "--load", description = "one load id: every tensor, its domain and reason") String load;
+    @Mixin Limit limit = new Limit();
 
     @Override
     public Integer call() throws Exception {

@@ -4,12 +4,12 @@ import dev.placementaudit.events.IncidentEvent;
 import dev.placementaudit.events.IncidentState;
 import dev.placementaudit.events.PlacementIncident;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.OutboxProducer;
+import dev.placementaudit.service.Sends;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,8 +25,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
@@ -54,30 +52,14 @@ public final class IncidentPublisher implements AutoCloseable {
     private final String topic;
     private final Duration interval;
     private final Clock clock;
-    private final KafkaProducer<String, PlacementIncident> producer;
+    private final Producer<String, PlacementIncident> producer;
 
     public IncidentPublisher(DataSource database, Map<String, Object> kafka, String topic, Duration interval, Clock clock) {
         this.database = database;
         this.topic = topic;
         this.interval = interval;
         this.clock = clock;
-        this.producer = new KafkaProducer<>(outboxProducer(kafka, "audit-store-incidents"), new StringSerializer(),
-                EventSerde.of(PlacementIncident.class));
-    }
-
-    /**
-     * An outbox's producer settings: idempotent, acknowledged by every replica, and bounded in time, since publishing
-     * runs between ingest batches: it may fail (what it publishes waits in its table), never hold ingestion up.
-     */
-    public static Map<String, Object> outboxProducer(Map<String, Object> kafka, String clientId) {
-        Map<String, Object> config = new HashMap<>(kafka);
-        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
-        config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, clientId);
-        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
-        config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-        config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "15000");
-        return config;
+        this.producer = OutboxProducer.open(kafka, "audit-store-incidents", EventSerde.of(PlacementIncident.class));
     }
 
     /** @return how many incident events were published */
@@ -87,14 +69,8 @@ public final class IncidentPublisher implements AutoCloseable {
         if (pending.isEmpty()) {
             return 0;
         }
-        List<Future<?>> sends = new ArrayList<>();
         try {
-            for (PlacementIncident incident : pending) {
-                sends.add(producer.send(new ProducerRecord<>(topic, incident.getIncidentId(), incident)));
-            }
-            for (Future<?> send : sends) {
-                send.get(30, TimeUnit.SECONDS);
-            }
+            Sends.all(producer, pending.stream().map(i -> new ProducerRecord<>(topic, i.getIncidentId(), i)).toList());
         } catch (Exception e) {
             LOG.warn("publishing {} incident events failed; they go out on a later sweep: {}", pending.size(), e.toString());
             release(pending);

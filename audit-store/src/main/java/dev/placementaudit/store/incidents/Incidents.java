@@ -1,6 +1,7 @@
 package dev.placementaudit.store.incidents;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.placementaudit.store.db.Filter;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.plans.StoredPlans;
 
@@ -109,23 +110,10 @@ public final class Incidents {
      * @param openOnly only those still shown by a deployment
      */
     public static List<Incident> list(Connection c, boolean openOnly, String release, String model) throws SQLException {
-        List<String> where = new ArrayList<>();
-        List<Object> args = new ArrayList<>();
-        if (openOnly) {
-            where.add("i.state = 'OPEN'");
-        }
-        if (release != null) {
-            where.add("i.to_release = ?");
-            args.add(release);
-        }
-        if (model != null) {
-            where.add("i.model_id = ?");
-            args.add(model);
-        }
-        String sql = LIST + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where));
+        Filter filter = new Filter().when(openOnly, "i.state = 'OPEN'").equal("i.to_release", release).equal("i.model_id", model);
         Map<List<String>, Integer> onRelease = new HashMap<>();
         List<Incident> incidents = new ArrayList<>();
-        for (Incident i : Sql.list(c, sql, Incidents::incident, args.toArray())) {
+        for (Incident i : Sql.list(c, LIST + filter.where(), Incidents::incident, filter.args())) {
             List<String> key = List.of(i.modelId(), i.toRelease());
             Integer on = onRelease.get(key);
             if (on == null) {

@@ -33,14 +33,15 @@ import java.util.Set;
 final class DecisionRows {
     private static final Logger LOG = LoggerFactory.getLogger(DecisionRows.class);
 
+    /** A decision row's INSERT, in the dialect's words for "unless one with its id is there already". */
+    private final String insertDecision;
     private final StoredPlans plans;
     private final PlanCache cache;
-    private final String insertDecision;
 
     DecisionRows(Dialect dialect, StoredPlans plans, PlanCache cache) {
+        this.insertDecision = dialect.insertIgnoringDuplicates("decisions", StoredDecision.COLUMNS, StoredDecision.TYPES, "decision_id");
         this.plans = plans;
         this.cache = cache;
-        this.insertDecision = dialect.insertIgnoringDuplicates("decisions", StoredDecision.COLUMNS, StoredDecision.TYPES, "decision_id");
     }
 
     /** What the decisions wrote: staged rows, the loads they belong to, and new plans' tensor rows. */

@@ -1,10 +1,12 @@
 package dev.placementaudit.store.ingest;
 
+import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.service.ConsumerLoop;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.chain.ChainLog;
+import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.incidents.IncidentLedger;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -59,11 +61,7 @@ public final class IngestLoop extends ConsumerLoop {
     /** Rebalances seen (partitions revoked, assigned or lost): a batch in hand from before one is not written. */
     private volatile long rebalances;
     /** Decodes the records polled ahead while the ingest thread writes the batch before them. */
-    private final ExecutorService decoder = Executors.newSingleThreadExecutor(r -> {
-        Thread thread = new Thread(r, "audit-store-decode");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private final ExecutorService decoder = Executors.newSingleThreadExecutor(DaemonThreads.named("audit-store-decode"));
     /** Until the first batch commits: then one line says how long the start took. Loop thread only. */
     private boolean firstCommit = true;
     /** JVM uptime when partitions were first assigned; -1 before. Loop thread only (rebalance callbacks run in poll). */
@@ -76,25 +74,21 @@ public final class IngestLoop extends ConsumerLoop {
     private final ScheduledExecutorService alertSender;
     private final AtomicBoolean alertsQueued = new AtomicBoolean();
 
-    public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, List<String> topics, String deadLetterTopic,
-                      String projection, Duration pollTimeout, ProjectionWriter writer, AlertPublisher alerts, ChainLog chainLog, IngestListener metrics, Clock clock,
-                      ConsumerVitals vitals) {
+    /** Reads the store's topics (decisions, summaries, observations) as its group, the projection its dead letters name. */
+    public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, StoreConfig config, ProjectionWriter writer,
+                      AlertPublisher alerts, ChainLog chainLog, IngestListener metrics, Clock clock, ConsumerVitals vitals) {
         super("ingest loop", consumer, vitals, LOG);
         this.deadLetters = deadLetters;
-        this.topics = List.copyOf(topics);
-        this.deadLetterTopic = deadLetterTopic;
-        this.projection = projection.getBytes(StandardCharsets.UTF_8);
-        this.pollTimeout = pollTimeout;
+        this.topics = List.of(config.decisionsTopic(), config.resolvedTopic(), config.observationsTopic());
+        this.deadLetterTopic = config.deadLetterTopic();
+        this.projection = config.groupId().getBytes(StandardCharsets.UTF_8);
+        this.pollTimeout = config.pollTimeout();
         this.writer = writer;
         this.alerts = alerts;
         this.chainLog = chainLog;
         this.metrics = metrics;
         this.clock = clock;
-        this.alertSender = alerts == null ? null : Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread thread = new Thread(r, "audit-store-alert-publisher");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.alertSender = alerts == null ? null : Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("audit-store-alert-publisher"));
     }
 
     @Override

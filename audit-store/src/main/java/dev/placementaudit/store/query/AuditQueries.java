@@ -1,8 +1,10 @@
 package dev.placementaudit.store.query;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.db.Filter;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
+import dev.placementaudit.store.db.UncheckedSqlException;
 import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.plans.PlanCache;
 import dev.placementaudit.store.plans.StoredPlans;
@@ -157,22 +159,10 @@ public final class AuditQueries {
     public List<LoadSummary> loads(String deployment, String model, String release, int limit) throws SQLException {
         // The newest loads first, then their columns: the per-load subqueries run for the rows shown, not for every load
         // of the deployment (1,000 of them cost 7 ms in the query bench, against 1 ms for the top 20).
-        StringBuilder sql = new StringBuilder("SELECT " + LOAD_COLUMNS + " FROM (SELECT * FROM loads WHERE 1 = 1");
-        List<Object> args = new ArrayList<>();
-        if (deployment != null) {
-            sql.append(" AND deployment_id = ?");
-            args.add(deployment);
-        }
-        if (model != null) {
-            sql.append(" AND model_id = ?");
-            args.add(model);
-        }
-        if (release != null) {
-            sql.append(" AND release_name = ?");
-            args.add(release);
-        }
-        sql.append(" ORDER BY occurred_at DESC, load_id FETCH FIRST ").append(limit).append(" ROWS ONLY) loads ORDER BY occurred_at DESC, load_id");
-        return Sql.list(database, sql.toString(), AuditQueries::summary, args.toArray());
+        Filter filter = new Filter().equal("deployment_id", deployment).equal("model_id", model).equal("release_name", release);
+        String sql = "SELECT " + LOAD_COLUMNS + " FROM (SELECT * FROM loads" + filter.where() + " ORDER BY occurred_at DESC, load_id FETCH FIRST "
+                + limit + " ROWS ONLY) loads ORDER BY occurred_at DESC, load_id";
+        return Sql.list(database, sql, AuditQueries::summary, filter.args());
     }
 
     /** Where every tensor of one load landed. */
@@ -478,20 +468,6 @@ public final class AuditQueries {
 
     /** The diff of two plans. */
     private record PlanDiff(List<RootCauses.CauseGroup> causes, List<Finding> findings, Map<String, Long> counts) {
-    }
-
-    /** Carries an SQLException out of a lambda. */
-    private static final class UncheckedSqlException extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        UncheckedSqlException(SQLException cause) {
-            super(cause);
-        }
-
-        @Override
-        public synchronized SQLException getCause() {
-            return (SQLException) super.getCause();
-        }
     }
 
     private Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release) throws SQLException {

@@ -33,19 +33,9 @@ import javax.sql.DataSource;
  * One the fleet has open today (same model and same cause: domains, reasons, formats and tensors, whatever the
  * releases) is known; any other would open an incident, and the gate fails.
  */
-public final class PreShipGate {
+public record PreShipGate(DataSource database, GrowthRule offHeap, GrowthRule heap) {
     /** The release a candidate's plans stand for in the comparison. */
     static final String CANDIDATE = "candidate";
-
-    private final DataSource database;
-    private final GrowthRule offHeap;
-    private final GrowthRule heap;
-
-    public PreShipGate(DataSource database, GrowthRule offHeap, GrowthRule heap) {
-        this.database = database;
-        this.offHeap = offHeap;
-        this.heap = heap;
-    }
 
     /**
      * A cause the candidate would bring, across the deployments that would show it.

@@ -32,12 +32,12 @@ public final class ProjectionDigest {
                 + "offheap_tensors, mapped_tensors, resolver_version, policy_digest, resolved_at, complete, summary_partition, "
                 + "summary_offset, plan_digest, previous_load_id, previous_release, previous_plan_digest, source_offset FROM %s.loads ORDER BY load_id");
         // Decisions staged for loads not complete yet (and, in a store chained before plans, those its chain covers).
-        TABLES.put("decisions", "SELECT * FROM %s.decisions ORDER BY decision_id");
+        whole("decisions", "decision_id");
         TABLES.put("plans", "SELECT plan_digest, tensor_count, placement_signature FROM %s.plans ORDER BY plan_digest");
-        TABLES.put("plan_tensors", "SELECT * FROM %s.plan_tensors ORDER BY plan_digest, tensor_index");
-        TABLES.put("plan_findings", "SELECT * FROM %s.plan_findings ORDER BY from_plan, to_plan, seq");
+        whole("plan_tensors", "plan_digest, tensor_index");
+        whole("plan_findings", "from_plan, to_plan, seq");
         // What the fleet view reads: each release's latest load in the log, with its comparison.
-        TABLES.put("release_heads", "SELECT * FROM %s.release_heads ORDER BY deployment_id, model_id, release_name");
+        whole("release_heads", "deployment_id, model_id, release_name");
         // The hash chain: a rebuild from the log must write the very same one.
         TABLES.put("chain_entries", "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM %s.chain_entries "
                 + "ORDER BY deployment_id, seq");
@@ -52,11 +52,16 @@ public final class ProjectionDigest {
         TABLES.put("incidents", "SELECT incident_id, model_id, from_release, to_release, primary_kind, kinds, cause, before_domain, "
                 + "after_domain, before_reason, after_reason, before_format, after_format, tensor_count, tensors_digest, tensors, state, "
                 + "first_seen, last_seen FROM %s.incidents ORDER BY incident_id");
-        TABLES.put("incident_deployments", "SELECT * FROM %s.incident_deployments ORDER BY incident_id, deployment_id");
+        whole("incident_deployments", "incident_id, deployment_id");
         // What runtimes said they did (docs/observations.md): their observations, divergences, and the findings drawn from them.
-        TABLES.put("load_observations", "SELECT * FROM %s.load_observations ORDER BY load_id");
-        TABLES.put("load_divergences", "SELECT * FROM %s.load_divergences ORDER BY load_id, tensor_index");
-        TABLES.put("runtime_findings", "SELECT * FROM %s.runtime_findings ORDER BY load_id, incident_id");
+        whole("load_observations", "load_id");
+        whole("load_divergences", "load_id, tensor_index");
+        whole("runtime_findings", "load_id, incident_id");
+    }
+
+    /** A table every column of which the log alone decides, in the order of {@code key}. */
+    private static void whole(String table, String key) {
+        TABLES.put(table, "SELECT * FROM %s." + table + " ORDER BY " + key);
     }
 
     private ProjectionDigest() {

@@ -151,7 +151,7 @@ class AuditStoreCliTest {
     private static Run run(String[] common, String command, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cli = AuditStoreCli.commandLine();
+        CommandLine cli = AuditStoreCli.commandLine(null);
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         List<String> all = new ArrayList<>();

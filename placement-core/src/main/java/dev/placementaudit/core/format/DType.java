@@ -35,10 +35,6 @@ public enum DType {
         return displayName;
     }
 
-    public int sizeInBits() {
-        return sizeInBits;
-    }
-
     /** {@code ceil(bits / 8)}: sub-byte types still cost a whole byte per element when dequantized to (domain Q9). */
     public int sizeInBytes() {
         return (sizeInBits + 7) / 8;

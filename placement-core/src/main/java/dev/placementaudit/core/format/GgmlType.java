@@ -18,27 +18,19 @@ public enum GgmlType {
     MXFP4(39, 32, 17);
 
     private final int id;
-    private final int blockSize;
-    private final int bytesPerBlock;
+    private final Blocks blocks;
 
     GgmlType(int id, int blockSize, int bytesPerBlock) {
         this.id = id;
-        this.blockSize = blockSize;
-        this.bytesPerBlock = bytesPerBlock;
+        this.blocks = new Blocks(blockSize, bytesPerBlock);
     }
 
+    /** The type's number in a GGUF tensor info. */
     public int id() {
         return id;
     }
 
-    public int blockSize() {
-        return blockSize;
-    }
-
-    public int bytesPerBlock() {
-        return bytesPerBlock;
-    }
-
+    /** The type a GGUF tensor info names by its number; empty for a number this table does not know. */
     public static Optional<GgmlType> byId(long id) {
         for (GgmlType type : values()) {
             if (type.id == id) {
@@ -48,14 +40,24 @@ public enum GgmlType {
         return Optional.empty();
     }
 
+    /** Elements a block holds: 1 for a dense type. */
+    public int blockSize() {
+        return blocks.elements();
+    }
+
+    /** Bytes a block takes in the file. */
+    public int bytesPerBlock() {
+        return blocks.bytes();
+    }
+
     /** {@code (n / blockSize) * bytesPerBlock}, floor as ggml does; valid files have whole blocks per row. */
     public long bytesFor(long elementCount) {
-        return Math.multiplyExact(elementCount / blockSize, (long) bytesPerBlock);
+        return Math.multiplyExact(elementCount / blocks.elements(), (long) blocks.bytes());
     }
 
     /** True when {@code elementCount} fills whole blocks; a partial block means a malformed tensor. */
     public boolean fillsWholeBlocks(long elementCount) {
-        return elementCount % blockSize == 0;
+        return elementCount % blocks.elements() == 0;
     }
 
     /**
@@ -83,5 +85,9 @@ public enum GgmlType {
             case TQ2_0 -> new Format(DType.FP32, BlockQuant.TQ2_0);
             default -> new Format(DType.FP32, new Opaque(name(), fileBytes));
         };
+    }
+
+    /** A type's storage unit: {@code elements} elements in {@code bytes} bytes (ggml's type traits, blck_size and type_size). */
+    private record Blocks(int elements, int bytes) {
     }
 }

@@ -29,17 +29,13 @@ import java.util.stream.Collectors;
 @Command(name = "explain", mixinStandardHelpOptions = true,
         description = "Show where every tensor of a model file would land for a deployment, without publishing anything.")
 final class ExplainCommand implements Callable<Integer> {
-    @Mixin
-    ModelFileOption model = new ModelFileOption();
+    @Mixin ModelFileOption model = new ModelFileOption();
 
-    @Mixin
-    PlanOptions plan = new PlanOptions();
+    @Mixin PlanOptions plan = new PlanOptions();
 
-    @Option(names = "--all", description = "list every tensor (default: the 20 largest)")
-    boolean all;
+    @Option(names = "--all", description = "list every tensor (default: the 20 largest)") boolean all;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {

@@ -18,16 +18,13 @@ final class KafkaOptions {
             description = "Kafka bootstrap servers (default: kafka.bootstrap.servers, env KAFKA_BOOTSTRAP_SERVERS or PA_KAFKA_BOOTSTRAP_SERVERS)")
     String bootstrapServers;
 
-    @Option(names = "--topic", defaultValue = "model-loads", description = "topic to publish to (default: ${DEFAULT-VALUE})")
-    String topic;
+    @Option(names = "--topic", defaultValue = "model-loads", description = "topic to publish to (default: ${DEFAULT-VALUE})") String topic;
 
     @Option(names = "--config", paramLabel = "FILE", description = "properties file with kafka.* client settings (SASL, TLS, ...) "
-            + "(default: conf/producer.properties of the distribution, or of $PA_CONF_DIR)")
-    Path config;
+            + "(default: conf/producer.properties of the distribution, or of $PA_CONF_DIR)") Path config;
 
     @Option(names = "--max-wait", paramLabel = "DURATION", description = "longest wait for the broker, to connect and then per publish, "
-            + "e.g. 10s (default: connect.timeout, env PA_CONNECT_TIMEOUT, else 10s)")
-    String maxWait;
+            + "e.g. 10s (default: connect.timeout, env PA_CONNECT_TIMEOUT, else 10s)") String maxWait;
 
     /** Checks the broker answers and the topic exists within the bound, then opens the publisher. */
     PlacementEvents connect() {

@@ -45,54 +45,40 @@ import java.util.concurrent.Callable;
                 + "this JVM then holds, and print planned against observed per domain.",
                 "With --publish, publish the load with the loader's own decisions and what it measured (a LoadObserved)."})
 final class LoadCommand implements Callable<Integer> {
-    @Mixin
-    ModelFileOption model = new ModelFileOption();
+    @Mixin ModelFileOption model = new ModelFileOption();
 
-    @Option(names = "--model-id", description = "stable model id (default: the file name)")
-    String modelId;
+    @Option(names = "--model-id", description = "stable model id (default: the file name)") String modelId;
 
-    @Mixin
-    PlanOptions plan = new PlanOptions();
+    @Mixin PlanOptions plan = new PlanOptions();
 
-    @Option(names = "--deployment", description = "deployment id (required with --publish; default: local)")
-    String deployment;
+    @Option(names = "--deployment", description = "deployment id (required with --publish; default: local)") String deployment;
 
-    @Option(names = "--release", description = "release of the runtime doing the load (required with --publish; default: local)")
-    String release;
+    @Option(names = "--release", description = "release of the runtime doing the load (required with --publish; default: local)") String release;
 
-    @Option(names = "--cluster", defaultValue = "default", description = "cluster (default: ${DEFAULT-VALUE})")
-    String cluster;
+    @Option(names = "--cluster", defaultValue = "default", description = "cluster (default: ${DEFAULT-VALUE})") String cluster;
 
-    @Option(names = "--host", description = "host (default: this machine's name)")
-    String host;
+    @Option(names = "--host", description = "host (default: this machine's name)") String host;
 
-    @Option(names = "--publish", description = "publish the load (with the loader's decisions) and its observation to Kafka")
-    boolean publish;
+    @Option(names = "--publish", description = "publish the load (with the loader's decisions) and its observation to Kafka") boolean publish;
 
-    @Mixin
-    KafkaOptions kafka = new KafkaOptions();
+    @Mixin KafkaOptions kafka = new KafkaOptions();
 
     @Option(names = "--observations-topic", defaultValue = PlacementEvents.OBSERVATIONS_TOPIC,
-            description = "topic for the observation (default: ${DEFAULT-VALUE})")
-    String observationsTopic;
+            description = "topic for the observation (default: ${DEFAULT-VALUE})") String observationsTopic;
 
     @Option(names = "--collector", paramLabel = "URL", description = "publish through a collector over HTTP(S) (e.g. https://collector:8083) "
-            + "instead of Kafka; implies --publish. A certificate the JVM does not trust: JAVA_OPTS=-Djavax.net.ssl.trustStore=...")
-    URI collector;
+            + "instead of Kafka; implies --publish. A certificate the JVM does not trust: JAVA_OPTS=-Djavax.net.ssl.trustStore=...") URI collector;
 
-    @Option(names = "--token-file", paramLabel = "FILE", description = "the fleet's collector token (required with --collector)")
-    Path tokenFile;
+    @Option(names = "--token-file", paramLabel = "FILE", description = "the fleet's collector token (required with --collector)") Path tokenFile;
 
     @Option(names = "--spool", paramLabel = "DIR", description = "with --collector: keep what cannot be delivered in DIR, delivered first next time")
     Path spoolDir;
 
-    @Option(names = "--format", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE})")
-    Format format;
+    @Option(names = "--format", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE})") Format format;
 
     enum Format { table, json }
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {

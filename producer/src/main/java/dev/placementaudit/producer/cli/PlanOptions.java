@@ -8,8 +8,7 @@ import picocli.CommandLine.Option;
 /** What the plan of a load depends on besides the file: the planner profile, the platform and the runtime's kernels. */
 final class PlanOptions {
     @Option(names = "--profile", defaultValue = "desktop",
-            description = "planner profile: mobile-2gb, edge, desktop, native, or '<name> (strict)' (default: ${DEFAULT-VALUE})")
-    String profile;
+            description = "planner profile: mobile-2gb, edge, desktop, native, or '<name> (strict)' (default: ${DEFAULT-VALUE})") String profile;
 
     @Option(names = "--platform", defaultValue = "jvm", description = "jvm, android, native, nomap, js, wasm, browser (default: ${DEFAULT-VALUE})")
     String platform;

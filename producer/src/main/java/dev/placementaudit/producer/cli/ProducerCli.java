@@ -1,9 +1,7 @@
 package dev.placementaudit.producer.cli;
 
-import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.producer.publish.PublishException;
 import dev.placementaudit.schemas.AvroTrust;
-import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.service.cli.Subcommands;
@@ -28,14 +26,9 @@ public final class ProducerCli {
         System.exit(commandLine(Subcommands.named(args)).execute(args));
     }
 
-    /** Every subcommand: what {@code --help} lists. */
-    public static CommandLine commandLine() {
-        return commandLine(null);
-    }
-
-    /** With only the named subcommand when it is one (see {@link Subcommands}). */
+    /** With only the named subcommand when it is one (see {@link Subcommands}); null for every one, what {@code --help} lists. */
     public static CommandLine commandLine(String named) {
-        return CliErrors.install(SUBCOMMANDS.addTo(new CommandLine(new ProducerCli()), named));
+        return SUBCOMMANDS.commandLine(new ProducerCli(), named);
     }
 
     /** Waits for a publish, turning a broker that is not there into a one-line failure. */

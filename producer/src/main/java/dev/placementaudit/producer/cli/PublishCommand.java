@@ -24,20 +24,15 @@ import java.util.concurrent.Callable;
 @Command(name = "publish", mixinStandardHelpOptions = true,
         description = "Read a GGUF or safetensors file's header and publish the load a deployment makes of it.")
 final class PublishCommand implements Callable<Integer> {
-    @Mixin
-    ModelFileOption model = new ModelFileOption();
+    @Mixin ModelFileOption model = new ModelFileOption();
 
-    @Option(names = "--model-id", description = "stable model id (default: the file name)")
-    String modelId;
+    @Option(names = "--model-id", description = "stable model id (default: the file name)") String modelId;
 
-    @Mixin
-    TargetOptions target = new TargetOptions();
+    @Mixin TargetOptions target = new TargetOptions();
 
-    @Mixin
-    KafkaOptions kafka = new KafkaOptions();
+    @Mixin KafkaOptions kafka = new KafkaOptions();
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {

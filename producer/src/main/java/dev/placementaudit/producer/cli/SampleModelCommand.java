@@ -20,22 +20,17 @@ import java.util.concurrent.Callable;
                 + "to try explain and publish without downloading a model.")
 final class SampleModelCommand implements Callable<Integer> {
     @Option(names = "--layout", required = true, completionCandidates = LayoutIds.class,
-            description = "the model whose layout to write: ${COMPLETION-CANDIDATES}")
-    String layout;
+            description = "the model whose layout to write: ${COMPLETION-CANDIDATES}") String layout;
 
     @Option(names = "--out", required = true, paramLabel = "FILE", description = "where to write it; a name ending in .safetensors "
-            + "gets the safetensors layout unless --format says otherwise")
-    Path out;
+            + "gets the safetensors layout unless --format says otherwise") Path out;
 
     @Option(names = "--format", description = "GGUF (quantized, as llama.cpp writes it) or SAFETENSORS (the BF16 checkpoint, "
-            + "as Hugging Face writes it) (default: from the file name, else GGUF)")
-    SampleModelFile.Format format;
+            + "as Hugging Face writes it) (default: from the file name, else GGUF)") SampleModelFile.Format format;
 
-    @Option(names = "--force", description = "overwrite FILE if it exists")
-    boolean force;
+    @Option(names = "--force", description = "overwrite FILE if it exists") boolean force;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws IOException {

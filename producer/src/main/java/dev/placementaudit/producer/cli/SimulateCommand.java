@@ -26,8 +26,7 @@ final class SimulateCommand implements Callable<Integer> {
     /** Loads sent but not yet acknowledged: enough to keep batches full, few enough to stop soon after a failure. */
     private static final int MAX_IN_FLIGHT = 200;
 
-    @Option(names = "--deployments", defaultValue = "8", description = "deployments (default: ${DEFAULT-VALUE})")
-    int deployments;
+    @Option(names = "--deployments", defaultValue = "8", description = "deployments (default: ${DEFAULT-VALUE})") int deployments;
 
     @Option(names = "--releases", defaultValue = "r1,r2", split = ",", description = "releases, oldest first (default: ${DEFAULT-VALUE})")
     List<String> releases;
@@ -38,16 +37,13 @@ final class SimulateCommand implements Callable<Integer> {
 
     @Option(names = "--drift", paramLabel = "RULE", description = "release drift, repeatable: r2:dequantize=*ffn_down*, r2:unservable=Q6_K, "
             + "r2:threshold=1048576; with --observe also r3:leak=512MB (more off-heap than planned) and r3:diverge=*attn_q* (a runtime "
-            + "that places those tensors otherwise)")
-    List<String> drift = new ArrayList<>();
+            + "that places those tensors otherwise)") List<String> drift = new ArrayList<>();
 
     @Option(names = "--observe", description = "each device also reports what it did: its own decision per tensor in the load, and a "
-            + "LoadObserved of what it held, published after the load")
-    boolean observe;
+            + "LoadObserved of what it held, published after the load") boolean observe;
 
     @Option(names = "--observations-topic", defaultValue = PlacementEvents.OBSERVATIONS_TOPIC,
-            description = "topic for the observations, with --observe (default: ${DEFAULT-VALUE})")
-    String observationsTopic;
+            description = "topic for the observations, with --observe (default: ${DEFAULT-VALUE})") String observationsTopic;
 
     @Option(names = "--seed", defaultValue = "42", description = "random seed; the same seed gives the same fleet, load ids included (default: ${DEFAULT-VALUE})")
     long seed;
@@ -58,14 +54,11 @@ final class SimulateCommand implements Callable<Integer> {
 
     @Option(names = "--late", paramLabel = "PERCENT", defaultValue = "0",
             description = "this share of each release's loads is reported late: published after the next release's loads, dated when "
-                    + "it happened (default: ${DEFAULT-VALUE})")
-    double latePercent;
+                    + "it happened (default: ${DEFAULT-VALUE})") double latePercent;
 
-    @Mixin
-    KafkaOptions kafka = new KafkaOptions();
+    @Mixin KafkaOptions kafka = new KafkaOptions();
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws InterruptedException {

@@ -14,20 +14,15 @@ import java.util.stream.Collectors;
 
 /** Where and how the model loads. */
 final class TargetOptions {
-    @Option(names = "--deployment", required = true, description = "deployment id")
-    String deployment;
+    @Option(names = "--deployment", required = true, description = "deployment id") String deployment;
 
-    @Option(names = "--release", required = true, description = "release of the runtime doing the load")
-    String release;
+    @Option(names = "--release", required = true, description = "release of the runtime doing the load") String release;
 
-    @Option(names = "--cluster", defaultValue = "default", description = "cluster (default: ${DEFAULT-VALUE})")
-    String cluster;
+    @Option(names = "--cluster", defaultValue = "default", description = "cluster (default: ${DEFAULT-VALUE})") String cluster;
 
-    @Option(names = "--host", description = "host (default: this machine's name)")
-    String host;
+    @Option(names = "--host", description = "host (default: this machine's name)") String host;
 
-    @Mixin
-    PlanOptions plan = new PlanOptions();
+    @Mixin PlanOptions plan = new PlanOptions();
 
     @Option(names = "--servable", split = ",", paramLabel = "ENCODING", description = "encodings a loader serves from a mapping (default: SKaiNET #1192's set)")
     List<String> servable;

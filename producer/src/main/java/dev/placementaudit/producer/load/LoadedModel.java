@@ -29,7 +29,6 @@ public final class LoadedModel implements AutoCloseable {
     /** The memory itself, until close. */
     private List<Held> memory;
     private final DomainBytes planned;
-    private final DomainBytes runtime;
     private final MemoryProbe.Snapshot before;
     private final MemoryProbe.Snapshot after;
     private final long loadNanos;
@@ -42,7 +41,6 @@ public final class LoadedModel implements AutoCloseable {
         this.memory = List.copyOf(held);
         this.held = held.stream().map(h -> new Held(h.domain(), h.bytes(), List.of(), List.of(), h.note())).toList();
         this.planned = planned;
-        this.runtime = DomainBytes.held(held);
         this.before = before;
         this.after = after;
         this.loadNanos = loadNanos;
@@ -56,7 +54,7 @@ public final class LoadedModel implements AutoCloseable {
 
     /** Where the loader actually put the bytes, per domain, as it decided (a refused mapping moves bytes off-heap). */
     public DomainBytes runtime() {
-        return runtime;
+        return DomainBytes.held(held);
     }
 
     public boolean measured() {

@@ -1,5 +1,6 @@
 package dev.placementaudit.producer.load;
 
+import dev.placementaudit.service.DaemonThreads;
 import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.placementaudit.core.placement.AllocationDecision;
 import dev.placementaudit.core.placement.ByteSizes;
@@ -107,15 +108,13 @@ public final class ReferenceLoader {
     /** The file's mappings as the process has them, read on a thread of its own. */
     private CompletableFuture<MemoryProbe.FileMappings> readMappingsAside(Path file) {
         CompletableFuture<MemoryProbe.FileMappings> result = new CompletableFuture<>();
-        Thread reader = new Thread(() -> {
+        DaemonThreads.start("placement-audit-mappings", () -> {
             try {
                 result.complete(probe.fileMappings(file));
             } catch (RuntimeException e) {
                 result.complete(null);
             }
-        }, "placement-audit-mappings");
-        reader.setDaemon(true);
-        reader.start();
+        });
         return result;
     }
 

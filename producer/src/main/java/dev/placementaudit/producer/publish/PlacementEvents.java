@@ -1,5 +1,6 @@
 package dev.placementaudit.producer.publish;
 
+import dev.placementaudit.service.Sends;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.AvroTrust;
@@ -122,19 +123,7 @@ public final class PlacementEvents implements AutoCloseable {
     }
 
     private CompletableFuture<RecordMetadata> send(String to, String key, Supplier<byte[]> value) {
-        CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
-        try {
-            producer.send(new ProducerRecord<>(to, key, value.get()), (metadata, error) -> {
-                if (error == null) {
-                    result.complete(metadata);
-                } else {
-                    result.completeExceptionally(error);
-                }
-            });
-        } catch (RuntimeException e) {
-            result.completeExceptionally(e);
-        }
-        return result;
+        return Sends.acknowledged(producer, () -> new ProducerRecord<>(to, key, value.get()));
     }
 
     public void flush() {

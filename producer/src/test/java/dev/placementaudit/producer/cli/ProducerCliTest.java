@@ -314,7 +314,7 @@ class ProducerCliTest {
     private static Run run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cli = ProducerCli.commandLine();
+        CommandLine cli = ProducerCli.commandLine(null);
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         int exit = cli.execute(args);

@@ -1,5 +1,6 @@
 package dev.placementaudit.worker.pipeline;
 
+import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.resolution.InvalidLoadException;
@@ -45,11 +46,8 @@ final class RecordPreparation implements AutoCloseable {
         this.validator = new LoadValidator(config.maxTensorsPerLoad());
         this.resolution = resolution;
         this.clock = clock;
-        this.resolvers = config.resolveThreads() > 1 ? Executors.newFixedThreadPool(config.resolveThreads(), runnable -> {
-            Thread thread = new Thread(runnable, "resolver-prepare-" + config.instanceId());
-            thread.setDaemon(true);
-            return thread;
-        }) : null;
+        this.resolvers = config.resolveThreads() > 1 ? Executors.newFixedThreadPool(config.resolveThreads(),
+                DaemonThreads.named("resolver-prepare-" + config.instanceId())) : null;
     }
 
     /**

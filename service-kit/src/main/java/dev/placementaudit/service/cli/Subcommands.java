@@ -40,6 +40,11 @@ public final class Subcommands {
         return parent;
     }
 
+    /** The root command with its subcommands (see {@link #addTo}) and the project's one-line errors ({@link CliErrors}). */
+    public CommandLine commandLine(Object root, String named) {
+        return CliErrors.install(addTo(new CommandLine(root), named));
+    }
+
     /** The first argument, the subcommand's name when there is one. */
     public static String named(String[] args) {
         return args.length > 0 ? args[0] : null;
