@@ -1,17 +1,17 @@
 package dev.placementaudit.store;
 
-import dev.placementaudit.service.DaemonThreads;
-import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.ConsumerService;
+import dev.placementaudit.service.ConsumerVitals;
+import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.alerts.AlertPublisher;
-import dev.placementaudit.store.incidents.IncidentPublisher;
 import dev.placementaudit.store.api.ApiRoutes;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.incidents.IncidentPublisher;
 import dev.placementaudit.store.ingest.IngestLoop;
 import dev.placementaudit.store.ingest.ProjectionWriter;
 import dev.placementaudit.store.query.AuditQueries;

@@ -1,6 +1,7 @@
 package dev.placementaudit.bench;
 
 import dev.placementaudit.service.DaemonThreads;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

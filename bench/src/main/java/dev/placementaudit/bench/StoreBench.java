@@ -8,8 +8,8 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.producer.simulate.Drift;
 import dev.placementaudit.producer.simulate.FleetSimulator;
-import dev.placementaudit.producer.simulate.ObservedRuntime;
 import dev.placementaudit.producer.simulate.ModelCatalog;
+import dev.placementaudit.producer.simulate.ObservedRuntime;
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.Provenance;
@@ -17,10 +17,10 @@ import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
-import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.testkit.KafkaBroker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -451,8 +451,6 @@ public final class StoreBench {
         }
         return seconds;
     }
-
-
 
     /** Now, if the store has committed a batch (a phase timer has counted one), else -1: the run's first commit. */
     private static long committed(PrometheusMeterRegistry registry) {

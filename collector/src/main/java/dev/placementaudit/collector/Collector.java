@@ -1,10 +1,10 @@
 package dev.placementaudit.collector;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.placementaudit.service.Sends;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.service.Sends;
 import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import io.javalin.http.Context;

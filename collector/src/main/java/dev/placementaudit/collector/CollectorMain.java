@@ -2,8 +2,8 @@ package dev.placementaudit.collector;
 
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.service.cli.CliErrors;
-import dev.placementaudit.service.cli.ServiceSettingsOptions;
 import dev.placementaudit.service.cli.ProjectVersion;
+import dev.placementaudit.service.cli.ServiceSettingsOptions;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import picocli.CommandLine;

@@ -21,7 +21,7 @@ public final class OutboxProducer {
      * An outbox's producer settings: idempotent, acknowledged by every replica, and bounded in time, since publishing
      * runs between ingest batches: it may fail (what it publishes waits in its table), never hold ingestion up.
      */
-    public static Map<String, Object> config(Map<String, Object> kafka, String clientId) {
+    private static Map<String, Object> config(Map<String, Object> kafka, String clientId) {
         Map<String, Object> config = new HashMap<>(kafka);
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         config.put(ProducerConfig.ACKS_CONFIG, "all");

@@ -1,8 +1,8 @@
 package dev.placementaudit.store.ingest;
 
-import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.service.ConsumerLoop;
 import dev.placementaudit.service.ConsumerVitals;
+import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.chain.ChainLog;

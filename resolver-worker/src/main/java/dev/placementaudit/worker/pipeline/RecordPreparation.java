@@ -1,6 +1,5 @@
 package dev.placementaudit.worker.pipeline;
 
-import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.resolution.InvalidLoadException;
@@ -10,6 +9,7 @@ import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
+import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.worker.WorkerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
