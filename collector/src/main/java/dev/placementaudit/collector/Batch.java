@@ -12,6 +12,7 @@ import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.ObservationCheck;
 import dev.placementaudit.schemas.EventJson;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.schemas.UndecodableEventException;
 
 import java.io.DataInputStream;
@@ -117,7 +118,7 @@ final class Batch {
      * event is published as the device encoded it: nothing is decoded into JSON or encoded again, so this is the cheap
      * path. {@code index} in the results is the frame's place in the body.
      */
-    static Batch readAvro(InputStream body, int maxItems, LoadValidator validator) throws IOException {
+    static Batch readAvro(InputStream body, int maxItems, LoadValidator validator, LoadLayouts layouts) throws IOException {
         DataInputStream in = new DataInputStream(body);
         List<Item> items = new ArrayList<>();
         for (long length = nextFrame(in); length >= 0; length = nextFrame(in)) {
@@ -133,7 +134,7 @@ final class Batch {
             } catch (EOFException e) {
                 throw new BadBatchException("frame " + items.size() + " is cut short: " + length + " bytes announced");
             }
-            items.add(avroItem(event, items.size(), validator));
+            items.add(avroItem(event, items.size(), validator, layouts));
         }
         if (items.isEmpty()) {
             throw new BadBatchException("the batch holds no loads and no observations");
@@ -157,9 +158,28 @@ final class Batch {
         }
     }
 
-    private static Item avroItem(byte[] event, int index, LoadValidator validator) {
+    /**
+     * A frame's load is read with {@code layouts}: a load of a model and policy checked before (a fleet's every load but
+     * its first) has only what is its own decoded and checked, the rest is the remembered layout (#28).
+     */
+    private static Item avroItem(byte[] event, int index, LoadValidator validator, LoadLayouts layouts) {
         try {
-            return checked(LOAD_SERDE.decode(event), index, validator, event);
+            LoadLayouts.Read read = layouts.read(event);
+            if (!read.known()) {
+                Item item = checked(read.load(), index, validator, event);
+                if (item.valid()) {
+                    layouts.remember(read);
+                }
+                return item;
+            }
+            ModelLoaded load = read.load();
+            Item item = new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), event, null, null, null);
+            try {
+                validator.checkAllButTheLayout(load);
+            } catch (InvalidLoadException e) {
+                return item.refused(e.code().name(), e.field(), e.getMessage());
+            }
+            return item;
         } catch (UndecodableEventException notALoad) {
             if (notALoad.reason() != UndecodableEventException.Cause.WRONG_EVENT_TYPE) {
                 return new Item(LOADS, index, null, null, null, null, null, null).refused("UNDECODABLE", "", notALoad.getMessage());

@@ -2,6 +2,7 @@ package dev.placementaudit.collector;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.resolution.LoadValidator;
+import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
 import dev.placementaudit.service.Sends;
@@ -56,6 +57,11 @@ public final class Collector implements AutoCloseable {
     private final RateLimits rates = new RateLimits(System::nanoTime);
     private final Semaphore inFlight;
     private final LoadValidator validator;
+    /**
+     * The layouts of loads this collector has checked, by their bytes: 128 of at most some 70 KB each (a 1B model's, decoded),
+     * as many as the worker remembers. A fleet runs a handful of models under a handful of policies.
+     */
+    private final LoadLayouts layouts = new LoadLayouts(128);
     private final ObjectMapper mapper = new ObjectMapper();
     private final CollectorMetrics metrics;
     private final KafkaClientMetrics clientMetrics;
@@ -141,7 +147,7 @@ public final class Collector implements AutoCloseable {
             metrics.body(Math.max(0, ctx.contentLength()));
             String type = ctx.contentType() == null ? "" : ctx.contentType().toLowerCase(Locale.ROOT);
             Batch batch = type.startsWith(Batch.AVRO_TYPE)
-                    ? Batch.readAvro(Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator)
+                    ? Batch.readAvro(Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator, layouts)
                     : Batch.read(mapper, Bodies.open(ctx, config.maxBodyBytes()), config.maxItems(), validator);
             Optional<Batch.Item> forbidden = batch.forbiddenTo(fleet.get());
             if (forbidden.isPresent()) {

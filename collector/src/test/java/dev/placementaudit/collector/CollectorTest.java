@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.ModelRef;
+import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.events.ObservationMethod;
 import dev.placementaudit.events.ObservedDomain;
 import dev.placementaudit.events.ObservedTensor;
@@ -39,6 +40,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -156,17 +158,8 @@ class CollectorTest {
             ModelLoaded negative = ModelLoaded.newBuilder(sample).setModel(ModelRef.newBuilder(sample.getModel()).setSizeBytes(-1).build()).build();
             LoadObserved observation = observed(load);
             byte[] encodedLoad = EventSerde.of(ModelLoaded.class).encode(load);
-            ByteArrayOutputStream frames = new ByteArrayOutputStream();
-            java.io.DataOutputStream out = new java.io.DataOutputStream(frames);
-            for (byte[] event : List.of(encodedLoad, EventSerde.of(ModelLoaded.class).encode(negative), EventSerde.of(LoadObserved.class).encode(observation),
-                    "not an event".getBytes(StandardCharsets.UTF_8))) {
-                out.writeInt(event.length);
-                out.write(event);
-            }
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(collector.url() + "/v1/loads"))
-                    .header("Authorization", "Bearer " + PHONES_TOKEN).header("Content-Type", "application/vnd.placement-audit.batch+avro")
-                    .header("Content-Encoding", "gzip").POST(HttpRequest.BodyPublishers.ofByteArray(gzip(frames.toByteArray()))).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response = postAvro(collector, List.of(encodedLoad, EventSerde.of(ModelLoaded.class).encode(negative),
+                    EventSerde.of(LoadObserved.class).encode(observation), "not an event".getBytes(StandardCharsets.UTF_8)));
 
             assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
             JsonNode results = mapper.readTree(response.body()).get("results");
@@ -186,6 +179,58 @@ class CollectorTest {
             assertThat(cut.statusCode()).isEqualTo(400);
             assertThat(cut.body()).contains("frame 0 is cut short: 256 bytes announced");
         }
+    }
+
+    @Test
+    void aLoadOfALayoutCheckedBeforeIsStillCheckedForWhatIsItsOwn(KafkaBroker broker) throws Exception {
+        try (Collector collector = start(broker, Map.of())) {
+            EventSerde<ModelLoaded> serde = EventSerde.of(ModelLoaded.class);
+            ModelLoaded first = SampleEvents.edgeLoad("android-1", "r1", 2);
+            List<TensorInfo> twice = List.of(first.getTensors().get(0), first.getTensors().get(0));
+            HttpResponse<String> seen = postAvro(collector, List.of(serde.encode(first), serde.encode(SampleEvents.load("android-4", "r1", twice))));
+            assertThat(codes(seen)).containsExactly("accepted", "DUPLICATE_TENSOR tensors[1].name");
+
+            // The same layout (tensors, platform, profile) as the first load's, each wrong in what is its own.
+            ModelLoaded second = SampleEvents.edgeLoad("android-2", "r2", 2);
+            ModelLoaded blankRelease = ModelLoaded.newBuilder(SampleEvents.edgeLoad("android-3", "r1", 2)).setRelease(" ").build();
+            ModelLoaded longHost = SampleEvents.edgeLoad("android-5", "r1", 2);
+            longHost.getDeployment().put("host", "h".repeat(201));
+            ModelLoaded badLabel = ModelLoaded.newBuilder(SampleEvents.edgeLoad("android-6", "r1", 2)).setLabels(Map.of("note", "a\u0000b")).build();
+            List<ModelLoaded> known = List.of(second, blankRelease, longHost, badLabel, SampleEvents.load("android-7", "r1", twice));
+            HttpResponse<String> avro = postAvro(collector, known.stream().map(serde::encode).toList());
+
+            List<String> codes = codes(avro);
+            assertThat(codes.subList(0, 3)).containsExactly("accepted", "MISSING_FIELD release", "TOO_LONG deployment.host");
+            assertThat(codes.get(3)).startsWith("UNSTORABLE_TEXT labels");
+            assertThat(codes.get(4)).isEqualTo("DUPLICATE_TENSOR tensors[1].name");
+            assertThat(codes).as("as the JSON path answers, which decodes and checks every load whole").isEqualTo(codes(post(collector, PHONES_TOKEN,
+                    batch(List.of(SampleEvents.edgeLoad("android-2", "r2", 2), blankRelease, longHost, badLabel, SampleEvents.load("android-7", "r1", twice)),
+                            List.of()), true)));
+            assertThat(TopicReader.readCommitted(broker, configOf(collector).loadsTopic(), 3)).extracting(r -> serde.decode(r.value()).getDeployment().getId())
+                    .as("the two accepted Avro loads as sent, and the JSON batch's one").containsExactlyInAnyOrder("android-1", "android-2", "android-2");
+        }
+    }
+
+    private HttpResponse<String> postAvro(Collector collector, List<byte[]> events) throws Exception {
+        ByteArrayOutputStream frames = new ByteArrayOutputStream();
+        java.io.DataOutputStream out = new java.io.DataOutputStream(frames);
+        for (byte[] event : events) {
+            out.writeInt(event.length);
+            out.write(event);
+        }
+        return http.send(HttpRequest.newBuilder(URI.create(collector.url() + "/v1/loads"))
+                .header("Authorization", "Bearer " + PHONES_TOKEN).header("Content-Type", "application/vnd.placement-audit.batch+avro")
+                .header("Content-Encoding", "gzip").POST(HttpRequest.BodyPublishers.ofByteArray(gzip(frames.toByteArray()))).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Each item's result: "accepted", or its code and field. */
+    private List<String> codes(HttpResponse<String> response) throws IOException {
+        List<String> codes = new ArrayList<>();
+        for (JsonNode result : mapper.readTree(response.body()).get("results")) {
+            codes.add(result.get("status").asText().equals("accepted") ? "accepted" : result.get("code").asText() + " " + result.get("field").asText());
+        }
+        return codes;
     }
 
     @Test

@@ -78,9 +78,10 @@ public final class LoadValidator {
 
     /**
      * What {@link #validate} checks of a load whose tensors, profile and platform are, value for value, those of a load
-     * this validator passed (LoadResolution's layouts): everything but them, with the same errors.
+     * this validator passed (LoadResolution's layouts, the collector's {@code LoadLayouts}): everything but them, with the
+     * same errors.
      */
-    void checkAllButTheLayout(ModelLoaded load) {
+    public void checkAllButTheLayout(ModelLoaded load) {
         checkLoad(load, "tensors");
     }
 
