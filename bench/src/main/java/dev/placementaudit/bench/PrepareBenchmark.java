@@ -5,6 +5,7 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.worker.WorkerVersion;
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
@@ -45,6 +46,7 @@ import java.util.concurrent.TimeUnit;
 public class PrepareBenchmark {
     private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
     private final EventSerde<LoadResolved> summaries = EventSerde.of(LoadResolved.class);
+    private final LoadLayouts layouts = new LoadLayouts(LoadResolution.LAYOUTS);
     private final LoadValidator validator = new LoadValidator(100_000);
     private final LoadResolution resolution = new LoadResolution(WorkerVersion.resolverVersion());
     private final Provenance source = new Provenance("model-loads", 0, 42);
@@ -87,11 +89,12 @@ public class PrepareBenchmark {
 
     /**
      * What the worker's RecordPreparation does for one good record of a layout it has resolved before (every load of
-     * one model file under one policy after the first): decoded, the rest of the load checked, the layout found.
+     * one model file under one policy after the first): read with LoadLayouts (the layout's bytes recognised, the rest
+     * decoded), the rest of the load checked, the layout found by the identity of its shared objects.
      */
     @Benchmark
     public void prepareKnownLayout(Blackhole out) {
-        ResolvedLoad load = resolution.resolve(loads.decode(record), validator, source, decidedAt);
+        ResolvedLoad load = resolution.resolve(layouts.read(record), validator, source, decidedAt);
         out.consume(load.encodedDecisions());
         out.consume(summaries.encode(load.summary()));
     }

@@ -168,7 +168,7 @@ final class Batch {
             if (!read.known()) {
                 Item item = checked(read.load(), index, validator, event);
                 if (item.valid()) {
-                    layouts.remember(read);
+                    read.remember();
                 }
                 return item;
             }

@@ -13,6 +13,7 @@ import dev.placementaudit.producer.simulate.Drift;
 import dev.placementaudit.producer.simulate.FleetSimulator;
 import dev.placementaudit.producer.simulate.ModelCatalog;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.testkit.SampleEvents;
 import org.apache.avro.Schema;
@@ -40,6 +41,10 @@ class DecisionEncoderTest {
     private final LoadResolution resolution = new LoadResolution(VERSION);
     /** Resolves as the worker does: validated in the call, a load laid out as one before from that one's layout. */
     private final LoadResolution worker = new LoadResolution(VERSION);
+    /** Resolves as the worker's RecordPreparation does: from the record's bytes, a known layout recognised in them. */
+    private final LoadResolution fromBytes = new LoadResolution(VERSION);
+    private final LoadLayouts layouts = new LoadLayouts(LoadResolution.LAYOUTS);
+    private int readKnown;
 
     @Test
     void everyDecisionOfAWholeFleetIsByteForByteWhatAvroWritesForTheEvent() {
@@ -57,6 +62,7 @@ class DecisionEncoderTest {
         assertThat(compared).as("decisions compared").isGreaterThan(1_000);
         assertThat(worker.layoutsRemembered()).as("loads of one model and release under one policy share a layout")
                 .isPositive().isLessThanOrEqualTo(loads / 4);
+        assertThat(readKnown).as("loads whose layout LoadLayouts recognised in the bytes").isGreaterThanOrEqualTo(loads - worker.layoutsRemembered());
     }
 
     @Test
@@ -134,6 +140,12 @@ class DecisionEncoderTest {
         }
         assertThat(viaLayout.encodedDecisions()).hasSameSizeAs(encoded);
         assertThat(viaLayout.summary()).isEqualTo(resolved.summary());
+        LoadLayouts.Read read = layouts.read(EventSerde.of(ModelLoaded.class).encode(load));
+        readKnown += read.known() ? 1 : 0;
+        ResolvedLoad viaBytes = fromBytes.resolve(read, validator, source, AT);
+        assertThat(viaBytes.encodedDecisions()).as("from the bytes, layout %s", read.known() ? "recognised" : "decoded")
+                .containsExactlyElementsOf(encoded);
+        assertThat(viaBytes.summary()).isEqualTo(resolved.summary());
         return tensors.size();
     }
 

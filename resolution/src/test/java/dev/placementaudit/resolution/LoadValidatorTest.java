@@ -6,6 +6,8 @@ import dev.placementaudit.events.PlatformCapabilities;
 import dev.placementaudit.events.ProfileSettings;
 import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.events.TensorResidency;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.testkit.SampleEvents;
 import org.junit.jupiter.api.Test;
 
@@ -211,11 +213,51 @@ class LoadValidatorTest {
         assertThat(worker.layoutsRemembered()).isEqualTo(layoutValid ? 1 : 0);
         assertThatThrownBy(() -> worker.resolve(load, validator, new Provenance("t", 0, 1), java.time.Instant.EPOCH))
                 .as("refused by the worker %s", layoutValid ? "from a known layout" : "from scratch")
-                .isInstanceOfSatisfying(InvalidLoadException.class, e -> {
-                    assertThat(e.code()).isEqualTo(expected.code());
-                    assertThat(e.field()).isEqualTo(expected.field());
-                    assertThat(e.getMessage()).isEqualTo(expected.getMessage());
-                });
+                .isInstanceOfSatisfying(InvalidLoadException.class, e -> assertSameRefusal(e, expected));
+        assertTheWorkerReadingBytesRefusesItAlike(load, sameLayout);
+    }
+
+    /**
+     * The same through LoadLayouts, as the worker reads records: a valid layout's bytes are recognised, not decoded, and
+     * the load is refused as the load its bytes hold is refused when decoded whole (what UTF-8 cannot carry, an unpaired
+     * surrogate, is not in the bytes: they may hold another fault, or none).
+     */
+    private void assertTheWorkerReadingBytesRefusesItAlike(ModelLoaded load, ModelLoaded sameLayout) {
+        EventSerde<ModelLoaded> serde = EventSerde.of(ModelLoaded.class);
+        byte[] bytes;
+        try {
+            bytes = serde.encode(load);
+        } catch (RuntimeException unencodable) {
+            return; // a load Avro cannot encode (a null where the schema has none) never reaches the worker as bytes
+        }
+        LoadResolution worker = new LoadResolution("test");
+        LoadLayouts layouts = new LoadLayouts(8);
+        boolean layoutValid = refusal(() -> worker.resolve(layouts.read(serde.encode(sameLayout)), validator, new Provenance("t", 0, 0),
+                java.time.Instant.EPOCH)) == null;
+        LoadLayouts.Read read = layouts.read(bytes);
+        assertThat(read.known()).as("the layout's bytes recognised").isEqualTo(layoutValid);
+        InvalidLoadException asDecoded = refusal(() -> validator.validate(serde.decode(bytes)));
+        InvalidLoadException asRead = refusal(() -> worker.resolve(read, validator, new Provenance("t", 0, 1), java.time.Instant.EPOCH));
+        assertThat(asRead == null).as("refused reading bytes (%s) as decoded whole", read.known() ? "layout recognised" : "decoded")
+                .isEqualTo(asDecoded == null);
+        if (asDecoded != null) {
+            assertSameRefusal(asRead, asDecoded);
+        }
+    }
+
+    private static InvalidLoadException refusal(Runnable check) {
+        try {
+            check.run();
+            return null;
+        } catch (InvalidLoadException e) {
+            return e;
+        }
+    }
+
+    private static void assertSameRefusal(InvalidLoadException actual, InvalidLoadException expected) {
+        assertThat(actual.code()).isEqualTo(expected.code());
+        assertThat(actual.field()).isEqualTo(expected.field());
+        assertThat(actual.getMessage()).isEqualTo(expected.getMessage());
     }
 
     private static ModelLoaded withTensors(Consumer<List<TensorInfo>> change) {

@@ -11,13 +11,16 @@ import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.specific.SpecificData;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.zip.CRC32C;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Reads {@code ModelLoaded} events in single-object encoding, decoding a layout once per distinct run of bytes.
@@ -26,9 +29,11 @@ import java.util.zip.CRC32C;
  * load of one model file under one policy repeats them byte for byte: 10 KB of a 1B model's 146 tensors, where the rest
  * of the load is a few hundred bytes. Decoding those tensors and checking them was all the collector's CPU on its Avro
  * path (#28: decoding 47%, the worker's validation 52%). So a caller that has checked a load's layout may
- * {@linkplain #remember remember} it; a later event whose layout bytes are the same is then read by decoding only the
+ * {@linkplain Read#remember remember} it; a later event whose layout bytes are the same is then read by decoding only the
  * fields around them, and shares the remembered (decoded, checked) platform, profile and tensor objects, which nobody
- * may change. Everything else about the event is decoded by Avro's own readers, field by field.
+ * may change. Everything else about the event is decoded by Avro's own readers, field by field. A known layout is found by
+ * comparing the bytes where the layout starts with the remembered ones, not by walking it: the same bytes walk to the
+ * same end, and walking 146 tensors field by field was, once decoding was gone, most of what was left.
  *
  * <p>An event written with another schema version than the current one, one whose layout is not remembered, or one
  * that does not walk cleanly is decoded whole by {@link EventSerde#decode} as before, with its errors: this only makes
@@ -61,7 +66,8 @@ public final class LoadLayouts {
 
     /** How many layouts are remembered at most; past it the memory starts over (a fleet runs a handful). */
     private final int capacity;
-    private final Map<Key, Layout> known = new ConcurrentHashMap<>();
+    private final Map<Probe, List<Layout>> known = new ConcurrentHashMap<>();
+    private final AtomicInteger count = new AtomicInteger();
     private static final ThreadLocal<BinaryDecoder[]> DECODER = ThreadLocal.withInitial(() -> new BinaryDecoder[1]);
 
     public LoadLayouts(int capacity) {
@@ -72,7 +78,7 @@ public final class LoadLayouts {
     }
 
     /** An event read: the load, and whether its layout was a remembered one (shared objects, checked before). */
-    public static final class Read {
+    public final class Read {
         private final ModelLoaded load;
         private final boolean known;
         private final byte[] event;
@@ -95,6 +101,16 @@ public final class LoadLayouts {
         public boolean known() {
             return known;
         }
+
+        /**
+         * Remembers this load's layout, which the caller has checked: later events with the same layout bytes share its
+         * objects. True when they are this load's platform, profile and tensors from now on; false for a known layout, a
+         * load decoded from another schema version (no layout bytes to compare), a layout shorter than the probe (a few
+         * bytes decode as fast as they compare), or one another thread remembered first.
+         */
+        public boolean remember() {
+            return LoadLayouts.this.remember(this);
+        }
     }
 
     /**
@@ -107,48 +123,72 @@ public final class LoadLayouts {
         }
         int[] starts = new int[FIELDS + 1];
         try {
-            int at = HEADER_BYTES;
-            for (int field = 0; field < FIELDS; field++) {
-                starts[field] = at;
-                at = AvroWalk.skip(SCHEMA.getFields().get(field).schema(), event, at);
+            walk(event, starts, 0, FIRST, HEADER_BYTES);
+            int start = starts[FIRST];
+            Layout layout = match(event, start);
+            if (layout == null) {
+                walk(event, starts, FIRST, FIELDS, start);
+                return new Read(SERDE.decode(event), false, event, start, starts[LAST + 1]);
             }
-            starts[FIELDS] = at;
-        } catch (AvroWalk.MalformedException e) {
-            return new Read(SERDE.decode(event), false, event, -1, -1);
-        }
-        int start = starts[FIRST];
-        int end = starts[LAST + 1];
-        Layout layout = known.get(Key.of(event, start, end));
-        if (layout == null || !Arrays.equals(layout.bytes, 0, layout.bytes.length, event, start, end)) {
-            return new Read(SERDE.decode(event), false, event, start, end);
-        }
-        try {
-            return new Read(assemble(event, starts, layout), true, event, start, end);
-        } catch (IOException | RuntimeException e) {
-            // The walk passed what Avro's readers refuse (a malformed load id, say): the whole decode says why.
+            // The same bytes walk to the same end: the layout's fields need no walking of their own.
+            walk(event, starts, LAST + 1, FIELDS, start + layout.bytes.length);
+            return new Read(assemble(event, starts, layout), true, event, start, starts[LAST + 1]);
+        } catch (AvroWalk.MalformedException | IOException | RuntimeException e) {
+            // What does not walk cleanly, or what Avro's readers refuse beside a known layout (a malformed load id, say):
+            // the whole decode says why, or finds it a load after all.
             return new Read(SERDE.decode(event), false, event, -1, -1);
         }
     }
 
-    /**
-     * Remembers the layout of a load read here, which the caller has checked: later events with the same layout bytes
-     * share its objects. A load decoded from another schema version has no layout bytes to compare, and is not remembered.
-     */
-    public void remember(Read read) {
-        if (read.known || read.layoutStart < 0) {
-            return;
+    /** Walks fields {@code from} (starting at {@code at}) to {@code to}, noting where each starts and where the last ends. */
+    private static void walk(byte[] event, int[] starts, int from, int to, int at) throws AvroWalk.MalformedException {
+        for (int field = from; field < to; field++) {
+            starts[field] = at;
+            at = AvroWalk.skip(SCHEMA.getFields().get(field).schema(), event, at);
         }
-        if (known.size() >= capacity) {
+        starts[to] = at;
+    }
+
+    /** The remembered layout whose bytes the event holds at {@code start}, if any. */
+    private Layout match(byte[] event, int start) {
+        if (event.length - start < PROBE_BYTES) {
+            return null;
+        }
+        for (Layout layout : known.getOrDefault(Probe.of(event, start), List.of())) {
+            int end = start + layout.bytes.length;
+            if (end <= event.length && Arrays.equals(layout.bytes, 0, layout.bytes.length, event, start, end)) {
+                return layout;
+            }
+        }
+        return null;
+    }
+
+    private boolean remember(Read read) {
+        if (read.known || read.layoutStart < 0 || read.layoutEnd - read.layoutStart < PROBE_BYTES) {
+            return false;
+        }
+        if (count.get() >= capacity) {
             known.clear();
+            count.set(0);
         }
         byte[] bytes = Arrays.copyOfRange(read.event, read.layoutStart, read.layoutEnd);
         ModelLoaded load = read.load;
-        known.put(Key.of(bytes, 0, bytes.length), new Layout(bytes, load.getPlatform(), load.getProfile(), load.getTensors()));
+        Layout layout = new Layout(bytes, load.getPlatform(), load.getProfile(), load.getTensors());
+        List<Layout> now = known.compute(Probe.of(bytes, 0), (probe, layouts) -> {
+            if (layouts != null && layouts.stream().anyMatch(other -> Arrays.equals(other.bytes, bytes))) {
+                return layouts;
+            }
+            count.incrementAndGet();
+            List<Layout> more = new ArrayList<>(layouts == null ? List.of() : layouts);
+            more.add(layout);
+            return List.copyOf(more);
+        });
+        return now.contains(layout);
     }
 
     /** How many layouts are remembered now (for tests). */
     int remembered() {
-        return known.size();
+        return count.get();
     }
 
     private static ModelLoaded assemble(byte[] event, int[] starts, Layout layout) throws IOException {
@@ -170,12 +210,16 @@ public final class LoadLayouts {
     private record Layout(byte[] bytes, PlatformCapabilities platform, ProfileSettings profile, List<TensorInfo> tensors) {
     }
 
-    /** A layout's bytes by their length and CRC-32C (an intrinsic: a few GB/s); a match is then compared byte for byte. */
-    private record Key(int length, int crc) {
-        static Key of(byte[] bytes, int from, int to) {
-            CRC32C crc = new CRC32C();
-            crc.update(bytes, from, to - from);
-            return new Key(to - from, (int) crc.getValue());
+    /**
+     * A layout's first 16 bytes: what the event at a layout's start is looked up by, before its bytes are compared whole
+     * (loads of one platform and profile share them; the first tensor's name tells their layouts apart within a few bytes).
+     */
+    private record Probe(long first, long second) {
+        static Probe of(byte[] bytes, int at) {
+            return new Probe((long) LONG.get(bytes, at), (long) LONG.get(bytes, at + 8));
         }
     }
+
+    private static final int PROBE_BYTES = 16;
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 }

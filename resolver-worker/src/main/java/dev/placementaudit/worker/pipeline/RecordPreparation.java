@@ -1,13 +1,13 @@
 package dev.placementaudit.worker.pipeline;
 
 import dev.placementaudit.events.LoadResolved;
-import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.resolution.InvalidLoadException;
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.service.DeadLetter;
@@ -36,7 +36,8 @@ final class RecordPreparation implements AutoCloseable {
     private final LoadValidator validator;
     private final LoadResolution resolution;
     private final Clock clock;
-    private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
+    /** Loads read with their layouts decoded once per distinct bytes (LoadResolution remembers the valid ones). */
+    private final LoadLayouts loads = new LoadLayouts(LoadResolution.LAYOUTS);
     private final EventSerde<LoadResolved> resolvedSerde = EventSerde.of(LoadResolved.class);
     /** Prepares a batch's records in parallel; null when configured for one thread. */
     private final ExecutorService resolvers;
@@ -55,9 +56,9 @@ final class RecordPreparation implements AutoCloseable {
      * so a batch's records are prepared in parallel and then sent in their original order.
      */
     Prepared prepare(ConsumerRecord<byte[], byte[]> record) {
-        ModelLoaded load;
+        LoadLayouts.Read load;
         try {
-            load = loads.decode(record.value());
+            load = loads.read(record.value());
         } catch (UndecodableEventException e) {
             return Prepared.deadLetter(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), null, e.getMessage());
         }
@@ -68,7 +69,7 @@ final class RecordPreparation implements AutoCloseable {
         } catch (InvalidLoadException e) {
             return Prepared.deadLetter(record, DeadLetter.Reason.INVALID_CONTENT, e.code().name(), e.field(), e.getMessage());
         }
-        byte[] key = load.getDeployment().getId().getBytes(StandardCharsets.UTF_8);
+        byte[] key = load.load().getDeployment().getId().getBytes(StandardCharsets.UTF_8);
         List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.encodedDecisions().size() + 1);
         for (byte[] decision : resolved.encodedDecisions()) {
             outputs.add(new ProducerRecord<>(config.decisionsTopic(), key, decision));
