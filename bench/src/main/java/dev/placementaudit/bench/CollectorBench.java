@@ -77,14 +77,7 @@ public final class CollectorBench {
         TopicSetup.ensure(kafka, 3, (short) 1, List.of(), List.of(topic + "-direct", topic + "-collector", "bench-collector-observations"));
 
         System.out.printf("making %,d loads of llama-3.2-1b-q4km and their gzip JSON batches of %d...%n", loads, batchSize);
-        List<ModelLoaded> events = new ArrayList<>(loads);
-        for (ModelLoaded load : new FleetSimulator(7, Math.max(1, loads / 4), FleetSimulator.releaseNames(4),
-                List.of(ModelCatalog.byId("llama-3.2-1b-q4km")), List.of(), Instant.parse("2026-11-01T00:00:00Z"))) {
-            if (events.size() == loads) {
-                break;
-            }
-            events.add(load);
-        }
+        List<ModelLoaded> events = events(loads);
         List<byte[]> bodies = bodies(events, batchSize);
         List<byte[]> avroBodies = avroBodies(events, batchSize);
         long rawJson = 0;
@@ -165,7 +158,20 @@ public final class CollectorBench {
         }
     }
 
-    private static List<byte[]> bodies(List<ModelLoaded> events, int batchSize) throws IOException {
+    /** Loads of llama-3.2-1b-q4km from a simulated fleet of a deployment per 4 loads (BodyBenchmark's too). */
+    static List<ModelLoaded> events(int loads) {
+        List<ModelLoaded> events = new ArrayList<>(loads);
+        for (ModelLoaded load : new FleetSimulator(7, Math.max(1, loads / 4), FleetSimulator.releaseNames(4),
+                List.of(ModelCatalog.byId("llama-3.2-1b-q4km")), List.of(), Instant.parse("2026-11-01T00:00:00Z"))) {
+            if (events.size() == loads) {
+                break;
+            }
+            events.add(load);
+        }
+        return events;
+    }
+
+    static List<byte[]> bodies(List<ModelLoaded> events, int batchSize) throws IOException {
         ObjectMapper mapper = new ObjectMapper();
         List<byte[]> bodies = new ArrayList<>();
         for (int from = 0; from < events.size(); from += batchSize) {
@@ -181,7 +187,7 @@ public final class CollectorBench {
         return bodies;
     }
 
-    private static List<byte[]> avroBodies(List<ModelLoaded> events, int batchSize) throws IOException {
+    static List<byte[]> avroBodies(List<ModelLoaded> events, int batchSize) throws IOException {
         EventSerde<ModelLoaded> serde = EventSerde.of(ModelLoaded.class);
         List<byte[]> bodies = new ArrayList<>();
         for (int from = 0; from < events.size(); from += batchSize) {

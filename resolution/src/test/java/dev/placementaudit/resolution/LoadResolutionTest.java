@@ -123,6 +123,47 @@ class LoadResolutionTest {
     }
 
     @Test
+    void theSummaryCarriesEveryFieldOfItsLoadAndItsDecisionsUnderItsOwnName() {
+        ModelLoaded edge = SampleEvents.edgeLoad("d-own", "r-own", 3);
+        List<TensorInfo> tensors = new java.util.ArrayList<>(edge.getTensors());
+        tensors.set(1, TensorInfo.newBuilder(tensors.get(1)).setForm(SampleEvents.dequantizedMapped()).build());
+        ModelLoaded load = withRuntime(ModelLoaded.newBuilder(edge).setTensors(tensors)
+                .setModel(dev.placementaudit.events.ModelRef.newBuilder(edge.getModel()).setSha256("ab".repeat(32)).build()).build(),
+                (index, decided) -> index == 2 ? RuntimeDecision.newBuilder(decided).setDomain(RuntimeDomain.HOST_OFFHEAP).build()
+                        : index == 4 ? null : decided);
+        ResolvedLoad resolved = resolution.resolve(validator.validate(load), new Provenance("topic-own", 5, 77), AT);
+        List<AllocationDecided> decisions = resolved.decisions();
+
+        // Every field named, from the load and from the decisions (encoded by another path, byte-checked against Avro).
+        LoadResolved.Builder expected = LoadResolved.newBuilder().setLoadId(load.getLoadId()).setLoadOccurredAt(load.getOccurredAt())
+                .setDeploymentId("d-own").setCluster("test").setHost("host-1").setRelease("r-own").setModelId("sample-model")
+                .setModelName("Sample model").setModelSha256("ab".repeat(32)).setPlatformName("android").setProfileName("edge")
+                .setTensorCount(5).setResolverVersion("0.1.0/skainet-1192").setPolicyDigest(decisions.get(0).getPolicyDigest())
+                .setSourceTopic("topic-own").setSourcePartition(5).setSourceOffset(77).setResolvedAt(AT)
+                .setPlanDigest(decisions.get(0).getPlanDigest()).setRuntimeReportedTensors(4).setDivergedTensors(1)
+                .setDivergences(resolved.summary().getDivergences())
+                .setStoredBytes(decisions.stream().mapToLong(AllocationDecided::getStoredBytes).sum())
+                .setResidentBytes(decisions.stream().mapToLong(AllocationDecided::getResidentBytes).sum())
+                .setHeapBytes(bytesIn(decisions, MemoryDomain.HOST_HEAP)).setOffHeapBytes(bytesIn(decisions, MemoryDomain.HOST_OFFHEAP))
+                .setMappedBytes(bytesIn(decisions, MemoryDomain.MMAP_FILE)).setHeapTensors((int) countIn(decisions, MemoryDomain.HOST_HEAP))
+                .setOffHeapTensors((int) countIn(decisions, MemoryDomain.HOST_OFFHEAP)).setMappedTensors((int) countIn(decisions, MemoryDomain.MMAP_FILE))
+                .setMappingRequestedTensors((int) decisions.stream().filter(AllocationDecided::getMappingRequested).count())
+                .setMappingRefusedTensors((int) decisions.stream().filter(d -> d.getMappingRequested() && !d.getMappingBlockers().isEmpty()).count());
+
+        assertThat(resolved.summary()).isEqualTo(expected.build());
+        assertThat(resolved.summary().getDivergences()).extracting(Divergence::getTensorName).containsExactly("blk.1.attn_q.weight");
+        assertThat(resolved.summary().getStoredBytes()).isNotEqualTo(resolved.summary().getResidentBytes());
+    }
+
+    private static long bytesIn(List<AllocationDecided> decisions, MemoryDomain domain) {
+        return decisions.stream().filter(d -> d.getDomain() == domain).mapToLong(AllocationDecided::getResidentBytes).sum();
+    }
+
+    private static long countIn(List<AllocationDecided> decisions, MemoryDomain domain) {
+        return decisions.stream().filter(d -> d.getDomain() == domain).count();
+    }
+
+    @Test
     void aReEncodedWeightLosesItsMappingAndPaysItsDequantizedBytes() {
         ModelLoaded original = SampleEvents.edgeLoad("d", "r", 1);
         List<TensorInfo> tensors = new java.util.ArrayList<>(original.getTensors());
