@@ -28,12 +28,12 @@ import java.util.zip.GZIPInputStream;
  *
  * <p>{@code bench/run.sh jmh BodyBenchmark}.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Fork(value = 1, jvmArgs = "-Xmx512m")
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgs = "-Xmx512m")
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@State(Scope.Benchmark)
 public class BodyBenchmark {
     private final JsonFactory json = new JsonFactory();
     private final byte[] buffer = new byte[64 * 1024];

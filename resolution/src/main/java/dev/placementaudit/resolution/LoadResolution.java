@@ -154,7 +154,7 @@ public final class LoadResolution {
      */
     public ResolvedLoad resolve(LoadLayouts.Read read, LoadValidator validator, Provenance source, Instant decidedAt) {
         ModelLoaded event = read.load();
-        SharedLayout shared = new SharedLayout(validator, event);
+        LayoutKey shared = LayoutKey.sharedBy(validator, event);
         Layout layout = read.known() ? sharedLayouts.get(shared) : null;
         if (layout != null) {
             validator.checkAllButTheLayout(event);
@@ -171,33 +171,8 @@ public final class LoadResolution {
         return layout.resolve(event, this, source, decidedAt);
     }
 
-    private final Map<SharedLayout, Layout> sharedLayouts = new ConcurrentHashMap<>();
-
-    /** A validator and a load's layout objects, by identity: what LoadLayouts shares between loads of one layout. */
-    private static final class SharedLayout {
-        private final LoadValidator validator;
-        private final ProfileSettings profile;
-        private final PlatformCapabilities platform;
-        private final List<TensorInfo> tensors;
-
-        SharedLayout(LoadValidator validator, ModelLoaded event) {
-            this.validator = validator;
-            this.profile = event.getProfile();
-            this.platform = event.getPlatform();
-            this.tensors = event.getTensors();
-        }
-
-        @Override
-        public int hashCode() {
-            return System.identityHashCode(tensors);
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof SharedLayout other && other.tensors == tensors && other.profile == profile && other.platform == platform
-                    && other.validator == validator;
-        }
-    }
+    /** Layouts by the identity of the objects LoadLayouts shares between loads of one layout. */
+    private final Map<LayoutKey, Layout> sharedLayouts = new ConcurrentHashMap<>();
 
     /** How many layouts are remembered now (for tests). */
     int layoutsRemembered() {
@@ -210,7 +185,8 @@ public final class LoadResolution {
 
     /**
      * What makes two loads resolve alike but for their own fields: the same validator, profile, platform and tensors,
-     * compared field by field (the events' own equals and hashCode walk the schema, at several times the cost).
+     * compared field by field (the events' own equals and hashCode walk the schema, at several times the cost); or, for
+     * a key {@link #sharedBy} makes, the very same objects (what LoadLayouts hands every load of a layout it knows).
      */
     private static final class LayoutKey {
         private final LoadValidator validator;
@@ -218,13 +194,19 @@ public final class LoadResolution {
         private final PlatformCapabilities platform;
         private final List<TensorInfo> tensors;
         private final int hash;
+        private final boolean byIdentity;
 
-        private LayoutKey(LoadValidator validator, ProfileSettings profile, PlatformCapabilities platform, List<TensorInfo> tensors, int hash) {
+        private LayoutKey(LoadValidator validator, ModelLoaded event, int hash, boolean byIdentity) {
             this.validator = validator;
-            this.profile = profile;
-            this.platform = platform;
-            this.tensors = tensors;
+            this.profile = event.getProfile();
+            this.platform = event.getPlatform();
+            this.tensors = event.getTensors();
             this.hash = hash;
+            this.byIdentity = byIdentity;
+        }
+
+        static LayoutKey sharedBy(LoadValidator validator, ModelLoaded event) {
+            return new LayoutKey(validator, event, System.identityHashCode(event.getTensors()), true);
         }
 
         static LayoutKey of(LoadValidator validator, ModelLoaded event) {
@@ -235,7 +217,7 @@ public final class LoadResolution {
                     hash = 31 * hash + Objects.hashCode(tensor.get(f));
                 }
             }
-            return new LayoutKey(validator, event.getProfile(), event.getPlatform(), tensors, hash);
+            return new LayoutKey(validator, event, hash, false);
         }
 
         private static final int FIELDS = TensorInfo.getClassSchema().getFields().size();
@@ -247,7 +229,13 @@ public final class LoadResolution {
 
         @Override
         public boolean equals(Object o) {
-            if (!(o instanceof LayoutKey other) || other.hash != hash || other.validator != validator || other.tensors.size() != tensors.size()) {
+            if (!(o instanceof LayoutKey other) || other.hash != hash || other.validator != validator || other.byIdentity != byIdentity) {
+                return false;
+            }
+            if (byIdentity) {
+                return other.tensors == tensors && other.profile == profile && other.platform == platform;
+            }
+            if (other.tensors.size() != tensors.size()) {
                 return false;
             }
             for (int i = 0; i < tensors.size(); i++) {

@@ -80,17 +80,15 @@ public final class LoadLayouts {
     /** An event read: the load, and whether its layout was a remembered one (shared objects, checked before). */
     public final class Read {
         private final ModelLoaded load;
-        private final boolean known;
-        private final byte[] event;
-        private final int layoutStart;
-        private final int layoutEnd;
+        /**
+         * {@link #RECOGNISED} for a remembered layout; the layout's bytes for a load decoded whole under the current schema
+         * (what {@link #remember} keeps); null for any other.
+         */
+        private final byte[] layout;
 
-        private Read(ModelLoaded load, boolean known, byte[] event, int layoutStart, int layoutEnd) {
+        private Read(ModelLoaded load, byte[] layout) {
             this.load = load;
-            this.known = known;
-            this.event = event;
-            this.layoutStart = layoutStart;
-            this.layoutEnd = layoutEnd;
+            this.layout = layout;
         }
 
         public ModelLoaded load() {
@@ -99,7 +97,7 @@ public final class LoadLayouts {
 
         /** True when the layout's bytes were those of a remembered layout, whose objects this load shares. */
         public boolean known() {
-            return known;
+            return layout == RECOGNISED;
         }
 
         /**
@@ -119,7 +117,7 @@ public final class LoadLayouts {
     public Read read(byte[] event) {
         if (event == null || event.length < HEADER_BYTES || event[0] != (byte) 0xC3 || event[1] != (byte) 0x01
                 || ByteBuffer.wrap(event, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong() != CURRENT) {
-            return new Read(SERDE.decode(event), false, event, -1, -1);
+            return new Read(SERDE.decode(event), null);
         }
         int[] starts = new int[FIELDS + 1];
         try {
@@ -128,15 +126,15 @@ public final class LoadLayouts {
             Layout layout = match(event, start);
             if (layout == null) {
                 walk(event, starts, FIRST, FIELDS, start);
-                return new Read(SERDE.decode(event), false, event, start, starts[LAST + 1]);
+                return new Read(SERDE.decode(event), Arrays.copyOfRange(event, start, starts[LAST + 1]));
             }
             // The same bytes walk to the same end: the layout's fields need no walking of their own.
             walk(event, starts, LAST + 1, FIELDS, start + layout.bytes.length);
-            return new Read(assemble(event, starts, layout), true, event, start, starts[LAST + 1]);
+            return new Read(assemble(event, starts, layout), RECOGNISED);
         } catch (AvroWalk.MalformedException | IOException | RuntimeException e) {
             // What does not walk cleanly, or what Avro's readers refuse beside a known layout (a malformed load id, say):
             // the whole decode says why, or finds it a load after all.
-            return new Read(SERDE.decode(event), false, event, -1, -1);
+            return new Read(SERDE.decode(event), null);
         }
     }
 
@@ -164,14 +162,14 @@ public final class LoadLayouts {
     }
 
     private boolean remember(Read read) {
-        if (read.known || read.layoutStart < 0 || read.layoutEnd - read.layoutStart < PROBE_BYTES) {
+        byte[] bytes = read.layout;
+        if (bytes == null || bytes == RECOGNISED || bytes.length < PROBE_BYTES) {
             return false;
         }
         if (count.get() >= capacity) {
             known.clear();
             count.set(0);
         }
-        byte[] bytes = Arrays.copyOfRange(read.event, read.layoutStart, read.layoutEnd);
         ModelLoaded load = read.load;
         Layout layout = new Layout(bytes, load.getPlatform(), load.getProfile(), load.getTensors());
         List<Layout> now = known.compute(Probe.of(bytes, 0), (probe, layouts) -> {
@@ -221,5 +219,7 @@ public final class LoadLayouts {
     }
 
     private static final int PROBE_BYTES = 16;
+    /** What a read of a remembered layout holds for its layout's bytes: none of its own. */
+    private static final byte[] RECOGNISED = new byte[0];
     private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 }
