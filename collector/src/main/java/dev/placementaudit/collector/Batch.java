@@ -22,6 +22,7 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * One {@code POST /v1/loads} body, read item by item: {@code {"loads": [ModelLoaded...], "observations": [LoadObserved...]}}.
@@ -165,19 +166,12 @@ final class Batch {
     private static Item avroItem(byte[] event, int index, LoadValidator validator, LoadLayouts layouts) {
         try {
             LoadLayouts.Read read = layouts.read(event);
-            if (!read.known()) {
-                Item item = checked(read.load(), index, validator, event);
-                if (item.valid()) {
-                    read.remember();
-                }
-                return item;
+            if (read.known()) {
+                return checked(read.load(), index, validator::checkAllButTheLayout, event);
             }
-            ModelLoaded load = read.load();
-            Item item = new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), event, null, null, null);
-            try {
-                validator.checkAllButTheLayout(load);
-            } catch (InvalidLoadException e) {
-                return item.refused(e.code().name(), e.field(), e.getMessage());
+            Item item = checked(read.load(), index, validator::validate, event);
+            if (item.valid()) {
+                read.remember();
             }
             return item;
         } catch (UndecodableEventException notALoad) {
@@ -197,10 +191,10 @@ final class Batch {
      * A load checked as the worker checks it; valid, it is held as {@code sent} (the device's Avro bytes) or, read from
      * JSON ({@code sent} null), encoded now.
      */
-    private static Item checked(ModelLoaded load, int index, LoadValidator validator, byte[] sent) {
+    private static Item checked(ModelLoaded load, int index, Consumer<ModelLoaded> check, byte[] sent) {
         Item item = new Item(LOADS, index, load.getLoadId().toString(), load.getDeployment().getId(), null, null, null, null);
         try {
-            validator.validate(load);
+            check.accept(load);
         } catch (InvalidLoadException e) {
             return item.refused(e.code().name(), e.field(), e.getMessage());
         }
@@ -226,7 +220,7 @@ final class Batch {
         JsonToken start = parser.currentToken();
         JsonStreamContext array = start.isStructStart() ? parser.getParsingContext().getParent() : parser.getParsingContext();
         try {
-            return checked(EventJson.read(parser, ModelLoaded.class), index, validator, null);
+            return checked(EventJson.read(parser, ModelLoaded.class), index, validator::validate, null);
         } catch (EventJson.MalformedEventException e) {
             skipRest(parser, array, start);
             return new Item(LOADS, index, null, null, null, null, null, null).refused("MALFORMED", e.field(), e.getMessage());

@@ -1,6 +1,7 @@
 package dev.placementaudit.collector;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.service.Health;
@@ -58,10 +59,10 @@ public final class Collector implements AutoCloseable {
     private final Semaphore inFlight;
     private final LoadValidator validator;
     /**
-     * The layouts of loads this collector has checked, by their bytes: 128 of at most some 70 KB each (a 1B model's, decoded),
-     * as many as the worker remembers. A fleet runs a handful of models under a handful of policies.
+     * The layouts of loads this collector has checked, by their bytes: as many as the worker remembers, at most some 70 KB
+     * each (a 1B model's, decoded). A fleet runs a handful of models under a handful of policies.
      */
-    private final LoadLayouts layouts = new LoadLayouts(128);
+    private final LoadLayouts layouts = new LoadLayouts(LoadResolution.LAYOUTS);
     private final ObjectMapper mapper = new ObjectMapper();
     private final CollectorMetrics metrics;
     private final KafkaClientMetrics clientMetrics;

@@ -131,12 +131,7 @@ public final class LoadResolution {
         Layout layout = layouts.get(key);
         if (layout == null) {
             layout = Layout.of(validator.validate(event));
-            if (layouts.size() >= LAYOUTS) {
-                // A fleet runs a handful of models under a handful of policies; more distinct layouts than this are
-                // resolved afresh rather than remembered without bound.
-                layouts.clear();
-            }
-            layouts.put(key, layout);
+            keep(layouts, key, layout);
         } else {
             validator.checkAllButTheLayout(event);
         }
@@ -163,16 +158,24 @@ public final class LoadResolution {
         layout = checkedLayout(event, validator);
         if (read.known() || read.remember()) {
             // From now on LoadLayouts hands out this load's layout objects for these bytes.
-            if (sharedLayouts.size() >= LAYOUTS) {
-                sharedLayouts.clear();
-            }
-            sharedLayouts.put(shared, layout);
+            keep(sharedLayouts, shared, layout);
         }
         return layout.resolve(event, this, source, decidedAt);
     }
 
     /** Layouts by the identity of the objects LoadLayouts shares between loads of one layout. */
     private final Map<LayoutKey, Layout> sharedLayouts = new ConcurrentHashMap<>();
+
+    /**
+     * A fleet runs a handful of models under a handful of policies; more distinct layouts than {@link #LAYOUTS} are
+     * resolved afresh rather than remembered without bound.
+     */
+    private static void keep(Map<LayoutKey, Layout> remembered, LayoutKey key, Layout layout) {
+        if (remembered.size() >= LAYOUTS) {
+            remembered.clear();
+        }
+        remembered.put(key, layout);
+    }
 
     /** How many layouts are remembered now (for tests). */
     int layoutsRemembered() {

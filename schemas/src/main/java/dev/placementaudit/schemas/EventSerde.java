@@ -23,6 +23,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,7 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Serializer<T>, Deserializer<T> {
     private static final SchemaStore.Cache ALL_VERSIONS;
-    private static final int HEADER_BYTES = 10;
+    static final int HEADER_BYTES = 10;
 
     static {
         AvroTrust.install();
@@ -135,6 +136,11 @@ public final class EventSerde<T extends SpecificRecord> implements Serde<T>, Ser
             at += piece.length;
         }
         return record;
+    }
+
+    /** True when {@code bytes} start with the header this serde writes: single-object encoded with the current schema. */
+    boolean writtenWithCurrentSchema(byte[] bytes) {
+        return bytes != null && bytes.length >= HEADER_BYTES && Arrays.equals(bytes, 0, HEADER_BYTES, header, 0, HEADER_BYTES);
     }
 
     /**

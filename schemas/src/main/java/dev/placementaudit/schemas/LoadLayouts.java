@@ -13,7 +13,6 @@ import org.apache.avro.specific.SpecificData;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -40,7 +39,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * a known layout cheaper, never a different event. Thread-safe.
  */
 public final class LoadLayouts {
-    private static final int HEADER_BYTES = 10;
     private static final EventSerde<ModelLoaded> SERDE = EventSerde.of(ModelLoaded.class);
     private static final Schema SCHEMA = ModelLoaded.getClassSchema();
     private static final long CURRENT = EventSerde.fingerprint(SCHEMA);
@@ -68,7 +66,6 @@ public final class LoadLayouts {
     private final int capacity;
     private final Map<Probe, List<Layout>> known = new ConcurrentHashMap<>();
     private final AtomicInteger count = new AtomicInteger();
-    private static final ThreadLocal<BinaryDecoder[]> DECODER = ThreadLocal.withInitial(() -> new BinaryDecoder[1]);
 
     public LoadLayouts(int capacity) {
         if (capacity < 1) {
@@ -115,27 +112,27 @@ public final class LoadLayouts {
      * @throws UndecodableEventException as {@link EventSerde#decode} throws it
      */
     public Read read(byte[] event) {
-        if (event == null || event.length < HEADER_BYTES || event[0] != (byte) 0xC3 || event[1] != (byte) 0x01
-                || ByteBuffer.wrap(event, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong() != CURRENT) {
-            return new Read(SERDE.decode(event), null);
-        }
-        int[] starts = new int[FIELDS + 1];
-        try {
-            walk(event, starts, 0, FIRST, HEADER_BYTES);
-            int start = starts[FIRST];
-            Layout layout = match(event, start);
-            if (layout == null) {
+        byte[] unknownLayout = null;
+        if (SERDE.writtenWithCurrentSchema(event)) {
+            int[] starts = new int[FIELDS + 1];
+            try {
+                walk(event, starts, 0, FIRST, EventSerde.HEADER_BYTES);
+                int start = starts[FIRST];
+                Layout layout = match(event, start);
+                if (layout != null) {
+                    // The same bytes walk to the same end: the layout's fields need no walking of their own.
+                    walk(event, starts, LAST + 1, FIELDS, start + layout.bytes.length);
+                    return new Read(assemble(event, starts, layout), RECOGNISED);
+                }
                 walk(event, starts, FIRST, FIELDS, start);
-                return new Read(SERDE.decode(event), Arrays.copyOfRange(event, start, starts[LAST + 1]));
+                unknownLayout = Arrays.copyOfRange(event, start, starts[LAST + 1]);
+            } catch (AvroWalk.MalformedException | IOException | RuntimeException e) {
+                // What does not walk cleanly, or what Avro's readers refuse beside a known layout (a malformed load id,
+                // say): the whole decode says why, or finds it a load after all.
+                unknownLayout = null;
             }
-            // The same bytes walk to the same end: the layout's fields need no walking of their own.
-            walk(event, starts, LAST + 1, FIELDS, start + layout.bytes.length);
-            return new Read(assemble(event, starts, layout), RECOGNISED);
-        } catch (AvroWalk.MalformedException | IOException | RuntimeException e) {
-            // What does not walk cleanly, or what Avro's readers refuse beside a known layout (a malformed load id, say):
-            // the whole decode says why, or finds it a load after all.
-            return new Read(SERDE.decode(event), null);
         }
+        return new Read(SERDE.decode(event), unknownLayout);
     }
 
     /** Walks fields {@code from} (starting at {@code at}) to {@code to}, noting where each starts and where the last ends. */
@@ -181,7 +178,7 @@ public final class LoadLayouts {
             more.add(layout);
             return List.copyOf(more);
         });
-        return now.contains(layout);
+        return now.stream().anyMatch(kept -> kept == layout);
     }
 
     /** How many layouts are remembered now (for tests). */
@@ -191,13 +188,13 @@ public final class LoadLayouts {
 
     private static ModelLoaded assemble(byte[] event, int[] starts, Layout layout) throws IOException {
         ModelLoaded load = new ModelLoaded();
-        BinaryDecoder[] decoder = DECODER.get();
+        BinaryDecoder decoder = null;
         for (int field = 0; field < FIELDS; field++) {
             if (field >= FIRST && field <= LAST) {
                 continue;
             }
-            decoder[0] = DecoderFactory.get().binaryDecoder(event, starts[field], starts[field + 1] - starts[field], decoder[0]);
-            load.put(field, READERS[field].read(null, decoder[0]));
+            decoder = DecoderFactory.get().binaryDecoder(event, starts[field], starts[field + 1] - starts[field], decoder);
+            load.put(field, READERS[field].read(null, decoder));
         }
         load.put(FIRST, layout.platform);
         load.put(FIRST + 1, layout.profile);

@@ -37,7 +37,7 @@ final class RecordPreparation implements AutoCloseable {
     private final LoadResolution resolution;
     private final Clock clock;
     /** Loads read with their layouts decoded once per distinct bytes (LoadResolution remembers the valid ones). */
-    private final LoadLayouts loads = new LoadLayouts(LoadResolution.LAYOUTS);
+    private final LoadLayouts layouts = new LoadLayouts(LoadResolution.LAYOUTS);
     private final EventSerde<LoadResolved> resolvedSerde = EventSerde.of(LoadResolved.class);
     /** Prepares a batch's records in parallel; null when configured for one thread. */
     private final ExecutorService resolvers;
@@ -56,20 +56,20 @@ final class RecordPreparation implements AutoCloseable {
      * so a batch's records are prepared in parallel and then sent in their original order.
      */
     Prepared prepare(ConsumerRecord<byte[], byte[]> record) {
-        LoadLayouts.Read load;
+        LoadLayouts.Read read;
         try {
-            load = loads.read(record.value());
+            read = layouts.read(record.value());
         } catch (UndecodableEventException e) {
             return Prepared.deadLetter(record, DeadLetter.Reason.UNDECODABLE, e.reason().name(), null, e.getMessage());
         }
         ResolvedLoad resolved;
         try {
             // Validated and resolved in one call: a load laid out as one resolved before reuses its layout.
-            resolved = resolution.resolve(load, validator, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
+            resolved = resolution.resolve(read, validator, new Provenance(record.topic(), record.partition(), record.offset()), clock.instant());
         } catch (InvalidLoadException e) {
             return Prepared.deadLetter(record, DeadLetter.Reason.INVALID_CONTENT, e.code().name(), e.field(), e.getMessage());
         }
-        byte[] key = load.load().getDeployment().getId().getBytes(StandardCharsets.UTF_8);
+        byte[] key = read.load().getDeployment().getId().getBytes(StandardCharsets.UTF_8);
         List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(resolved.encodedDecisions().size() + 1);
         for (byte[] decision : resolved.encodedDecisions()) {
             outputs.add(new ProducerRecord<>(config.decisionsTopic(), key, decision));
