@@ -59,8 +59,7 @@ class ChainTamperTest {
 
         try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
             // An UPDATE of one decision's domain, in the plan the load names.
-            s.executeUpdate("UPDATE plan_tensors SET memory_domain = 'HOST_HEAP' WHERE plan_digest = (SELECT plan_digest FROM loads WHERE load_id = '"
-                    + loadOf(loads, "d-update", 2) + "') AND tensor_index = 1");
+            setTensor(s, db.kind(), loadOf(loads, "d-update", 2), 1, "memory_domain", "'HOST_HEAP'");
             // A DELETE of one load: its decisions and its row, which holds its chain entry (docs/adr/0015).
             String deleted = loadOf(loads, "d-delete", 2);
             s.executeUpdate("DELETE FROM decisions WHERE load_id = '" + deleted + "'");
@@ -88,9 +87,8 @@ class ChainTamperTest {
                     + "'jvm', 'default')");
             s.executeUpdate("UPDATE load_rows SET site_key = 42 WHERE load_id = '" + loadOf(loads, "d-site", 2) + "'");
             // A rewrite of rows and hashes together, as someone who knows the scheme would do it.
-            s.executeUpdate("UPDATE plan_tensors SET memory_domain = 'MMAP_FILE', resident_bytes = 0 WHERE plan_digest = (SELECT plan_digest FROM "
-                    + "loads WHERE load_id = '" + loadOf(loads, "d-rewrite", 1) + "') AND tensor_index = 1");
-            rehash(c, "d-rewrite");
+            setTensor(s, db.kind(), loadOf(loads, "d-rewrite", 1), 1, "memory_domain", "'MMAP_FILE'", "resident_bytes", "0");
+            rehash(c, db.kind(), "d-rewrite");
         }
 
         ChainVerifier.Report databaseOnly;
@@ -146,7 +144,22 @@ class ChainTamperTest {
     }
 
     /** Recomputes a deployment's chain over its rows as they now are: what a forger with database access would do. */
-    private static void rehash(Connection c, String deployment) throws SQLException {
+    /**
+     * Sets columns (name, SQL value, ...) of one tensor of the plan a load names, where the store keeps it: its row in
+     * {@code plan_tensors} on H2, its element of each column's array on PostgreSQL (V22).
+     */
+    private static void setTensor(Statement s, TestDatabase.Kind kind, String loadId, int tensor, String... columnsAndValues) throws SQLException {
+        boolean arrays = kind == TestDatabase.Kind.POSTGRESQL;
+        List<String> set = new ArrayList<>();
+        for (int i = 0; i < columnsAndValues.length; i += 2) {
+            set.add(columnsAndValues[i] + (arrays ? "[array_position(tensor_index, " + tensor + ")]" : "") + " = " + columnsAndValues[i + 1]);
+        }
+        assertThat(s.executeUpdate("UPDATE " + (arrays ? "plan_tensor_arrays" : "plan_tensors") + " SET " + String.join(", ", set)
+                + " WHERE plan_digest = (SELECT plan_digest FROM loads WHERE load_id = '" + loadId + "')" + (arrays ? "" : " AND tensor_index = " + tensor)))
+                .as("the tensor's row").isEqualTo(1);
+    }
+
+    private static void rehash(Connection c, TestDatabase.Kind kind, String deployment) throws SQLException {
         String prev = HashChain.GENESIS;
         for (HashChain.Entry e : HashChain.entries(c, deployment)) {
             // The plan's digest recomputed and renamed everywhere, then the load's hash over its new row.
@@ -159,7 +172,7 @@ class ChainTamperTest {
                 }
             }
             String decisionsHash = HashChain.plan(c, plan).hash();
-            for (String table : List.of("plan_tensors", "plans")) {
+            for (String table : List.of(kind == TestDatabase.Kind.POSTGRESQL ? "plan_tensor_arrays" : "plan_tensors", "plans")) {
                 try (PreparedStatement u = c.prepareStatement("UPDATE " + table + " SET plan_digest = ? WHERE plan_digest = ?")) {
                     u.setString(1, decisionsHash);
                     u.setString(2, plan);

@@ -25,7 +25,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * A store whose chain entries were written to their own table (before V20) goes on chaining on the load rows after the
  * upgrade, from each chain's last entry: the old entries keep what they stored, the new ones follow them, and the
- * chain verifies in the database and against the heads published to the log before and after.
+ * chain verifies in the database and against the heads published to the log before and after. The store is put back
+ * as V19 left it, plans' tensors in rows (V22) included: its plans digest as they did after V22 moves them.
  */
 @ExtendWith(KafkaBrokerExtension.class)
 class ChainUpgradeTest {
@@ -72,7 +73,18 @@ class ChainUpgradeTest {
                 s.execute(postgres ? "ALTER TABLE incident_deployments ALTER COLUMN " + column + " TYPE VARCHAR(64) USING encode(" + column + ", 'hex')"
                         : "ALTER TABLE incident_deployments ALTER COLUMN " + column + " SET DATA TYPE VARCHAR(64)");
             }
-            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21')");
+            // Nor V22: on PostgreSQL the plans' tensors back in a table, a row each (the upgrade then moves real plans into arrays).
+            if (postgres) {
+                s.execute("DROP VIEW load_tensors");
+                s.execute("CREATE TABLE plan_tensors_v8 AS SELECT * FROM plan_tensors");
+                s.execute("DROP VIEW plan_tensors");
+                s.execute("DROP TABLE plan_tensor_arrays");
+                s.execute("ALTER TABLE plan_tensors_v8 RENAME TO plan_tensors");
+                s.execute("ALTER TABLE plan_tensors ADD PRIMARY KEY (plan_digest, tensor_index)");
+                s.execute("CREATE VIEW load_tensors AS SELECT l.load_id, l.resolver_version, l.policy_digest, t.* FROM loads l JOIN plan_tensors t "
+                        + "ON t.plan_digest = l.plan_digest");
+            }
+            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22')");
         }
 
         List<ModelLoaded> after = List.of(StoreHarness.load("phone-1", "r3", 2, 48, true), StoreHarness.load("phone-2", "r2", 2, 25, false));

@@ -122,6 +122,52 @@ class PlansTest {
         }
     }
 
+    /**
+     * A load's decisions that name a plan they do not make: a stored plan (one tensor's reason differs) or a digest no
+     * plan has. Neither is taken for the plan it names, wherever it is checked (as it is decoded, or as it is written):
+     * each load is stored with the plan its decisions make, and the stored rows digest to it.
+     */
+    @DatabaseTest
+    void decisionsThatDoNotMakeThePlanTheyNameAreStoredWithThePlanTheyMake(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        ResolvedLoad honest = h.resolve(StoreHarness.load("edge-honest", "r1", 2, 0, false));
+        String stored = PlanDigest.of(honest.decisions());
+        publish(h, honest, honest.decisions(), stored);
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+        }
+        // Named after the stored plan, one reason changed; and named after a plan nobody has, one more tensor off-heap.
+        ResolvedLoad similar = h.resolve(StoreHarness.load("edge-similar", "r1", 2, 1, false));
+        List<AllocationDecided> changed = new ArrayList<>(similar.decisions());
+        changed.set(3, AllocationDecided.newBuilder(changed.get(3)).setReason(changed.get(3).getReason() + " (not what the plan says)").build());
+        ResolvedLoad other = h.resolve(StoreHarness.load("edge-other", "r1", 3, 2, false));
+        String nobodys = "ab".repeat(32);
+        publish(h, similar, changed, stored);
+        publish(h, other, other.decisions(), nobodys);
+        try (AuditStore store = h.start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 3);
+            for (Map.Entry<ResolvedLoad, List<AllocationDecided>> load : Map.of(similar, changed, other, other.decisions()).entrySet()) {
+                AuditQueries.LoadDetail detail = store.queries().load(load.getKey().summary().getLoadId().toString()).orElseThrow();
+                assertThat(detail.load().planDigest()).as("the plan its decisions make").isEqualTo(PlanDigest.of(load.getValue()))
+                        .isNotIn(stored, nobodys);
+                assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::reason)
+                        .containsExactlyElementsOf(load.getValue().stream().map(AllocationDecided::getReason).toList());
+            }
+            assertThat(h.count("SELECT COUNT(*) FROM plans WHERE plan_digest = '" + nobodys + "'")).isZero();
+            try (Connection c = db.dataSource().getConnection()) {
+                assertThat(ChainVerifier.verify(c, Optional.empty(), Optional.empty()).breaks()).as("the stored rows digest to each plan").isEmpty();
+            }
+        }
+    }
+
+    /** A load's decisions, each naming {@code digest}, then its summary naming it too. */
+    private static void publish(StoreHarness h, ResolvedLoad load, List<AllocationDecided> decisions, String digest) throws Exception {
+        for (AllocationDecided d : decisions) {
+            h.publishRaw(h.decisions, StoreHarness.DECISIONS.encode(AllocationDecided.newBuilder(d).setPlanDigest(digest).build()));
+        }
+        h.publishRaw(h.resolved, StoreHarness.SUMMARIES.encode(LoadResolved.newBuilder(load.summary()).setPlanDigest(digest).build()));
+    }
+
     @DatabaseTest
     void aFleetThatRepeatsItsPlanWritesOneRowPerLoad(KafkaBroker broker, TestDatabase db) throws Exception {
         StoreHarness h = new StoreHarness(broker, db);

@@ -2,6 +2,7 @@ package dev.placementaudit.bench;
 
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 
@@ -41,12 +42,16 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             long fill = System.nanoTime();
             // Plan p = model * 20 + kind * 5 + release; from release 2 on a seventh of its tensors are off-heap.
             s.execute("INSERT INTO plans SELECT " + String.format(hex, "'p' || g") + ", 146, md5('s' || g) || md5('t' || g) FROM generate_series(0, 79) g");
-            s.execute("INSERT INTO plan_tensors SELECT " + String.format(hex, "'p' || (g / 146)") + ", (g % 146)::int, 'blk.' || (g % 146) || '.weight', "
-                    + "'Q4_K', 'Q4_K', 'Q4_K', 1048576, 589824, FALSE, CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'Float32/Dense(4B)' ELSE 'Q4_K' END, "
-                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 4194304 ELSE 589824 END, "
-                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'HOST_OFFHEAP' ELSE 'MMAP_FILE' END, 'MODEL', TRUE, "
-                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'REENCODED_AT_LOAD' ELSE 'MAPPED_OK' END, 'MAPPED_OK', '', "
-                    + "'blk.' || (g % 146) || '.weight: mapped from the file, 589,824 bytes of Q4_K as stored' FROM generate_series(0, 80 * 146 - 1) g");
+            // A plan's tensors as a store writes them: one row of arrays per plan (V22).
+            s.execute(StoredPlans.insertRows("SELECT " + String.format(hex, "'p' || (g / 146)") + " AS plan_digest, (g % 146)::int AS tensor_index, "
+                    + "'blk.' || (g % 146) || '.weight' AS tensor_name, 'Q4_K' AS dtype, 'Q4_K' AS stored_encoding, 'Q4_K' AS stored_format, "
+                    + "1048576::bigint AS element_count, 589824::bigint AS stored_bytes, FALSE AS size_estimated, "
+                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'Float32/Dense(4B)' ELSE 'Q4_K' END AS resident_format, "
+                    + "(CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 4194304 ELSE 589824 END)::bigint AS resident_bytes, "
+                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'HOST_OFFHEAP' ELSE 'MMAP_FILE' END AS memory_domain, 'MODEL' AS scope_kind, "
+                    + "TRUE AS mapping_requested, CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'REENCODED_AT_LOAD' ELSE 'MAPPED_OK' END AS reason_code, "
+                    + "'MAPPED_OK' AS placement_reason, '' AS mapping_blockers, "
+                    + "'blk.' || (g % 146) || '.weight: mapped from the file, 589,824 bytes of Q4_K as stored' AS reason FROM generate_series(0, 80 * 146 - 1) g"));
             // A load's numbers: d deployment, r release (0..4), m model (0..3), n the load within them (0..49).
             String d = "(g / " + perDeployment + ")";
             String r = "((g % " + perDeployment + ") / 200)";

@@ -246,7 +246,7 @@ public final class StoreBench {
      * The tables whose rows are per plan, per pair of plans or per cause (and the schema's own bookkeeping): their
      * size does not scale with the number of loads at a fixed mix.
      */
-    private static final List<String> PER_PLAN_OR_CAUSE = List.of("plans", "plan_tensors", "plan_findings", "alert_texts", "incidents",
+    private static final List<String> PER_PLAN_OR_CAUSE = List.of("plans", "plan_tensor_arrays", "plan_findings", "alert_texts", "incidents",
             "incident_acks", "load_builds", "growth_budgets", "flyway_schema_history");
 
     /** What was published. */

@@ -68,7 +68,9 @@ final class DecisionRows {
                 continue;
             }
             List<AllocationDecided> whole = digest == null || known ? null : PlanMatch.whole(events(load.getValue()));
-            if (whole != null && PlanDigest.of(whole).equals(digest)) {
+            // Decisions the decoder found to be the whole plan they name need not be digested again.
+            if (whole != null && (load.getValue().stream().allMatch(decision -> digest.equals(decision.checkedPlan()))
+                    || PlanDigest.of(whole).equals(digest))) {
                 newPlans.put(digest, new StoredPlans.NewPlan(digest, whole));
                 continue;
             }

@@ -125,8 +125,8 @@ final class LoadCompletion {
         Map<String, StoredLoad.Completion> completions = new LinkedHashMap<>();
         for (LoadRef load : done) {
             Candidate candidate = candidates.get(load.loadId());
-            completions.put(load.loadId(), new StoredLoad.Completion(load, previous.get(load.loadId()),
-                    detector.plans().placements(c, load.planDigest()), now, candidate.heapBytes(), candidate.offHeapBytes(), candidate.mappedBytes()));
+            completions.put(load.loadId(), new StoredLoad.Completion(load, previous.get(load.loadId()), now, candidate.heapBytes(),
+                    candidate.offHeapBytes(), candidate.mappedBytes()));
         }
         Map<String, ChainHead> entries = chain(c, completions.values(), candidates, locked.chainHeads());
         write(c, fresh, completions, candidates, ReleaseHeads.mark(c, done), entries, now);

@@ -143,7 +143,7 @@ public final class ProjectionWriter {
                 List<Detection> detections = new ArrayList<>();
                 for (StoredLoad.Completion done : completions) {
                     if (done.previous() != null) {
-                        detections.add(detector.compare(c, done.previous(), done.load(), done.placements()));
+                        detections.add(detector.compare(c, done.previous(), done.load()));
                     }
                 }
                 detector.storeFindings(c, detections);

@@ -5,6 +5,7 @@ import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.resolution.ObservationCheck;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.plans.PlanCache;
@@ -12,7 +13,9 @@ import dev.placementaudit.store.plans.PlanMatch;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A poll's records as events, each checked against what the store can hold, on the thread that decodes ahead while a
@@ -49,6 +52,7 @@ final class RecordDecoder {
      * transaction. A decision not marked is checked when written.
      */
     private void checkAgainstKnownPlans(List<Decoded> decoded) {
+        Map<String, List<Integer>> unknown = new HashMap<>();
         for (int i = 0; i < decoded.size(); i++) {
             if (decoded.get(i) instanceof Decoded.Decision decision) {
                 // Only well-formed digests are keys: a lookup needs no check of its own.
@@ -56,7 +60,28 @@ final class RecordDecoder {
                 List<Object[]> tensors = digest == null ? null : plans.valuesAtHand(digest);
                 if (tensors != null && decision.event().getTensorCount() == tensors.size() && PlanMatch.carries(tensors, decision.event())) {
                     decoded.set(i, new Decoded.Decision(decision.record(), decision.event(), digest));
+                } else if (digest != null) {
+                    unknown.computeIfAbsent(decision.event().getLoadId(), load -> new ArrayList<>()).add(i);
                 }
+            }
+        }
+        unknown.values().forEach(load -> checkNewPlan(decoded, load));
+    }
+
+    /**
+     * A load whose decisions are all in the poll and name a plan not at hand: its decisions are that plan, if they
+     * digest to it. Digested here, the batch's writer stores the plan without digesting it again; each decision is
+     * marked as carrying it. A load whose decisions are not all here, or that do not digest to what they name, is
+     * left to the writer, which stages it or digests it itself.
+     */
+    private static void checkNewPlan(List<Decoded> decoded, List<Integer> load) {
+        List<AllocationDecided> events = load.stream().map(i -> ((Decoded.Decision) decoded.get(i)).event()).toList();
+        String digest = PlanMatch.planOf(events);
+        List<AllocationDecided> whole = digest == null ? null : PlanMatch.whole(events);
+        if (whole != null && PlanDigest.of(whole).equals(digest)) {
+            for (int i : load) {
+                Decoded.Decision decision = (Decoded.Decision) decoded.get(i);
+                decoded.set(i, new Decoded.Decision(decision.record(), decision.event(), digest));
             }
         }
     }

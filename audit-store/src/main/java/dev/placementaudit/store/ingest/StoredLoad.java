@@ -4,7 +4,6 @@ import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.plans.StoredPlans;
-import dev.placementaudit.store.plans.TensorPlacement;
 import dev.placementaudit.store.regression.LoadRef;
 
 import java.sql.Timestamp;
@@ -78,10 +77,10 @@ final class StoredLoad {
     }
 
     /**
-     * How a load completes: with its plan (in {@code load}), the predecessor it is compared with (null for a first
-     * release) and where that plan places each tensor.
+     * How a load completes: with its plan (in {@code load}) and the predecessor it is compared with (null for a first
+     * release). Where the plan places each tensor is read only if a comparison needs it ({@link
+     * dev.placementaudit.store.regression.RegressionDetector#compare}).
      */
-    record Completion(LoadRef load, LoadRef previous, List<TensorPlacement> placements, Instant completedAt,
-                      long heapBytes, long offHeapBytes, long mappedBytes) {
+    record Completion(LoadRef load, LoadRef previous, Instant completedAt, long heapBytes, long offHeapBytes, long mappedBytes) {
     }
 }

@@ -31,7 +31,8 @@ import java.util.stream.Collectors;
 
 /**
  * The {@code plans} and {@code plan_tensors} tables: each placement plan once, named by its {@link PlanDigest}. A new
- * plan's tensors go in by PostgreSQL's binary {@code COPY} (H2: one batched insert), in the ingesting transaction; a
+ * plan's tensors go in by PostgreSQL's binary {@code COPY}, as one row of arrays (V22: {@code plan_tensors} is a view
+ * of them there), or on H2 as a row each, by one batched insert, in the ingesting transaction; a
  * plan already stored costs nothing. A batch's plan rows are inserted ignoring duplicates (one statement on
  * PostgreSQL), and a plan's tensors only by the transaction whose insert took: a concurrent instance building the same
  * plan waits on the plan's key, then finds it there.
@@ -40,13 +41,15 @@ public final class StoredPlans {
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
     static final List<String> TENSOR_COLUMNS;
     private static final String COPY;
+    private static final String ARRAYS;
 
     static {
         List<String> columns = new ArrayList<>();
         columns.add("plan_digest");
         columns.addAll(PlanDigest.COLUMNS);
         TENSOR_COLUMNS = List.copyOf(columns);
-        COPY = "COPY plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") FROM STDIN (FORMAT binary)";
+        COPY = "COPY plan_tensor_arrays (" + String.join(", ", TENSOR_COLUMNS) + ") FROM STDIN (FORMAT binary)";
+        ARRAYS = TENSOR_COLUMNS.stream().skip(1).map(column -> "array_agg(" + column + " ORDER BY tensor_index)").collect(Collectors.joining(", "));
     }
 
     private final Dialect dialect;
@@ -208,8 +211,10 @@ public final class StoredPlans {
             s.setInt(2, placements.size());
             s.setString(3, signature);
             if (s.executeUpdate() == 1) {
-                try (PreparedStatement copy = c.prepareStatement("INSERT INTO plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") SELECT ?, "
-                        + String.join(", ", PlanDigest.COLUMNS) + " FROM decisions WHERE load_id = ? AND resolver_version = ?")) {
+                String staged = "SELECT ? AS plan_digest, " + String.join(", ", PlanDigest.COLUMNS) + " FROM decisions WHERE load_id = ? "
+                        + "AND resolver_version = ?";
+                try (PreparedStatement copy = c.prepareStatement(dialect == Dialect.POSTGRESQL ? insertRows(staged)
+                        : "INSERT INTO plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") " + staged)) {
                     copy.setString(1, plan);
                     copy.setString(2, loadId);
                     copy.setString(3, resolverVersion);
@@ -218,6 +223,20 @@ public final class StoredPlans {
             }
         }
         return new Built(plan, signature);
+    }
+
+    /** The table a plan's tensors are written to: on PostgreSQL one row per plan, its columns arrays (V22). */
+    public static String tensorTable(Dialect dialect) {
+        return dialect == Dialect.POSTGRESQL ? "plan_tensor_arrays" : "plan_tensors";
+    }
+
+    /**
+     * On PostgreSQL, the statement that stores as plans the tensor rows a query gives (its columns named as
+     * {@code plan_tensors}' are, any order), each plan's in one row of arrays in tensor order.
+     */
+    public static String insertRows(String select) {
+        return "INSERT INTO plan_tensor_arrays (" + String.join(", ", TENSOR_COLUMNS) + ") SELECT plan_digest, " + ARRAYS + " FROM (" + select
+                + ") t GROUP BY plan_digest";
     }
 
     /** A plan built from staged decisions: its digest and its placement signature. */
@@ -243,20 +262,23 @@ public final class StoredPlans {
     }
 
     /**
-     * COPY ... FROM STDIN in PostgreSQL's binary format, streamed from the decoded events, 64 KiB at a time: no row is
-     * built twice, no text is escaped, and the server parses no number. Each row: the field count, then each field as
-     * its length and bytes (UTF-8 for text, big-endian for integers, one byte for a boolean); the stream starts with
-     * the format's signature and ends with -1.
+     * COPY ... FROM STDIN in PostgreSQL's binary format into {@code plan_tensor_arrays} (V22): a row per plan, each of
+     * {@link PlanDigest#COLUMNS} an array in tensor order, streamed from the decoded events about 64 KiB at a time: no
+     * text is escaped and the server parses no number. A row: the field count, then each field as its length and
+     * bytes (the digest as UTF-8; an array as its dimensions, flags, element type and bounds, then each element as its
+     * length and bytes: UTF-8 for text, big-endian for integers, one byte for a boolean); the stream starts with the
+     * format's signature and ends with -1.
      */
     private static void copy(Connection c, List<NewPlan> plans) throws SQLException {
         try {
             c.unwrap(PGConnection.class).getCopyAPI().copyIn(COPY, new InputStream() {
                 private final Buffer buffer = new Buffer();
                 private final DataOutputStream out = new DataOutputStream(buffer);
+                private final Buffer array = new Buffer();
+                private final DataOutputStream elements = new DataOutputStream(array);
                 private boolean started;
                 private boolean ended;
                 private int plan;
-                private int tensor;
                 private int at;
 
                 @Override
@@ -288,11 +310,22 @@ public final class StoredPlans {
                         started = true;
                     }
                     while (buffer.size() < 64 * 1024 && plan < plans.size()) {
-                        NewPlan p = plans.get(plan);
-                        row(out, p.digest(), PlanDigest.values(p.decisions().get(tensor)));
-                        if (++tensor == p.decisions().size()) {
-                            tensor = 0;
-                            plan++;
+                        NewPlan p = plans.get(plan++);
+                        List<Object[]> tensors = p.decisions().stream().map(PlanDigest::values).toList();
+                        out.writeShort(1 + BINARY_COLUMNS.length);
+                        text(out, p.digest());
+                        for (int column = 0; column < BINARY_COLUMNS.length; column++) {
+                            array.reset();
+                            elements.writeInt(1); // dimensions
+                            elements.writeInt(0); // flags: no nulls
+                            elements.writeInt(BINARY_COLUMNS[column].oid);
+                            elements.writeInt(tensors.size());
+                            elements.writeInt(1); // lower bound
+                            for (Object[] values : tensors) {
+                                element(elements, BINARY_COLUMNS[column], values[column], p.digest(), column);
+                            }
+                            out.writeInt(array.size());
+                            out.write(array.bytes(), 0, array.size());
                         }
                     }
                     if (plan == plans.size() && !ended) {
@@ -310,40 +343,43 @@ public final class StoredPlans {
     /** The binary COPY format's 11-byte signature. */
     private static final byte[] BINARY_SIGNATURE = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xFF, '\r', '\n', 0};
 
-    /** How each of {@link PlanDigest#COLUMNS} goes in binary: by its column's type. */
-    private enum Binary { INT4, INT8, BOOL, TEXT }
+    /** How each of {@link PlanDigest#COLUMNS} goes in binary: by its column's element type, with that type's oid. */
+    private enum Binary {
+        INT4(23), INT8(20), BOOL(16), VARCHAR(1043);
+
+        final int oid;
+
+        Binary(int oid) {
+            this.oid = oid;
+        }
+    }
 
     private static final Binary[] BINARY_COLUMNS = PlanDigest.COLUMNS.stream().map(column -> switch (column) {
         case "tensor_index" -> Binary.INT4;
         case "element_count", "stored_bytes", "resident_bytes" -> Binary.INT8;
         case "size_estimated", "mapping_requested" -> Binary.BOOL;
-        default -> Binary.TEXT;
+        default -> Binary.VARCHAR;
     }).toArray(Binary[]::new);
 
-    private static void row(DataOutputStream out, String digest, Object[] values) throws IOException {
-        out.writeShort(1 + values.length);
-        text(out, digest);
-        for (int i = 0; i < values.length; i++) {
-            Object value = values[i];
-            if (value == null) {
-                out.writeInt(-1);
-                continue;
+    private static void element(DataOutputStream out, Binary type, Object value, String digest, int column) throws IOException {
+        if (value == null) {
+            // Decoded events carry every value; a null would be a tensor the plan cannot hold.
+            throw new IllegalArgumentException("plan " + digest + ": a tensor has no " + PlanDigest.COLUMNS.get(column));
+        }
+        switch (type) {
+            case INT4 -> {
+                out.writeInt(4);
+                out.writeInt(((Number) value).intValue());
             }
-            switch (BINARY_COLUMNS[i]) {
-                case INT4 -> {
-                    out.writeInt(4);
-                    out.writeInt(((Number) value).intValue());
-                }
-                case INT8 -> {
-                    out.writeInt(8);
-                    out.writeLong(((Number) value).longValue());
-                }
-                case BOOL -> {
-                    out.writeInt(1);
-                    out.writeByte((Boolean) value ? 1 : 0);
-                }
-                case TEXT -> text(out, value.toString());
+            case INT8 -> {
+                out.writeInt(8);
+                out.writeLong(((Number) value).longValue());
             }
+            case BOOL -> {
+                out.writeInt(1);
+                out.writeByte((Boolean) value ? 1 : 0);
+            }
+            case VARCHAR -> text(out, value.toString());
         }
     }
 

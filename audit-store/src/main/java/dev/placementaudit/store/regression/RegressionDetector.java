@@ -46,9 +46,12 @@ public final class RegressionDetector {
                 List.of("from_plan", "to_plan", "seq"));
     }
 
-    /** A load (whose placements the caller has) against the predecessor the caller found for it; nothing is written. */
-    public Detection compare(Connection c, LoadRef previous, LoadRef load, List<TensorPlacement> placements) throws SQLException {
-        PlanComparison comparison = comparison(c, previous, load, placements);
+    /**
+     * A load against the predecessor the caller found for it; nothing is written. The two plans' placements are read
+     * only when the pair's comparison is not at hand (a load of the plan before it compares with nothing).
+     */
+    public Detection compare(Connection c, LoadRef previous, LoadRef load) throws SQLException {
+        PlanComparison comparison = comparison(c, previous, load);
         return new Detection(load, previous, comparison.findings(), comparison.causes());
     }
 
@@ -94,7 +97,7 @@ public final class RegressionDetector {
      * The two loads' plans compared: nothing when they are one plan (no read at all), else the diff of the two plans,
      * remembered by the pair (a fleet repeats the same few pairs).
      */
-    private PlanComparison comparison(Connection c, LoadRef before, LoadRef after, List<TensorPlacement> afterPlacements) throws SQLException {
+    private PlanComparison comparison(Connection c, LoadRef before, LoadRef after) throws SQLException {
         if (before.planDigest() != null && before.planDigest().equals(after.planDigest())) {
             return PlanComparison.SAME;
         }
@@ -104,6 +107,7 @@ public final class RegressionDetector {
             return known;
         }
         List<TensorPlacement> beforePlacements = plans.placements(c, before.planDigest());
+        List<TensorPlacement> afterPlacements = plans.placements(c, after.planDigest());
         PlanComparison comparison = new PlanComparison(ReleaseDiff.compare(beforePlacements, afterPlacements, offHeap, heap),
                 RootCauses.of(beforePlacements, afterPlacements));
         if (before.planDigest() != null && after.planDigest() != null) {

@@ -8,6 +8,7 @@ import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.ingest.Decoded;
 import dev.placementaudit.store.ingest.ProjectionWriter;
 import dev.placementaudit.store.ingest.SummaryPacing;
+import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.RegressionDetector;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -28,6 +29,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * Rebuilds the projection from the decision log into a schema of its own ({@code <live>_rebuild}), proves it equal
@@ -46,7 +48,8 @@ import java.util.Map;
  */
 public final class ProjectionRebuild {
     private static final String REBUILD_GROUP = "projection-rebuild";
-    private static final List<String> SWAPPED = List.of("decisions", "plan_tensors", "plans", "plan_findings", "load_rows", "load_sites",
+    /** The tables a swap replaces, besides the one holding plans' tensors ({@link StoredPlans#tensorTable}). */
+    private static final List<String> SWAPPED = List.of("decisions", "plans", "plan_findings", "load_rows", "load_sites",
             "load_builds", "alert_texts", "alerts", "incidents", "incident_deployments", "load_observations", "load_divergences", "runtime_findings",
             "chain_entries_legacy");
 
@@ -251,7 +254,7 @@ public final class ProjectionRebuild {
                 s.execute("UPDATE " + rebuildSchema + ".incidents SET " + column + " = (SELECT o." + column + " FROM " + liveSchema
                         + ".incidents o WHERE o.incident_id = " + rebuildSchema + ".incidents.incident_id)");
             }
-            for (String table : SWAPPED) {
+            for (String table : Stream.concat(Stream.of(StoredPlans.tensorTable(live.dialect())), SWAPPED.stream()).toList()) {
                 s.execute("DELETE FROM " + liveSchema + "." + table);
                 s.execute("INSERT INTO " + liveSchema + "." + table + " SELECT * FROM " + rebuildSchema + "." + table);
             }

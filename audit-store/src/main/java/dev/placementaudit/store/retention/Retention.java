@@ -5,6 +5,7 @@ import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.ingest.ReleaseHeads;
+import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
 
@@ -267,8 +268,9 @@ public final class Retention {
                 update(c, "DELETE FROM plan_findings WHERE " + side + " IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l WHERE "
                         + "l.plan_digest = plan_findings.to_plan AND l.previous_plan_digest = plan_findings.from_plan)", chunk);
             }
-            update(c, "DELETE FROM plan_tensors WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
-                    + "WHERE l.plan_digest = plan_tensors.plan_digest)", chunk);
+            String tensors = StoredPlans.tensorTable(dialect);
+            update(c, "DELETE FROM " + tensors + " WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
+                    + "WHERE l.plan_digest = " + tensors + ".plan_digest)", chunk);
             try (PreparedStatement s = InList.prepare(c, "DELETE FROM plans WHERE plan_digest IN (%s) AND NOT EXISTS (SELECT 1 FROM loads l "
                     + "WHERE l.plan_digest = plans.plan_digest)", chunk)) {
                 plans += s.executeUpdate();
