@@ -7,10 +7,11 @@ import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
 import org.postgresql.PGConnection;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -20,6 +21,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -272,67 +274,63 @@ public final class StoredPlans {
     private static void copy(Connection c, List<NewPlan> plans) throws SQLException {
         try {
             c.unwrap(PGConnection.class).getCopyAPI().copyIn(COPY, new InputStream() {
-                private final Buffer buffer = new Buffer();
-                private final DataOutputStream out = new DataOutputStream(buffer);
-                private final Buffer array = new Buffer();
-                private final DataOutputStream elements = new DataOutputStream(array);
+                private final Buffer out = new Buffer(80 * 1024);
                 private boolean started;
                 private boolean ended;
                 private int plan;
                 private int at;
 
                 @Override
-                public int read(byte[] target, int offset, int length) throws IOException {
-                    while (at == buffer.size()) {
+                public int read(byte[] target, int offset, int length) {
+                    while (at == out.size()) {
                         if (!fill()) {
                             return -1;
                         }
                     }
-                    int n = Math.min(length, buffer.size() - at);
-                    System.arraycopy(buffer.bytes(), at, target, offset, n);
+                    int n = Math.min(length, out.size() - at);
+                    System.arraycopy(out.bytes(), at, target, offset, n);
                     at += n;
                     return n;
                 }
 
                 @Override
-                public int read() throws IOException {
+                public int read() {
                     byte[] one = new byte[1];
                     return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
                 }
 
-                private boolean fill() throws IOException {
-                    buffer.reset();
+                private boolean fill() {
+                    out.reset();
                     at = 0;
                     if (!started) {
-                        out.write(BINARY_SIGNATURE);
-                        out.writeInt(0); // flags
-                        out.writeInt(0); // header extension length
+                        out.bytes(BINARY_SIGNATURE);
+                        out.int4(0); // flags
+                        out.int4(0); // header extension length
                         started = true;
                     }
-                    while (buffer.size() < 64 * 1024 && plan < plans.size()) {
+                    while (out.size() < 64 * 1024 && plan < plans.size()) {
                         NewPlan p = plans.get(plan++);
                         List<Object[]> tensors = p.decisions().stream().map(PlanDigest::values).toList();
-                        out.writeShort(1 + BINARY_COLUMNS.length);
-                        text(out, p.digest());
+                        out.int2(1 + BINARY_COLUMNS.length);
+                        out.text(p.digest());
                         for (int column = 0; column < BINARY_COLUMNS.length; column++) {
-                            array.reset();
-                            elements.writeInt(1); // dimensions
-                            elements.writeInt(0); // flags: no nulls
-                            elements.writeInt(BINARY_COLUMNS[column].oid);
-                            elements.writeInt(tensors.size());
-                            elements.writeInt(1); // lower bound
+                            int length = out.reserveInt4();
+                            out.int4(1); // dimensions
+                            out.int4(0); // flags: no nulls
+                            out.int4(BINARY_COLUMNS[column].oid);
+                            out.int4(tensors.size());
+                            out.int4(1); // lower bound
                             for (Object[] values : tensors) {
-                                element(elements, BINARY_COLUMNS[column], values[column], p.digest(), column);
+                                element(out, BINARY_COLUMNS[column], values[column], p.digest(), column);
                             }
-                            out.writeInt(array.size());
-                            out.write(array.bytes(), 0, array.size());
+                            out.lengthSince(length);
                         }
                     }
                     if (plan == plans.size() && !ended) {
-                        out.writeShort(-1);
+                        out.int2(-1);
                         ended = true;
                     }
-                    return buffer.size() > 0;
+                    return out.size() > 0;
                 }
             });
         } catch (IOException e) {
@@ -361,42 +359,107 @@ public final class StoredPlans {
         default -> Binary.VARCHAR;
     }).toArray(Binary[]::new);
 
-    private static void element(DataOutputStream out, Binary type, Object value, String digest, int column) throws IOException {
+    private static void element(Buffer out, Binary type, Object value, String digest, int column) {
         if (value == null) {
             // Decoded events carry every value; a null would be a tensor the plan cannot hold.
             throw new IllegalArgumentException("plan " + digest + ": a tensor has no " + PlanDigest.COLUMNS.get(column));
         }
         switch (type) {
             case INT4 -> {
-                out.writeInt(4);
-                out.writeInt(((Number) value).intValue());
+                out.int4(4);
+                out.int4(((Number) value).intValue());
             }
             case INT8 -> {
-                out.writeInt(8);
-                out.writeLong(((Number) value).longValue());
+                out.int4(8);
+                out.int8(((Number) value).longValue());
             }
             case BOOL -> {
-                out.writeInt(1);
-                out.writeByte((Boolean) value ? 1 : 0);
+                out.int4(1);
+                out.int1((Boolean) value ? 1 : 0);
             }
-            case VARCHAR -> text(out, value.toString());
+            case VARCHAR -> out.text(value.toString());
         }
     }
 
-    private static void text(DataOutputStream out, String value) throws IOException {
-        byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(utf8.length);
-        out.write(utf8);
-    }
+    /**
+     * The bytes of a {@code COPY} being written, big-endian, read in place. Not a {@code DataOutputStream} over a
+     * {@code ByteArrayOutputStream}: that takes a lock per byte of every length, millions of times for a batch of new
+     * plans.
+     */
+    private static final class Buffer {
+        private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+        private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+        private byte[] bytes;
+        private int size;
 
-    /** A byte buffer whose bytes are read in place. */
-    private static final class Buffer extends ByteArrayOutputStream {
-        Buffer() {
-            super(80 * 1024);
+        Buffer(int capacity) {
+            bytes = new byte[capacity];
         }
 
         byte[] bytes() {
-            return buf;
+            return bytes;
+        }
+
+        int size() {
+            return size;
+        }
+
+        void reset() {
+            size = 0;
+        }
+
+        void int1(int value) {
+            room(1);
+            bytes[size++] = (byte) value;
+        }
+
+        void int2(int value) {
+            room(2);
+            bytes[size++] = (byte) (value >> 8);
+            bytes[size++] = (byte) value;
+        }
+
+        void int4(int value) {
+            room(4);
+            INT.set(bytes, size, value);
+            size += 4;
+        }
+
+        void int8(long value) {
+            room(8);
+            LONG.set(bytes, size, value);
+            size += 8;
+        }
+
+        void bytes(byte[] value) {
+            room(value.length);
+            System.arraycopy(value, 0, bytes, size, value.length);
+            size += value.length;
+        }
+
+        /** A value as its length and its UTF-8 bytes. */
+        void text(String value) {
+            byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+            int4(utf8.length);
+            bytes(utf8);
+        }
+
+        /** Leaves room for a length written later ({@link #lengthSince}); returns where. */
+        int reserveInt4() {
+            int at = size;
+            int4(0);
+            return at;
+        }
+
+        /** Writes, where {@link #reserveInt4} left room, how many bytes came after it. */
+        void lengthSince(int at) {
+            INT.set(bytes, at, size - at - 4);
+        }
+
+        private void room(int more) {
+            if (size + more > bytes.length) {
+                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + more));
+            }
         }
     }
 }
