@@ -103,11 +103,18 @@ public final class StoreBench {
     private boolean keepIngestSchema;
     private final Postgres pg = Postgres.fromEnvironment();
     /**
-     * Seconds from the store's start to its first committed batch in each run: its schema migrated, the broker and the
-     * consumer group joined, a first poll decoded and written. A store pays it once; the runs here pay it each.
+     * Seconds from the store's start to its first committed batch in each run: its schema's migrations validated, the
+     * broker and the consumer group joined, a first poll decoded and written. A store pays it once; the runs here pay
+     * it each.
      */
     private final List<Double> startups = new ArrayList<>();
     private double lastStartup;
+    /**
+     * Seconds each run's schema took to migrate, empty, before the store started on it (the raw COPY's schema is
+     * migrated before its clock starts too): not in the store's seconds, reported beside them.
+     */
+    private final List<Double> migrations = new ArrayList<>();
+    private double lastMigration;
     /** Milliseconds the last ingest run's batches spent per phase. */
     private final Map<String, Double> lastPhases = new LinkedHashMap<>();
 
@@ -172,6 +179,7 @@ public final class StoreBench {
             keepIngestSchema = keepQuerySchema && run == runs;
             store.add(ingest(base, "bench_store_" + run + "_" + Postgres.suffix()));
             startups.add(lastStartup);
+            migrations.add(lastMigration);
             System.out.printf(Locale.ROOT, "run %d  raw COPY %.2f s (%.0f rows/s)   audit-store %.2f s (%.0f decisions/s); incidents %d, events %.0f "
                     + "(+%d due); database %s%n", run, copy.get(run - 1), stream.decisions() / copy.get(run - 1), store.get(run - 1),
                     stream.decisions() / store.get(run - 1), lastIncidents, lastEvents, lastPending, lastSizes);
@@ -199,9 +207,18 @@ public final class StoreBench {
         for (int i = 0; i < store.size(); i++) {
             steady.add(store.get(i) - startups.get(i));
         }
-        md.append(String.format(Locale.ROOT, "%nStart-up, from the store's start to its first committed batch (schema migrated, broker and group "
-                        + "joined, a first poll written), in each run: %s s; each run pays it, a running store once. Without it (from the first "
-                        + "commit to the last record read, median %.2f s): **%.2f** of the raw `COPY` (per run %s). The ratio above includes it.%n",
+        List<Double> migrated = new ArrayList<>();
+        for (int i = 0; i < store.size(); i++) {
+            migrated.add(store.get(i) + migrations.get(i));
+        }
+        md.append(String.format(Locale.ROOT, "%nPer run, ratio to the raw `COPY`: %s. Each run's schema is migrated before the store starts on it, "
+                        + "as the `COPY`'s is before its clock starts (%s s, not counted; counted, the median ratio would be %.2f).%n",
+                IntStream.range(0, store.size()).mapToObj(i -> String.format(Locale.ROOT, "%.2f", copy.get(i) / store.get(i)))
+                        .collect(Collectors.joining(", ")), migrations.stream().map(v -> String.format(Locale.ROOT, "%.2f", v))
+                        .collect(Collectors.joining(", ")), copyMedian / median(migrated)));
+        md.append(String.format(Locale.ROOT, "%nStart-up, from the store's start to its first committed batch (its schema's migrations validated, "
+                        + "broker and group joined, a first poll written), in each run: %s s; each run pays it, a running store once. Without it (from "
+                        + "the first commit to the last record read, median %.2f s): **%.2f** of the raw `COPY` (per run %s). The ratio above includes it.%n",
                 startups.stream().map(v -> String.format(Locale.ROOT, "%.2f", v)).collect(Collectors.joining(", ")), median(steady),
                 copyMedian / median(steady), IntStream.range(0, steady.size())
                         .mapToObj(i -> String.format(Locale.ROOT, "%.2f", copy.get(i) / steady.get(i))).collect(Collectors.joining(", "))));
@@ -398,6 +415,11 @@ public final class StoreBench {
         }
         long published = endOffsets(topics);
         double seconds;
+        // The schema migrated first, as the raw COPY's is: what both are timed on is the same, migrated, empty schema.
+        long migrating = System.nanoTime();
+        try (AuditDatabase migrated = pg.open(schema, 2)) {
+            lastMigration = (System.nanoTime() - migrating) / 1e9;
+        }
         long started = System.nanoTime();
         long firstCommit = -1;
         try (AuditStore store = AuditStore.start(StoreConfig.from(Settings.of(settings)), registry)) {

@@ -49,7 +49,8 @@ final class RecordDecoder {
     /**
      * Checks, value by value, each decision that names a plan whose values are at hand against that plan's tensor, and
      * marks those that carry it ({@link Decoded.Decision#checkedPlan}): the comparison runs here, off the batch's
-     * transaction. A decision not marked is checked when written.
+     * transaction. The decisions of a load whose plan is not at hand are marked if they are the whole plan they name
+     * ({@link #checkNewPlan}). A decision not marked is checked when written.
      */
     private void checkAgainstKnownPlans(List<Decoded> decoded) {
         Map<String, List<Integer>> unknown = new HashMap<>();
