@@ -375,13 +375,21 @@ public final class AuditQueries {
                 + "ORDER BY first, release_name", rs -> rs.getString(1));
     }
 
-    /** Where one tensor of a deployment's model landed in each complete load, oldest first. */
+    /**
+     * Where one tensor of a deployment's model landed in each complete load, oldest first. The tensor is looked up
+     * once per plan those loads name, then joined to them: on PostgreSQL a plan's tensors are unnested from their
+     * arrays (V22), and joined load by load that was a plan's every tensor per load (64 ms for 250 loads, 2.5 ms so).
+     * {@code OFFSET 0} keeps the planner from merging the two.
+     */
     public List<TensorHistoryRow> tensorHistory(String deployment, String model, String tensor, int limit) throws SQLException {
         return Sql.list(database, "SELECT l.release_name, l.load_id, l.occurred_at, d.memory_domain, d.resident_bytes, d.stored_format, "
-                + "d.resident_format, d.reason_code, d.reason FROM loads l JOIN plan_tensors d ON d.plan_digest = l.plan_digest "
-                + "WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE AND d.tensor_name = ? ORDER BY l.occurred_at, l.load_id "
-                + "FETCH FIRST " + limit + " ROWS ONLY", rs -> new TensorHistoryRow(rs.getString(1), rs.getString(2), Sql.instant(rs, 3),
-                rs.getString(4), rs.getLong(5), rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)), deployment, model, tensor);
+                + "d.resident_format, d.reason_code, d.reason FROM loads l JOIN (SELECT t.plan_digest, t.memory_domain, t.resident_bytes, "
+                + "t.stored_format, t.resident_format, t.reason_code, t.reason FROM plan_tensors t WHERE t.tensor_name = ? AND t.plan_digest IN "
+                + "(SELECT p.plan_digest FROM loads p WHERE p.deployment_id = ? AND p.model_id = ? AND p.complete = TRUE) OFFSET 0 ROWS) d "
+                + "ON d.plan_digest = l.plan_digest WHERE l.deployment_id = ? AND l.model_id = ? AND l.complete = TRUE "
+                + "ORDER BY l.occurred_at, l.load_id FETCH FIRST " + limit + " ROWS ONLY", rs -> new TensorHistoryRow(rs.getString(1),
+                rs.getString(2), Sql.instant(rs, 3), rs.getString(4), rs.getLong(5), rs.getString(6), rs.getString(7), rs.getString(8),
+                rs.getString(9)), tensor, deployment, model, deployment, model);
     }
 
     /** Incidents, open ones first, then the most recently seen (see {@link Incidents#list}); at most {@code limit}. */
