@@ -63,15 +63,14 @@ public final class StoredPlans {
                 List.of("VARCHAR(64)", "INTEGER", "VARCHAR(64)"), "plan_digest");
     }
 
-    /** A plan built from one load's decisions, all of them, in tensor order. */
-    public record NewPlan(String digest, List<AllocationDecided> decisions) {
-        public List<TensorPlacement> placements() {
-            return decisions.stream().map(StoredPlans::placement).toList();
-        }
-
-        /** Each tensor's values, as {@link PlanDigest#values}: what a decision that names the plan must carry. */
-        public List<Object[]> values() {
-            return decisions.stream().map(PlanDigest::values).toList();
+    /**
+     * A plan built from one load's decisions, all of them, in tensor order; with where each tensor lands and each
+     * tensor's values ({@link PlanDigest#values}: what a decision that names the plan must carry), built once: the
+     * plan's signature, its {@code COPY}, the cache and later loads of it in the batch all read them.
+     */
+    public record NewPlan(String digest, List<AllocationDecided> decisions, List<TensorPlacement> placements, List<Object[]> values) {
+        public NewPlan(String digest, List<AllocationDecided> decisions) {
+            this(digest, decisions, decisions.stream().map(StoredPlans::placement).toList(), decisions.stream().map(PlanDigest::values).toList());
         }
     }
 
@@ -170,9 +169,8 @@ public final class StoredPlans {
             try (PreparedStatement s = c.prepareStatement("INSERT INTO plan_tensors (" + String.join(", ", TENSOR_COLUMNS) + ") VALUES ("
                     + TENSOR_COLUMNS.stream().map(col -> "?").collect(Collectors.joining(", ")) + ")")) {
                 for (NewPlan plan : inserted) {
-                    for (AllocationDecided d : plan.decisions()) {
+                    for (Object[] values : plan.values()) {
                         s.setString(1, plan.digest());
-                        Object[] values = PlanDigest.values(d);
                         for (int i = 0; i < values.length; i++) {
                             s.setObject(i + 2, values[i]);
                         }
@@ -310,7 +308,7 @@ public final class StoredPlans {
                     }
                     while (out.size() < 64 * 1024 && plan < plans.size()) {
                         NewPlan p = plans.get(plan++);
-                        List<Object[]> tensors = p.decisions().stream().map(PlanDigest::values).toList();
+                        List<Object[]> tensors = p.values();
                         out.int2(1 + BINARY_COLUMNS.length);
                         out.text(p.digest());
                         for (int column = 0; column < BINARY_COLUMNS.length; column++) {
