@@ -4,14 +4,18 @@
 # each; writes bench/results/cli-<date>.md.   bench/run.sh cli [--runs N] [--baseline DIST_HOME]
 # --baseline: another unpacked distribution (an earlier commit's, say), each of its runs right after this one's, so
 # that a shared machine whose speed moves within the hour moves both alike: its median and the ratio get a column.
+# --baseline-java JAVA: the same, with this distribution run on another JVM (PA_JAVA=JAVA; a JDK 25's, whose launcher
+# path is an AOT cache, JEP 483), and the floor row that JVM's `-version`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/demo-lib.sh
 baseline=""
+baseline_java=""
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --baseline) baseline=$(cd "$2" && pwd); shift 2 ;;
+    --baseline-java) baseline_java="$2"; shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -19,7 +23,11 @@ if [ -n "$baseline" ] && [ ! -x "$baseline/bin/placement-audit" ]; then
   echo "--baseline $baseline: no bin/placement-audit there (give an unpacked distribution's home)"; exit 2
 fi
 runs_option 7 "${args[@]+"${args[@]}"}"
+if [ -n "$baseline_java" ] && ! "$baseline_java" -version > /dev/null 2>&1; then
+  echo "--baseline-java $baseline_java: does not run"; exit 2
+fi
 start_demo cli
+[ -n "$baseline_java" ] && baseline="$home"
 nobody=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 placement-audit producer sample-model --layout llama-3.2-1b-q4km --out sample.gguf > /dev/null
 settle_demo
@@ -36,7 +44,13 @@ report="$results/cli-$(date +%Y%m%d-%H%M%S).md"
   echo "Each archive of class-data sharing (one per command family) is made by the discarded first run, as a user's first"
   echo "command makes it. The floor: \`java -version\` in this run, and each command's median as a multiple of it."
   echo
-  if [ -n "$baseline" ]; then
+  if [ -n "$baseline_java" ]; then
+    echo "Baseline: this distribution on $("$baseline_java" -version 2>&1 | head -n 1) ($baseline_java), each of its runs right"
+    echo "after the default JVM's; its floor is its own \`-version\`."
+    echo
+    echo "| command | expected exit | median ms | max ms | x java -version | baseline median ms | x baseline |"
+    echo "|---|---|---|---|---|---|---|"
+  elif [ -n "$baseline" ]; then
     echo "Baseline: $baseline, each of its runs right after this distribution's."
     echo
     echo "| command | expected exit | median ms | max ms | x java -version | baseline median ms | x baseline |"
@@ -48,6 +62,14 @@ report="$results/cli-$(date +%Y%m%d-%H%M%S).md"
 } > "$report"
 export PA_CDS_DIR="$work/cds"
 
+# On JDK 25 the first run's cache is made in the background once it has exited: timed runs start when it is there.
+cache_made() {
+  for _ in $(seq 1 200); do
+    ls "$PA_CDS_DIR" 2>/dev/null | grep -q partial || return 0
+    sleep 0.1
+  done
+}
+
 median_of() {
   printf '%s\n' "$@" | sort -n | awk -v n="$#" 'NR == int((n + 1) / 2)'
 }
@@ -55,11 +77,19 @@ median_of() {
 measure() {
   local label="$1" expect="$2"; shift 2
   local base=()
-  if [ -n "$baseline" ] && [ "$1" = placement-audit ]; then
+  if [ -n "$baseline_java" ] && [ "$1" = java ]; then
+    base=("$baseline_java" "${@:2}")
+  elif [ -n "$baseline_java" ]; then
+    base=(env "PA_JAVA=$baseline_java" "$home/bin/placement-audit" "${@:2}")
+  elif [ -n "$baseline" ] && [ "$1" = placement-audit ]; then
     base=("$baseline/bin/placement-audit" "${@:2}")
+  fi
+  if [ ${#base[@]} -gt 0 ]; then
     "${base[@]}" > /dev/null 2>&1 || true
+    cache_made
   fi
   "$@" > /dev/null 2>&1 || true
+  cache_made
   local times=() base_times=()
   for _ in $(seq 1 "$runs"); do
     local t0; t0=$(date +%s%N)

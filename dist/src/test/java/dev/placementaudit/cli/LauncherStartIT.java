@@ -143,6 +143,132 @@ class LauncherStartIT {
         }
     }
 
+    @Test
+    void onJdk25TheFirstRunRecordsAndTheCacheIsMadeAfterItEnds(@TempDir Path work) throws Exception {
+        Path cache = work.resolve("cds");
+        Launcher on17 = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS", "off"));
+        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", newerJava().toString()));
+
+        Launcher.Run first = launcher.run(Duration.ofSeconds(30), "store", "--help");
+        Path aot = awaitCache(cache, "store-");
+        Path log = work.resolve("second.log");
+        Launcher.Run second = launcher.withEnv(Map.of("JAVA_OPTS", "-Xlog:class+load:file=" + log)).run(Duration.ofSeconds(30), "store", "--help");
+
+        assertThat(first.exit()).as(first.toString()).isZero();
+        assertThat(first.out()).as("what the recording run prints is the command's alone (the JVM says nothing of its record)")
+                .isEqualTo(on17.run(Duration.ofSeconds(30), "store", "--help").out());
+        assertThat(first.err()).as("the cache is made without a word").isEmpty();
+        assertThat(aot.getFileName().toString()).endsWith(".aot");
+        assertThat(files(cache)).as("only the cache is left in the cache's folder").containsExactly(aot);
+        assertThat(archives(cache)).as("no class-data archive beside it").isEmpty();
+        assertThat(second.exit()).as(second.toString()).isZero();
+        assertThat(second.out()).isEqualTo(first.out());
+        assertThat(second.err()).isEmpty();
+        assertThat(Files.readString(log)).as("the store's classes come from the cache")
+                .contains("dev.placementaudit.store.cli.AuditStoreCli source: shared objects file");
+    }
+
+    /**
+     * The cache is made in the background once the command has exited; what the command wrote to (here a pipe, as in
+     * {@code placement-audit store where | jq}) is closed when the command ends, not when the cache is made.
+     */
+    @Test
+    void onJdk25APipeTheCommandWritesToClosesWhenTheCommandEnds(@TempDir Path work) throws Exception {
+        Path cache = work.resolve("cds");
+        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", newerJava().toString()));
+        ProcessBuilder builder = launcher.builder(List.of(HOME.resolve("bin/placement-audit").toString(), "--version"))
+                .redirectErrorStream(true);
+
+        Process process = builder.start();
+        String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        boolean cacheMadeBeforeThePipeClosed = !files(cache).stream().filter(f -> f.toString().endsWith(".aot")).toList().isEmpty();
+        boolean recordLeftForTheBackground = files(cache).stream().anyMatch(f -> f.toString().endsWith(".config"));
+        assertThat(process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        Path aot = awaitCache(cache, "version-");
+
+        assertThat(cacheMadeBeforeThePipeClosed).as("the pipe was held until the cache was made").isFalse();
+        assertThat(recordLeftForTheBackground).as("the record was there to make the cache from when the pipe closed").isTrue();
+        assertThat(process.exitValue()).isZero();
+        assertThat(out).as("the command's output alone").startsWith("placement-audit ").contains("Java 25").doesNotContain("AOT");
+        assertThat(aot).isRegularFile();
+    }
+
+    @Test
+    void onJdk25ACacheItCannotWriteOrCdsOffChangesNothingAUserSees(@TempDir Path work) throws Exception {
+        Path readOnly = Files.createDirectory(work.resolve("read-only"));
+        Path file = Files.writeString(work.resolve("not-a-directory"), "x");
+        readOnly.toFile().setWritable(false, false);
+        try {
+            for (Map<String, String> env : List.of(Map.of("PA_CDS_DIR", file.resolve("cds").toString()), Map.of("PA_CDS", "off"),
+                    Map.of("PA_CDS_DIR", readOnly.resolve("cds").toString()))) {
+                Launcher.Run run = Launcher.of(HOME, work).withEnv(env).withEnv(Map.of("PA_JAVA", newerJava().toString()))
+                        .run(Duration.ofSeconds(30), "--version");
+
+                assertThat(run.exit()).as(env + ": " + run).isZero();
+                assertThat(run.out()).as(env.toString()).startsWith("placement-audit ").contains("Java 25");
+                assertThat(run.err()).as(env.toString()).isEmpty();
+            }
+            Thread.sleep(3_000);
+            assertThat(files(work.resolve(".cache"))).as("PA_CDS=off writes no cache to the default folder").isEmpty();
+        } finally {
+            readOnly.toFile().setWritable(true, false);
+        }
+    }
+
+    /** The cache a family's first run left to be made in the background, once it is there (at most 60 s). */
+    private static Path awaitCache(Path cache, String family) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            List<Path> made = files(cache).stream().filter(f -> f.getFileName().toString().startsWith(family))
+                    .filter(f -> f.toString().endsWith(".aot")).toList();
+            if (!made.isEmpty() && files(cache).size() == made.size()) {
+                return made.get(0);
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("no " + family + "*.aot made in " + cache + " within 60 s: " + files(cache));
+    }
+
+    /**
+     * A JDK 25 or later, whose launcher path is an AOT cache: {@code PA_TEST_NEWER_JAVA}, else the first under
+     * /usr/lib/jvm (this project's machines have Temurin's 25 beside the default 17). Missing in CI, the test fails.
+     */
+    static Path newerJava() throws Exception {
+        String given = System.getenv("PA_TEST_NEWER_JAVA");
+        if (given != null && !given.isBlank()) {
+            return Path.of(given);
+        }
+        Path jvms = Path.of("/usr/lib/jvm");
+        if (Files.isDirectory(jvms)) {
+            try (Stream<Path> homes = Files.list(jvms)) {
+                for (Path home : homes.sorted().toList()) {
+                    Path release = home.resolve("release");
+                    if (Files.isRegularFile(release) && Files.isExecutable(home.resolve("bin/java"))) {
+                        Matcher m = Pattern.compile("(?m)^JAVA_VERSION=\"(\\d+)").matcher(Files.readString(release));
+                        if (m.find() && Integer.parseInt(m.group(1)) >= 25) {
+                            return home.resolve("bin/java");
+                        }
+                    }
+                }
+            }
+        }
+        String why = "no JDK 25 or later: set PA_TEST_NEWER_JAVA to its bin/java, or install one under /usr/lib/jvm";
+        if ("true".equals(System.getenv("CI"))) {
+            throw new AssertionError(why);
+        }
+        org.junit.jupiter.api.Assumptions.abort(why);
+        return null;
+    }
+
+    private static List<Path> files(Path dir) throws Exception {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.filter(Files::isRegularFile).toList();
+        }
+    }
+
     private static List<Path> archives(Path dir) throws Exception {
         if (!Files.isDirectory(dir)) {
             return List.of();
