@@ -28,15 +28,20 @@ record BatchRecords(Map<String, List<Decoded.Decision>> decisionsByLoad, Map<Str
         int summaryRecords = 0;
         Map<String, Decoded.Observation> observations = new LinkedHashMap<>();
         // A load's decisions come one after another (one partition, published together): the group is looked up again
-        // only when the load changes.
+        // only when the load changes. They name its deployment and the offset of the load they resolve: the deployment's
+        // highest offset is merged once per run of them, and again only where either changes (a load published twice).
         String lastLoadId = null;
+        String lastDeployment = null;
+        long lastOffset = -1;
         List<Decoded.Decision> group = null;
         for (Decoded item : batch) {
             if (item instanceof Decoded.Decision decision) {
                 String loadId = decision.event().getLoadId();
+                long offset = decision.event().getSourceOffset();
                 if (!loadId.equals(lastLoadId)) {
                     group = byLoad.get(loadId);
                     lastLoadId = loadId;
+                    lastDeployment = null;
                 }
                 if (group == null) {
                     group = new ArrayList<>();
@@ -45,7 +50,12 @@ record BatchRecords(Map<String, List<Decoded.Decision>> decisionsByLoad, Map<Str
                     deployments.add(decision.event().getDeploymentId());
                 }
                 group.add(decision);
-                decidedThrough.merge(decision.event().getDeploymentId(), decision.event().getSourceOffset(), Math::max);
+                String deployment = decision.event().getDeploymentId();
+                if (offset != lastOffset || !deployment.equals(lastDeployment)) {
+                    decidedThrough.merge(deployment, offset, Math::max);
+                    lastOffset = offset;
+                    lastDeployment = deployment;
+                }
                 decisionRecords++;
             } else if (item instanceof Decoded.Summary summary) {
                 touched.add(summary.event().getLoadId().toString());
