@@ -16,7 +16,7 @@ STAGES = [
     ("compression (lz4)", ("net.jpountz", "org.apache.kafka.common.compress")),
     ("Avro decode of ModelLoaded", ("org.apache.avro.io.BinaryDecoder", "org.apache.avro.specific.SpecificDatumReader",
                                     "org.apache.avro.generic.GenericDatumReader", "dev.placementaudit.schemas.EventSerde.decode")),
-    ("digest (SHA-256)", ("sun.security.provider", "java.security.MessageDigest", "dev.placementaudit.core.placement.PolicyDigest",
+    ("digest (MD5 of the decision ids, SHA-256 of plans)", ("sun.security.provider", "java.security.MessageDigest", "dev.placementaudit.core.placement.PolicyDigest",
                           "dev.placementaudit.schemas.PlanDigest")),
     ("encoding decisions", ("dev.placementaudit.resolution.DecisionEncoder", "org.apache.avro.io.BinaryEncoder",
                             "org.apache.avro.specific.SpecificDatumWriter", "org.apache.avro.generic.GenericDatumWriter")),
@@ -40,7 +40,7 @@ def stage(frames):
     except a digest, which is the JDK's but a stage of its own."""
     for frame in frames:
         if frame.startswith(DIGEST):
-            return "digest (SHA-256)"
+            return "digest (MD5 of the decision ids, SHA-256 of plans)"
         if frame.startswith(JDK):
             continue
         for name, prefixes in STAGES:

@@ -24,6 +24,10 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
+import java.nio.charset.StandardCharsets;
+import java.security.DigestException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -54,6 +58,9 @@ public class PrepareBenchmark {
     private byte[] record;
     private ModelLoaded decoded;
     private ValidLoad valid;
+    /** The inputs of the load's 146 decision ids, as their definition reads them: load id NUL tensor name NUL version. */
+    private byte[][] idInputs;
+    private MessageDigest md5;
 
     @Setup
     public void setUp() {
@@ -62,6 +69,30 @@ public class PrepareBenchmark {
         record = loads.encode(fleet.iterator().next());
         decoded = loads.decode(record);
         valid = validator.validate(decoded);
+        idInputs = new byte[decoded.getTensors().size()][];
+        for (int i = 0; i < idInputs.length; i++) {
+            idInputs[i] = (decoded.getLoadId() + "\u0000" + decoded.getTensors().get(i).getName() + "\u0000" + resolution.resolverVersion())
+                    .getBytes(StandardCharsets.UTF_8);
+        }
+        try {
+            md5 = MessageDigest.getInstance("MD5");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * What the decision ids' definition costs a load whatever the code around it (RFC 4122 v3: an MD5 of each tensor's
+     * input, the bytes laid out beforehand): the floor under {@code prepareKnownLayout}'s ids.
+     */
+    @Benchmark
+    public void decisionIdDigests(Blackhole out) throws DigestException {
+        byte[] hash = new byte[16];
+        for (byte[] input : idInputs) {
+            md5.update(input);
+            md5.digest(hash, 0, 16);
+            out.consume(hash);
+        }
     }
 
     @Benchmark
