@@ -125,19 +125,26 @@ class LauncherStartIT {
 
     @Test
     void aCacheItCannotWriteOrCdsOffChangesNothingAUserSees(@TempDir Path work) throws Exception {
+        cannotWriteOrOffChangesNothing(work, Map.of(), "Java 17");
+    }
+
+    /** With these launcher variables (the JVM), each way of having no archive runs as with one, and writes none. */
+    private static void cannotWriteOrOffChangesNothing(Path work, Map<String, String> jvm, String java) throws Exception {
         Path readOnly = Files.createDirectory(work.resolve("read-only"));
         Path file = Files.writeString(work.resolve("not-a-directory"), "x");
         readOnly.toFile().setWritable(false, false);
         try {
             for (Map<String, String> env : List.of(Map.of("PA_CDS_DIR", file.resolve("cds").toString()), Map.of("PA_CDS", "off"),
                     Map.of("PA_CDS_DIR", readOnly.resolve("cds").toString()))) {
-                Launcher.Run run = Launcher.of(HOME, work).withEnv(env).run(Duration.ofSeconds(30), "--version");
+                Launcher.Run run = Launcher.of(HOME, work).withEnv(jvm).withEnv(env).run(Duration.ofSeconds(30), "--version");
 
                 assertThat(run.exit()).as(env + ": " + run).isZero();
-                assertThat(run.out()).as(env.toString()).startsWith("placement-audit ");
+                assertThat(run.out()).as(env.toString()).startsWith("placement-audit ").contains(java);
                 assertThat(run.err()).as(env.toString()).isEmpty();
             }
-            assertThat(archives(work.resolve(".cache"))).as("PA_CDS=off writes no archive to the default cache").isEmpty();
+            // On JDK 25 a cache would be made after the command: long enough for one to have appeared.
+            Thread.sleep(jvm.isEmpty() ? 0 : 3_000);
+            assertThat(files(work.resolve(".cache"))).as("PA_CDS=off writes nothing to the default cache").isEmpty();
         } finally {
             readOnly.toFile().setWritable(true, false);
         }
@@ -195,24 +202,7 @@ class LauncherStartIT {
 
     @Test
     void onJdk25ACacheItCannotWriteOrCdsOffChangesNothingAUserSees(@TempDir Path work) throws Exception {
-        Path readOnly = Files.createDirectory(work.resolve("read-only"));
-        Path file = Files.writeString(work.resolve("not-a-directory"), "x");
-        readOnly.toFile().setWritable(false, false);
-        try {
-            for (Map<String, String> env : List.of(Map.of("PA_CDS_DIR", file.resolve("cds").toString()), Map.of("PA_CDS", "off"),
-                    Map.of("PA_CDS_DIR", readOnly.resolve("cds").toString()))) {
-                Launcher.Run run = Launcher.of(HOME, work).withEnv(env).withEnv(Map.of("PA_JAVA", newerJava().toString()))
-                        .run(Duration.ofSeconds(30), "--version");
-
-                assertThat(run.exit()).as(env + ": " + run).isZero();
-                assertThat(run.out()).as(env.toString()).startsWith("placement-audit ").contains("Java 25");
-                assertThat(run.err()).as(env.toString()).isEmpty();
-            }
-            Thread.sleep(3_000);
-            assertThat(files(work.resolve(".cache"))).as("PA_CDS=off writes no cache to the default folder").isEmpty();
-        } finally {
-            readOnly.toFile().setWritable(true, false);
-        }
+        cannotWriteOrOffChangesNothing(work, Map.of("PA_JAVA", newerJava().toString()), "Java 25");
     }
 
     /** The cache a family's first run left to be made in the background, once it is there (at most 60 s). */
