@@ -213,15 +213,13 @@ public final class StoreBench {
         }
         md.append(String.format(Locale.ROOT, "%nPer run, ratio to the raw `COPY`: %s. Each run's schema is migrated before the store starts on it, "
                         + "as the `COPY`'s is before its clock starts (%s s, not counted; counted, the median ratio would be %.2f).%n",
-                IntStream.range(0, store.size()).mapToObj(i -> String.format(Locale.ROOT, "%.2f", copy.get(i) / store.get(i)))
-                        .collect(Collectors.joining(", ")), migrations.stream().map(v -> String.format(Locale.ROOT, "%.2f", v))
+                perRun(copy, store), migrations.stream().map(v -> String.format(Locale.ROOT, "%.2f", v))
                         .collect(Collectors.joining(", ")), copyMedian / median(migrated)));
         md.append(String.format(Locale.ROOT, "%nStart-up, from the store's start to its first committed batch (its schema's migrations validated, "
                         + "broker and group joined, a first poll written), in each run: %s s; each run pays it, a running store once. Without it (from "
                         + "the first commit to the last record read, median %.2f s): **%.2f** of the raw `COPY` (per run %s). The ratio above includes it.%n",
                 startups.stream().map(v -> String.format(Locale.ROOT, "%.2f", v)).collect(Collectors.joining(", ")), median(steady),
-                copyMedian / median(steady), IntStream.range(0, steady.size())
-                        .mapToObj(i -> String.format(Locale.ROOT, "%.2f", copy.get(i) / steady.get(i))).collect(Collectors.joining(", "))));
+                copyMedian / median(steady), perRun(copy, steady)));
         md.append(String.format(Locale.ROOT, "%nThe last run staged %,.0f decision rows and wrote %,.0f plan tensor rows (pa_store_decisions_staged, "
                 + "pa_store_plan_tensor_rows).%n", lastStaged, lastPlanRows));
         md.append(String.format(Locale.ROOT, "%nIncidents after the last run: **%d** (%d open), one per cause across the fleet. Events on "
@@ -478,6 +476,12 @@ public final class StoreBench {
     private static long committed(PrometheusMeterRegistry registry) {
         boolean any = registry.find("pa.store.batch.phase").timers().stream().anyMatch(t -> t.count() > 0);
         return any ? System.nanoTime() : -1;
+    }
+
+    /** Each run's ratio of the raw COPY's seconds to these, as "0.47, 0.99, 1.49". */
+    private static String perRun(List<Double> copy, List<Double> seconds) {
+        return IntStream.range(0, seconds.size()).mapToObj(i -> String.format(Locale.ROOT, "%.2f", copy.get(i) / seconds.get(i)))
+                .collect(Collectors.joining(", "));
     }
 
     static double median(List<Double> values) {

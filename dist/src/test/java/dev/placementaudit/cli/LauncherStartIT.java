@@ -1,13 +1,16 @@
 package dev.placementaudit.cli;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -187,10 +190,10 @@ class LauncherStartIT {
                 .redirectErrorStream(true);
 
         Process process = builder.start();
-        String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         boolean cacheMadeBeforeThePipeClosed = !files(cache).stream().filter(f -> f.toString().endsWith(".aot")).toList().isEmpty();
         boolean recordLeftForTheBackground = files(cache).stream().anyMatch(f -> f.toString().endsWith(".config"));
-        assertThat(process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
         Path aot = awaitCache(cache, "version-");
 
         assertThat(cacheMadeBeforeThePipeClosed).as("the pipe was held until the cache was made").isFalse();
@@ -223,7 +226,7 @@ class LauncherStartIT {
      * A JDK 25 or later, whose launcher path is an AOT cache: {@code PA_TEST_NEWER_JAVA}, else the first under
      * /usr/lib/jvm (this project's machines have Temurin's 25 beside the default 17). Missing in CI, the test fails.
      */
-    static Path newerJava() throws Exception {
+    private static Path newerJava() throws Exception {
         String given = System.getenv("PA_TEST_NEWER_JAVA");
         if (given != null && !given.isBlank()) {
             return Path.of(given);
@@ -246,7 +249,7 @@ class LauncherStartIT {
         if ("true".equals(System.getenv("CI"))) {
             throw new AssertionError(why);
         }
-        org.junit.jupiter.api.Assumptions.abort(why);
+        Assumptions.abort(why);
         return null;
     }
 
@@ -260,11 +263,6 @@ class LauncherStartIT {
     }
 
     private static List<Path> archives(Path dir) throws Exception {
-        if (!Files.isDirectory(dir)) {
-            return List.of();
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            return files.filter(f -> f.getFileName().toString().endsWith(".jsa")).toList();
-        }
+        return files(dir).stream().filter(f -> f.getFileName().toString().endsWith(".jsa")).toList();
     }
 }

@@ -37,6 +37,7 @@ record BatchRecords(Map<String, List<Decoded.Decision>> decisionsByLoad, Map<Str
         for (Decoded item : batch) {
             if (item instanceof Decoded.Decision decision) {
                 String loadId = decision.event().getLoadId();
+                String deployment = decision.event().getDeploymentId();
                 long offset = decision.event().getSourceOffset();
                 if (!loadId.equals(lastLoadId)) {
                     group = byLoad.get(loadId);
@@ -47,10 +48,9 @@ record BatchRecords(Map<String, List<Decoded.Decision>> decisionsByLoad, Map<Str
                     group = new ArrayList<>();
                     byLoad.put(loadId, group);
                     touched.add(loadId);
-                    deployments.add(decision.event().getDeploymentId());
+                    deployments.add(deployment);
                 }
                 group.add(decision);
-                String deployment = decision.event().getDeploymentId();
                 if (offset != lastOffset || !deployment.equals(lastDeployment)) {
                     decidedThrough.merge(deployment, offset, Math::max);
                     lastOffset = offset;
