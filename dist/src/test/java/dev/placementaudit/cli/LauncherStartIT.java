@@ -8,8 +8,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -201,6 +205,119 @@ class LauncherStartIT {
         assertThat(process.exitValue()).isZero();
         assertThat(out).as("the command's output alone").startsWith("placement-audit ").contains("Java 25").doesNotContain("AOT");
         assertThat(aot).isRegularFile();
+    }
+
+    /**
+     * A terminal closed as the command ends (the shell gone, its process group hung up) does not stop the cache being
+     * made: the command runs in a session of its own, as from a terminal, and once it has exited its whole process
+     * group is sent SIGHUP and SIGINT again and again until the cache is there.
+     */
+    @Test
+    void onJdk25TheCacheIsMadeThoughTheTerminalHangsUpWhenTheCommandEnds(@TempDir Path work) throws Exception {
+        Path cache = work.resolve("cds");
+        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", newerJava().toString()));
+        Path out = work.resolve("out.txt");
+        Process process = launcher.builder(List.of("setsid", HOME.resolve("bin/placement-audit").toString(), "--version"))
+                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        boolean recordLeftForTheBackground = files(cache).stream().anyMatch(f -> f.toString().endsWith(".config"));
+        String group = "-" + process.pid();
+
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        int hangUps = 0;
+        while (System.nanoTime() < deadline && !cacheDone(cache)) {
+            int left = 0;
+            for (String signal : List.of("-HUP", "-INT")) {
+                // Fails once nothing of the group is left: the background step has ended, with or without its cache.
+                left += new ProcessBuilder("kill", signal, "--", group).redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor() == 0 ? 1 : 0;
+            }
+            if (left == 0) {
+                break;
+            }
+            hangUps++;
+            Thread.sleep(100);
+        }
+
+        assertThat(process.exitValue()).isZero();
+        assertThat(Files.readString(out)).startsWith("placement-audit ").contains("Java 25");
+        assertThat(recordLeftForTheBackground).as("the cache was still to be made when the command ended").isTrue();
+        assertThat(hangUps).as("hang-ups sent while the cache was being made").isPositive();
+        assertThat(awaitCache(cache, "version-")).as("the cache is made though its process group was hung up " + hangUps + " times")
+                .isRegularFile();
+    }
+
+    /**
+     * A family's first commands started together (a script's parallel queries on a new machine): each runs as it
+     * would alone and makes its archive under a name of its own; one of them ends up in place, whole, and nothing else
+     * is left behind; the next command uses it.
+     */
+    @Test
+    void firstCommandsStartedTogetherAllRunAndLeaveOneArchive(@TempDir Path work) throws Exception {
+        firstCommandsTogether(work, Map.of(), ".jsa");
+    }
+
+    @Test
+    void onJdk25FirstCommandsStartedTogetherAllRunAndLeaveOneCache(@TempDir Path work) throws Exception {
+        firstCommandsTogether(work, Map.of("PA_JAVA", newerJava().toString()), ".aot");
+    }
+
+    private static void firstCommandsTogether(Path work, Map<String, String> jvm, String suffix) throws Exception {
+        Path cache = work.resolve("cds");
+        Launcher launcher = Launcher.of(HOME, work).withEnv(jvm).withEnv(Map.of("PA_CDS_DIR", cache.toString()));
+        String alone = Launcher.of(HOME, work).withEnv(jvm).withEnv(Map.of("PA_CDS", "off")).run(Duration.ofSeconds(30), "store", "--help").out();
+        int together = 4;
+        ExecutorService starts = Executors.newFixedThreadPool(together);
+        try {
+            List<Future<Launcher.Run>> runs = new ArrayList<>();
+            for (int i = 0; i < together; i++) {
+                runs.add(starts.submit(() -> launcher.run(Duration.ofSeconds(60), "store", "--help")));
+            }
+            for (Future<Launcher.Run> future : runs) {
+                Launcher.Run run = future.get();
+                assertThat(run.exit()).as(run.toString()).isZero();
+                assertThat(run.out()).as(run.toString()).isEqualTo(alone);
+                assertThat(run.err()).as(run.toString()).isEmpty();
+            }
+        } finally {
+            starts.shutdownNow();
+        }
+        if (suffix.equals(".aot")) {
+            awaitCache(cache, "store-");
+            // Each first command made a cache in the background: the last ones may still be moving theirs into place.
+            awaitOnly(cache);
+        }
+        Path log = work.resolve("next.log");
+        Launcher.Run next = launcher.withEnv(Map.of("JAVA_OPTS", "-Xlog:class+load:file=" + log)).run(Duration.ofSeconds(30), "store", "--help");
+
+        List<Path> left = files(cache);
+        assertThat(left).as("one archive, whole, and no partial one or record left").hasSize(1);
+        assertThat(left.get(0).getFileName().toString()).startsWith("store-").endsWith(suffix);
+        assertThat(next.exit()).as(next.toString()).isZero();
+        assertThat(next.out()).isEqualTo(alone);
+        assertThat(next.err()).isEmpty();
+        assertThat(Files.readString(log)).as("the next command's classes come from the archive")
+                .contains("dev.placementaudit.store.cli.AuditStoreCli source: shared objects file");
+    }
+
+    /** Waits (at most 60 s) until the cache folder holds one file and no JVM is making a cache into it. */
+    private static void awaitOnly(Path cache) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline && (files(cache).size() != 1 || makingCacheIn(cache))) {
+            Thread.sleep(100);
+        }
+    }
+
+    /** A JVM the launcher started to make an AOT cache into this folder (AOTMode=create) is still running. */
+    private static boolean makingCacheIn(Path cache) {
+        String into = "-XX:AOTCache=" + cache;
+        return ProcessHandle.allProcesses().anyMatch(p -> p.info().arguments()
+                .map(args -> Stream.of(args).anyMatch(a -> a.startsWith(into))).orElse(false));
+    }
+
+    private static boolean cacheDone(Path cache) throws Exception {
+        List<Path> all = files(cache);
+        return !all.isEmpty() && all.stream().allMatch(f -> f.toString().endsWith(".aot"));
     }
 
     @Test
