@@ -300,6 +300,59 @@ class LauncherStartIT {
                 .contains("dev.placementaudit.store.cli.AuditStoreCli source: shared objects file");
     }
 
+    /**
+     * A JVM killed while it writes the family's archive (the kernel's OOM killer, a {@code kill -9}) leaves half of one:
+     * the launcher puts nothing in place, since the JVM would ignore it without a word on every later run, and leaves
+     * nothing behind. A stand-in for java writes half an archive where it is told to and kills itself; the launcher
+     * passes its exit code on.
+     */
+    @Test
+    void aJvmKilledWhileWritingItsArchiveLeavesNoArchive(@TempDir Path work) throws Exception {
+        killedWhileWriting(work, null, "-XX:ArchiveClassesAtExit=");
+    }
+
+    /** The same on JDK 25: a record half written by a killed JVM is not made into a cache. */
+    @Test
+    void onJdk25AJvmKilledWhileRecordingMakesNoCache(@TempDir Path work) throws Exception {
+        killedWhileWriting(work, "25", "-XX:AOTConfiguration=");
+    }
+
+    /**
+     * @param release the stand-in's JAVA_VERSION in its home's release file (none: the launcher takes it for 17)
+     * @param option  the option naming the file the JVM writes as it exits
+     */
+    private static void killedWhileWriting(Path work, String release, String option) throws Exception {
+        Path home = Files.createDirectories(work.resolve("jdk/bin"));
+        if (release != null) {
+            Files.writeString(home.resolveSibling("release"), "JAVA_VERSION=\"" + release + ".0.1\"\n");
+        }
+        // Asked to make a cache (AOTMode=create), the stand-in makes one: so a launcher that asked would leave one.
+        Path java = Files.writeString(home.resolve("java"), """
+                #!/bin/sh
+                for arg in "$@"; do
+                  case "$arg" in
+                    -XX:AOTCache=*) printf 'a cache' > "${arg#-XX:AOTCache=}"; exit 0 ;;
+                  esac
+                done
+                for arg in "$@"; do
+                  case "$arg" in
+                    %s*) printf 'half of it' > "${arg#%s}" ;;
+                  esac
+                done
+                kill -9 $$
+                """.formatted(option, option));
+        java.toFile().setExecutable(true);
+        Path cache = work.resolve("cds");
+
+        Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()))
+                .run(Duration.ofSeconds(30), "store", "--help");
+        // A cache would be made in the background after the command: long enough for one to have appeared.
+        Thread.sleep(release == null ? 0 : 2_000);
+
+        assertThat(run.exit()).as(run.toString()).isEqualTo(137);
+        assertThat(files(cache)).as("nothing put in place, nothing left behind").isEmpty();
+    }
+
     /** Waits (at most 60 s) until the cache folder holds one file and no JVM is making a cache into it. */
     private static void awaitOnly(Path cache) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
