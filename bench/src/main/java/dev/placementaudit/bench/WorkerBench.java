@@ -46,6 +46,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.ToDoubleBiFunction;
 
 /**
  * Resolver-worker throughput against two raw Kafka baselines, in one run, on one broker, with the same client
@@ -311,15 +312,17 @@ public final class WorkerBench {
             Sample sample = median.get(variant);
             md.append(String.format(Locale.ROOT, "%s, **steady state** (from each mode's first commit to its last; start-up and group "
                             + "join left out): %.0f decisions/s; vs raw fan-out round by round %s (**median %.2f**)%n",
-                    variant.label(), decisions / sample.steady(),
-                    pairedSteadyRatios(samples.get(FANOUT), samples.get(variant)).stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
+                    variant.label(), decisions / sample.steady(), formatted(pairedSteadyRatios(samples.get(FANOUT), samples.get(variant)), "%.2f"),
                     median(pairedSteadyRatios(samples.get(FANOUT), samples.get(variant)))));
+            List<Double> extra = pairedExtraClientCpu(samples.get(FANOUT), samples.get(variant));
+            md.append(String.format(Locale.ROOT, "%s, client CPU a load beyond the fan-out's (what resolving adds to the same sends), "
+                    + "round by round %s us (**median %.1f us**)%n", variant.label(), formatted(extra, "%.1f"), median(extra)));
             md.append(String.format(Locale.ROOT, "%s, start to last commit: %.0f decisions/s; vs raw fan-out of the same output %.2f; vs raw passthrough of the same input %.2f; "
                             + "CPU per decision (client + broker) %.2f us (fan-out %.2f us); "
                             + "round by round, vs fan-out %s (median %.2f), vs passthrough median %.2f%n",
                     variant.label(), decisions / sample.seconds, fanout.seconds / sample.seconds, passthrough.seconds / sample.seconds,
                     sample.cpuMicrosPer(decisions), fanout.cpuMicrosPer(decisions),
-                    pairedRatios(samples.get(FANOUT), samples.get(variant)).stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
+                    formatted(pairedRatios(samples.get(FANOUT), samples.get(variant)), "%.2f"),
                     median(pairedRatios(samples.get(FANOUT), samples.get(variant))),
                     median(pairedRatios(samples.get(PASSTHROUGH), samples.get(variant)))));
         }
@@ -345,20 +348,30 @@ public final class WorkerBench {
      * these paired ratios moves less than the ratio of two medians taken apart.
      */
     private static List<Double> pairedRatios(List<Sample> baseline, List<Sample> variant) {
-        List<Double> ratios = new ArrayList<>(variant.size());
-        for (int i = 0; i < variant.size(); i++) {
-            ratios.add(baseline.get(i).seconds / variant.get(i).seconds);
-        }
-        return ratios;
+        return paired(baseline, variant, (b, v) -> b.seconds / v.seconds);
     }
 
     /** The same over the steady part of each run: from its first commit to its last. */
     private static List<Double> pairedSteadyRatios(List<Sample> baseline, List<Sample> variant) {
-        List<Double> ratios = new ArrayList<>(variant.size());
+        return paired(baseline, variant, (b, v) -> b.steady() / v.steady());
+    }
+
+    /** Round by round, this JVM's CPU a load beyond the baseline's, in microseconds: what the variant adds to the same sends. */
+    private List<Double> pairedExtraClientCpu(List<Sample> baseline, List<Sample> variant) {
+        return paired(baseline, variant, (b, v) -> (v.cpu.clientSeconds() - b.cpu.clientSeconds()) * 1e6 / loads);
+    }
+
+    /** A figure of each round's baseline and variant, round by round. */
+    private static List<Double> paired(List<Sample> baseline, List<Sample> variant, ToDoubleBiFunction<Sample, Sample> figure) {
+        List<Double> figures = new ArrayList<>(variant.size());
         for (int i = 0; i < variant.size(); i++) {
-            ratios.add(baseline.get(i).steady() / variant.get(i).steady());
+            figures.add(figure.applyAsDouble(baseline.get(i), variant.get(i)));
         }
-        return ratios;
+        return figures;
+    }
+
+    private static List<String> formatted(List<Double> values, String format) {
+        return values.stream().map(v -> String.format(Locale.ROOT, format, v)).toList();
     }
 
     private static double median(List<Double> values) {
