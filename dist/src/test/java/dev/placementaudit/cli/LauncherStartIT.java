@@ -322,18 +322,7 @@ class LauncherStartIT {
      * @param option  the option naming the file the JVM writes as it exits
      */
     private static void killedWhileWriting(Path work, String release, String option) throws Exception {
-        Path home = Files.createDirectories(work.resolve("jdk/bin"));
-        if (release != null) {
-            Files.writeString(home.resolveSibling("release"), "JAVA_VERSION=\"" + release + ".0.1\"\n");
-        }
-        // Asked to make a cache (AOTMode=create), the stand-in makes one: so a launcher that asked would leave one.
-        Path java = Files.writeString(home.resolve("java"), """
-                #!/bin/sh
-                for arg in "$@"; do
-                  case "$arg" in
-                    -XX:AOTCache=*) printf 'a cache' > "${arg#-XX:AOTCache=}"; exit 0 ;;
-                  esac
-                done
+        Path java = standIn(work, release, """
                 for arg in "$@"; do
                   case "$arg" in
                     %s*) printf 'half of it' > "${arg#%s}" ;;
@@ -341,7 +330,6 @@ class LauncherStartIT {
                 done
                 kill -9 $$
                 """.formatted(option, option));
-        java.toFile().setExecutable(true);
         Path cache = work.resolve("cds");
 
         Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()))
@@ -351,6 +339,75 @@ class LauncherStartIT {
 
         assertThat(run.exit()).as(run.toString()).isEqualTo(137);
         assertThat(files(cache)).as("nothing put in place, nothing left behind").isEmpty();
+    }
+
+    /**
+     * A family's first command stopped with Ctrl-C (its process group sent SIGINT, as a terminal does): the JVM still
+     * writes what it writes at its exit, and the launcher, which outlives it, removes that rather than leave a file
+     * in the cache that no later run would ever look at. The stand-in for java writes it when interrupted, as the JVM
+     * does, and exits 130.
+     */
+    @Test
+    void aFirstCommandStoppedWithCtrlCLeavesNothingInTheCache(@TempDir Path work) throws Exception {
+        interruptedFirstCommand(work, null, "-XX:ArchiveClassesAtExit=");
+    }
+
+    @Test
+    void onJdk25AFirstCommandStoppedWithCtrlCLeavesNothingInTheCache(@TempDir Path work) throws Exception {
+        interruptedFirstCommand(work, "25", "-XX:AOTConfiguration=");
+    }
+
+    private static void interruptedFirstCommand(Path work, String release, String option) throws Exception {
+        Path java = standIn(work, release, """
+                for arg in "$@"; do
+                  case "$arg" in
+                    %s*) written="${arg#%s}" ;;
+                  esac
+                done
+                trap 'printf "what a JVM writes as it exits" > "$written"; exit 130' INT
+                : > "$(dirname "$0")/started"
+                while :; do sleep 0.05; done
+                """.formatted(option, option));
+        Path cache = work.resolve("cds");
+        Path started = java.resolveSibling("started");
+        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
+        Process process = launcher.builder(List.of("setsid", HOME.resolve("bin/placement-audit").toString(), "store", "--help"))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!Files.exists(started) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(started).as("the command started").exists();
+
+        new ProcessBuilder("kill", "-INT", "--", "-" + process.pid()).inheritIO().start().waitFor();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        // What the JVM wrote would be moved, or a cache made from it, right after: long enough for either.
+        Thread.sleep(release == null ? 200 : 2_000);
+
+        assertThat(process.exitValue()).as("the JVM's own exit code").isEqualTo(130);
+        assertThat(files(cache)).as("nothing put in place, nothing left behind").isEmpty();
+    }
+
+    /**
+     * A stand-in for java, with a home whose release file says {@code release} (none: the launcher takes it for 17),
+     * running {@code body}; asked to make an AOT cache (AOTMode=create) it makes one, so a launcher that asked would
+     * leave one.
+     */
+    private static Path standIn(Path work, String release, String body) throws Exception {
+        Path bin = Files.createDirectories(work.resolve("jdk/bin"));
+        if (release != null) {
+            Files.writeString(bin.resolveSibling("release"), "JAVA_VERSION=\"" + release + ".0.1\"\n");
+        }
+        Path java = Files.writeString(bin.resolve("java"), """
+                #!/bin/sh
+                for arg in "$@"; do
+                  case "$arg" in
+                    -XX:AOTCache=*) printf 'a cache' > "${arg#-XX:AOTCache=}"; exit 0 ;;
+                  esac
+                done
+                """ + body);
+        java.toFile().setExecutable(true);
+        return java;
     }
 
     /** Waits (at most 60 s) until the cache folder holds one file and no JVM is making a cache into it. */
