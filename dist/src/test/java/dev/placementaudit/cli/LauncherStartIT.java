@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -386,6 +387,42 @@ class LauncherStartIT {
 
         assertThat(process.exitValue()).as("the JVM's own exit code").isEqualTo(130);
         assertThat(files(cache)).as("nothing put in place, nothing left behind").isEmpty();
+    }
+
+    /**
+     * An archive serves only the JVM that made it: a JVM updated in place (same path, another file) gets an archive of
+     * its own rather than one the old JVM made, which the new one would refuse or, damaged, die of. A stand-in for java
+     * notes the options it was given and writes an archive where it is told to.
+     */
+    @Test
+    void aJvmUpdatedInPlaceGetsAnArchiveOfItsOwn(@TempDir Path work) throws Exception {
+        String body = """
+                printf '%s\\n' "$@" > "$(dirname "$0")/options"
+                for arg in "$@"; do
+                  case "$arg" in
+                    -XX:ArchiveClassesAtExit=*) printf 'an archive' > "${arg#-XX:ArchiveClassesAtExit=}" ;;
+                  esac
+                done
+                """;
+        Path java = standIn(work, null, body);
+        Path cache = work.resolve("cds");
+        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
+
+        assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
+        List<Path> first = files(cache);
+        assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
+        List<String> second = Files.readAllLines(java.resolveSibling("options"));
+        // The update: another java at the same path (a longer file, another time).
+        Files.writeString(java, Files.readString(java) + "# updated\n");
+        Files.setLastModifiedTime(java, FileTime.fromMillis(System.currentTimeMillis() + 60_000));
+        assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
+        List<String> updated = Files.readAllLines(java.resolveSibling("options"));
+
+        assertThat(first).hasSize(1);
+        assertThat(second).as("the same JVM maps its archive").contains("-XX:SharedArchiveFile=" + first.get(0));
+        assertThat(updated).as("the updated JVM makes its own").noneMatch(o -> o.startsWith("-XX:SharedArchiveFile="))
+                .anyMatch(o -> o.startsWith("-XX:ArchiveClassesAtExit="));
+        assertThat(files(cache)).hasSize(2).contains(first.get(0));
     }
 
     /**
