@@ -213,12 +213,11 @@ public final class StoreBench {
         }
         md.append(String.format(Locale.ROOT, "%nPer run, ratio to the raw `COPY`: %s. Each run's schema is migrated before the store starts on it, "
                         + "as the `COPY`'s is before its clock starts (%s s, not counted; counted, the median ratio would be %.2f).%n",
-                perRun(copy, store), migrations.stream().map(v -> String.format(Locale.ROOT, "%.2f", v))
-                        .collect(Collectors.joining(", ")), copyMedian / median(migrated)));
+                perRun(copy, store), joined(migrations), copyMedian / median(migrated)));
         md.append(String.format(Locale.ROOT, "%nStart-up, from the store's start to its first committed batch (its schema's migrations validated, "
                         + "broker and group joined, a first poll written), in each run: %s s; each run pays it, a running store once. Without it (from "
                         + "the first commit to the last record read, median %.2f s): **%.2f** of the raw `COPY` (per run %s). The ratio above includes it.%n",
-                startups.stream().map(v -> String.format(Locale.ROOT, "%.2f", v)).collect(Collectors.joining(", ")), median(steady),
+                joined(startups), median(steady),
                 copyMedian / median(steady), perRun(copy, steady)));
         md.append(String.format(Locale.ROOT, "%nThe last run staged %,.0f decision rows and wrote %,.0f plan tensor rows (pa_store_decisions_staged, "
                 + "pa_store_plan_tensor_rows).%n", lastStaged, lastPlanRows));
@@ -480,8 +479,12 @@ public final class StoreBench {
 
     /** Each run's ratio of the raw COPY's seconds to these, as "0.47, 0.99, 1.49". */
     private static String perRun(List<Double> copy, List<Double> seconds) {
-        return IntStream.range(0, seconds.size()).mapToObj(i -> String.format(Locale.ROOT, "%.2f", copy.get(i) / seconds.get(i)))
-                .collect(Collectors.joining(", "));
+        return joined(IntStream.range(0, seconds.size()).mapToObj(i -> copy.get(i) / seconds.get(i)).toList());
+    }
+
+    /** Figures as "0.47, 0.99, 1.49". */
+    private static String joined(List<Double> values) {
+        return values.stream().map(v -> String.format(Locale.ROOT, "%.2f", v)).collect(Collectors.joining(", "));
     }
 
     static double median(List<Double> values) {

@@ -303,40 +303,31 @@ class LauncherStartIT {
 
     /**
      * A JVM killed while it writes the family's archive (the kernel's OOM killer, a {@code kill -9}) leaves half of one:
-     * the launcher puts nothing in place, since the JVM would ignore it without a word on every later run, and leaves
-     * nothing behind. A stand-in for java writes half an archive where it is told to and kills itself; the launcher
-     * passes its exit code on.
+     * the launcher puts nothing in place, since JDK 17 maps half an archive and dies of it (SIGBUS) on every later run,
+     * and leaves nothing behind. A stand-in for java writes half an archive where it is told to and kills itself; the
+     * launcher passes its exit code on.
      */
     @Test
     void aJvmKilledWhileWritingItsArchiveLeavesNoArchive(@TempDir Path work) throws Exception {
-        killedWhileWriting(work, null, "-XX:ArchiveClassesAtExit=");
+        killedWhileWriting(work, StandIn.JDK17);
     }
 
     /** The same on JDK 25: a record half written by a killed JVM is not made into a cache. */
     @Test
     void onJdk25AJvmKilledWhileRecordingMakesNoCache(@TempDir Path work) throws Exception {
-        killedWhileWriting(work, "25", "-XX:AOTConfiguration=");
+        killedWhileWriting(work, StandIn.JDK25);
     }
 
-    /**
-     * @param release the stand-in's JAVA_VERSION in its home's release file (none: the launcher takes it for 17)
-     * @param option  the option naming the file the JVM writes as it exits
-     */
-    private static void killedWhileWriting(Path work, String release, String option) throws Exception {
-        Path java = standIn(work, release, """
-                for arg in "$@"; do
-                  case "$arg" in
-                    %s*) printf 'half of it' > "${arg#%s}" ;;
-                  esac
-                done
+    private static void killedWhileWriting(Path work, StandIn jdk) throws Exception {
+        Path java = jdk.write(work, """
+                printf 'half of it' > "$written"
                 kill -9 $$
-                """.formatted(option, option));
+                """);
         Path cache = work.resolve("cds");
 
         Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()))
                 .run(Duration.ofSeconds(30), "store", "--help");
-        // A cache would be made in the background after the command: long enough for one to have appeared.
-        Thread.sleep(release == null ? 0 : 2_000);
+        Thread.sleep(jdk.settles());
 
         assertThat(run.exit()).as(run.toString()).isEqualTo(137);
         assertThat(files(cache)).as("nothing put in place, nothing left behind").isEmpty();
@@ -350,25 +341,20 @@ class LauncherStartIT {
      */
     @Test
     void aFirstCommandStoppedWithCtrlCLeavesNothingInTheCache(@TempDir Path work) throws Exception {
-        interruptedFirstCommand(work, null, "-XX:ArchiveClassesAtExit=");
+        interruptedFirstCommand(work, StandIn.JDK17);
     }
 
     @Test
     void onJdk25AFirstCommandStoppedWithCtrlCLeavesNothingInTheCache(@TempDir Path work) throws Exception {
-        interruptedFirstCommand(work, "25", "-XX:AOTConfiguration=");
+        interruptedFirstCommand(work, StandIn.JDK25);
     }
 
-    private static void interruptedFirstCommand(Path work, String release, String option) throws Exception {
-        Path java = standIn(work, release, """
-                for arg in "$@"; do
-                  case "$arg" in
-                    %s*) written="${arg#%s}" ;;
-                  esac
-                done
+    private static void interruptedFirstCommand(Path work, StandIn jdk) throws Exception {
+        Path java = jdk.write(work, """
                 trap 'printf "what a JVM writes as it exits" > "$written"; exit 130' INT
                 : > "$(dirname "$0")/started"
                 while :; do sleep 0.05; done
-                """.formatted(option, option));
+                """);
         Path cache = work.resolve("cds");
         Path started = java.resolveSibling("started");
         Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
@@ -382,8 +368,7 @@ class LauncherStartIT {
 
         new ProcessBuilder("kill", "-INT", "--", "-" + process.pid()).inheritIO().start().waitFor();
         assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        // What the JVM wrote would be moved, or a cache made from it, right after: long enough for either.
-        Thread.sleep(release == null ? 200 : 2_000);
+        Thread.sleep(jdk.settles());
 
         assertThat(process.exitValue()).as("the JVM's own exit code").isEqualTo(130);
         assertThat(files(cache)).as("nothing put in place, nothing left behind").isEmpty();
@@ -396,15 +381,10 @@ class LauncherStartIT {
      */
     @Test
     void aJvmUpdatedInPlaceGetsAnArchiveOfItsOwn(@TempDir Path work) throws Exception {
-        String body = """
+        Path java = StandIn.JDK17.write(work, """
                 printf '%s\\n' "$@" > "$(dirname "$0")/options"
-                for arg in "$@"; do
-                  case "$arg" in
-                    -XX:ArchiveClassesAtExit=*) printf 'an archive' > "${arg#-XX:ArchiveClassesAtExit=}" ;;
-                  esac
-                done
-                """;
-        Path java = standIn(work, null, body);
+                if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
+                """);
         Path cache = work.resolve("cds");
         Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
 
@@ -426,25 +406,46 @@ class LauncherStartIT {
     }
 
     /**
-     * A stand-in for java, with a home whose release file says {@code release} (none: the launcher takes it for 17),
-     * running {@code body}; asked to make an AOT cache (AOTMode=create) it makes one, so a launcher that asked would
-     * leave one.
+     * A stand-in for java: a shell script in a home whose release file says {@code release} (none: the launcher takes
+     * it for 17). Before its body runs, {@code $written} holds the file a JVM of that release writes as it exits when
+     * the launcher asks it to ({@code option}: the archive on 17, the record of classes on 25), or is empty. Asked to
+     * make an AOT cache (AOTMode=create) it makes one, so a launcher that asked would leave one.
      */
-    private static Path standIn(Path work, String release, String body) throws Exception {
-        Path bin = Files.createDirectories(work.resolve("jdk/bin"));
-        if (release != null) {
-            Files.writeString(bin.resolveSibling("release"), "JAVA_VERSION=\"" + release + ".0.1\"\n");
+    private enum StandIn {
+        JDK17(null, "-XX:ArchiveClassesAtExit="),
+        JDK25("25", "-XX:AOTConfiguration=");
+
+        private final String release;
+        private final String option;
+
+        StandIn(String release, String option) {
+            this.release = release;
+            this.option = option;
         }
-        Path java = Files.writeString(bin.resolve("java"), """
-                #!/bin/sh
-                for arg in "$@"; do
-                  case "$arg" in
-                    -XX:AOTCache=*) printf 'a cache' > "${arg#-XX:AOTCache=}"; exit 0 ;;
-                  esac
-                done
-                """ + body);
-        java.toFile().setExecutable(true);
-        return java;
+
+        Path write(Path work, String body) throws Exception {
+            Path bin = Files.createDirectories(work.resolve("jdk/bin"));
+            if (release != null) {
+                Files.writeString(bin.resolveSibling("release"), "JAVA_VERSION=\"" + release + ".0.1\"\n");
+            }
+            Path java = Files.writeString(bin.resolve("java"), """
+                    #!/bin/sh
+                    written=
+                    for arg in "$@"; do
+                      case "$arg" in
+                        -XX:AOTCache=*) printf 'a cache' > "${arg#-XX:AOTCache=}"; exit 0 ;;
+                        %s*) written="${arg#%s}" ;;
+                      esac
+                    done
+                    """.formatted(option, option) + body);
+            java.toFile().setExecutable(true);
+            return java;
+        }
+
+        /** How long after the command ends what it wrote would be in place: on 25 a cache is made in the background. */
+        long settles() {
+            return release == null ? 200 : 2_000;
+        }
     }
 
     /** Waits (at most 60 s) until the cache folder holds one file and no JVM is making a cache into it. */
