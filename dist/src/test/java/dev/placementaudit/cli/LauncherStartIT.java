@@ -375,6 +375,37 @@ class LauncherStartIT {
     }
 
     /**
+     * A first command whose launcher was itself killed (kill -9 to the shell, a session's end) leaves what its JVM
+     * wrote at exit under its per-process name, which no later run looks at. The next family's first command removes
+     * such a file once nothing has written it for an hour, and leaves a younger one, which a command still ending may
+     * be about to move into place.
+     */
+    @Test
+    void aFirstCommandRemovesWhatAKilledLauncherLeftAnHourAgo(@TempDir Path work) throws Exception {
+        Path java = StandIn.JDK17.write(work, """
+                if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
+                """);
+        Path cache = Files.createDirectories(work.resolve("cds"));
+        Path stale = Files.writeString(cache.resolve("producer-123.jsa.4242.partial"), "half an archive");
+        Path staleRecord = Files.writeString(cache.resolve("worker-123.aot.4243.partial.config"), "a record");
+        Path young = Files.writeString(cache.resolve("collector-123.jsa.4244.partial"), "an archive being moved");
+        FileTime twoHoursAgo = FileTime.fromMillis(System.currentTimeMillis() - Duration.ofHours(2).toMillis());
+        Files.setLastModifiedTime(stale, twoHoursAgo);
+        Files.setLastModifiedTime(staleRecord, twoHoursAgo);
+        Files.setLastModifiedTime(young, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofMinutes(5).toMillis()));
+
+        Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()))
+                .run(Duration.ofSeconds(30), "store", "--help");
+
+        assertThat(run.exit()).as(run.toString()).isZero();
+        assertThat(stale).as("an hour-old partial archive").doesNotExist();
+        assertThat(staleRecord).as("an hour-old partial record").doesNotExist();
+        assertThat(young).as("a partial file written five minutes ago").exists();
+        assertThat(archives(cache)).as("the command's own archive").hasSize(1)
+                .allMatch(f -> f.getFileName().toString().startsWith("store-"));
+    }
+
+    /**
      * An archive serves only the JVM that made it: a JVM updated in place (same path, another file) gets an archive of
      * its own rather than one the old JVM made, which the new one would refuse or, damaged, die of. A stand-in for java
      * notes the options it was given and writes an archive where it is told to.
