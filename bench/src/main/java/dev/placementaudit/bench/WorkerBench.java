@@ -16,6 +16,7 @@ import dev.placementaudit.testkit.KafkaFixture;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.WorkerVersion;
 import dev.placementaudit.worker.pipeline.ResolverWorker;
+import dev.placementaudit.worker.pipeline.WorkerMetrics.Phase;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -45,6 +46,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.ToDoubleBiFunction;
 
@@ -67,7 +69,8 @@ import java.util.function.ToDoubleBiFunction;
  * {@code --ahead 0,1,2} runs the worker once per {@code worker.batches.ahead} value in each round, for an A/B of the
  * look-ahead under the same conditions; by default it runs once, with the worker's default. {@code --threads 1,2}
  * does the same for {@code worker.resolve.threads} (every pair of the two lists is a variant). Beside the ratio of the
- * medians, the report gives each round's ratio (modes of a round run back to back) and their median.
+ * medians, the report gives each round's ratio (modes of a round run back to back) and their median, and where each
+ * mode's loop thread spent its time: the raw modes' timed here, the worker's from its {@code pa.worker.batch.phase} timers.
  */
 public final class WorkerBench {
     private static final int MAX_POLL_RECORDS = 100;
@@ -138,8 +141,9 @@ public final class WorkerBench {
 
     private void print(String round, Variant variant, Sample sample) {
         System.out.printf(Locale.ROOT, "%-9s %-14s %6.2f s (first commit %4.2f s, steady %6.2f s)  %8.0f loads/s  %9.0f tensors/s steady  "
-                        + "cpu client %5.2f s broker %5.2f s%n", round, variant.label(), sample.seconds, sample.firstCommit, sample.steady(),
-                loads / sample.seconds, (double) loads * tensorsPerLoad / sample.steady(), sample.cpu.clientSeconds(), sample.cpu.brokerSeconds());
+                        + "cpu client %5.2f s broker %5.2f s; loop: %s%n", round, variant.label(), sample.seconds, sample.firstCommit, sample.steady(),
+                loads / sample.seconds, (double) loads * tensorsPerLoad / sample.steady(), sample.cpu.clientSeconds(), sample.cpu.brokerSeconds(),
+                sample.loop);
     }
 
     private void fill() throws Exception {
@@ -218,15 +222,21 @@ public final class WorkerBench {
         producerConfig.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(4 << 20));
         int consumed = 0;
         int transactions = 0;
+        long polling = 0;
+        long sending = 0;
+        long committing = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
              KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
             consumer.subscribe(List.of(input));
             while (consumed < loads) {
+                long asked = System.nanoTime();
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
+                long polled = System.nanoTime();
                 if (records.isEmpty()) {
                     continue;
                 }
+                polling += polled - asked;
                 producer.beginTransaction();
                 Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
@@ -236,12 +246,15 @@ public final class WorkerBench {
                     offsets.put(new TopicPartition(record.topic(), record.partition()), new OffsetAndMetadata(record.offset() + 1));
                     consumed++;
                 }
+                long sent = System.nanoTime();
+                sending += sent - polled;
                 producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
                 producer.commitTransaction();
+                committing += System.nanoTime() - sent;
                 watch.committed();
                 transactions++;
             }
-            Sample sample = watch.stop();
+            Sample sample = watch.stop(new LoopTime(0, sending / 1e9, polling / 1e9, committing / 1e9));
             System.out.printf(Locale.ROOT, "  %s: %d transactions%n", tag, transactions);
             return sample;
         }
@@ -279,7 +292,7 @@ public final class WorkerBench {
                 }
                 Thread.sleep(1);
             }
-            Sample sample = watch.stop();
+            Sample sample = watch.stop(LoopTime.of(registry));
             System.out.printf(Locale.ROOT, "  %s: %d transactions%n", tag, registry.timer("pa.worker.batch").count());
             return sample;
         }
@@ -326,6 +339,12 @@ public final class WorkerBench {
                     median(pairedRatios(samples.get(FANOUT), samples.get(variant))),
                     median(pairedRatios(samples.get(PASSTHROUGH), samples.get(variant)))));
         }
+        md.append("\nThe loop thread's time by phase, seconds of the median round (the worker's from its `pa_worker_batch_phase_seconds`; "
+                + "the raw modes poll before each batch, the worker polls the next batch while this one's are in flight; "
+                + "resolving: waiting for the preparing threads; committing: the producer's flush and the coordinator's round trips):\n\n"
+                + "| mode | resolving | sending | polling | committing | the round |\n|---|---|---|---|---|---|\n");
+        median.forEach((variant, sample) -> md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f |%n", variant.label(),
+                sample.loop.resolving(), sample.loop.sending(), sample.loop.polling(), sample.loop.committing(), sample.seconds)));
         md.append("\nEvery round (seconds): ");
         samples.forEach((variant, list) -> md.append(variant.label()).append(' ')
                 .append(list.stream().map(x -> String.format(Locale.ROOT, "%.2f", x.seconds)).toList()).append("; "));
@@ -402,14 +421,14 @@ public final class WorkerBench {
             }
         }
 
-        Sample stop() {
+        Sample stop(LoopTime loop) {
             long now = System.nanoTime();
-            return new Sample((now - startedNanos) / 1e9, (firstCommitNanos - startedNanos) / 1e9, cpu.read().since(startedCpu));
+            return new Sample((now - startedNanos) / 1e9, (firstCommitNanos - startedNanos) / 1e9, cpu.read().since(startedCpu), loop);
         }
     }
 
     /** @param firstCommit seconds from the start to the first commit (clients created, group joined, one batch) */
-    private record Sample(double seconds, double firstCommit, CpuClock.Reading cpu) {
+    private record Sample(double seconds, double firstCommit, CpuClock.Reading cpu, LoopTime loop) {
         /** The run with the median time, with its own CPU figures (not medians taken column by column). */
         static Sample median(List<Sample> samples) {
             List<Sample> sorted = samples.stream().sorted(Comparator.comparingDouble(Sample::seconds)).toList();
@@ -431,6 +450,24 @@ public final class WorkerBench {
 
         double cpuMicrosPer(long decisions) {
             return (cpu.clientSeconds() + (Double.isNaN(cpu.brokerSeconds()) ? 0 : cpu.brokerSeconds())) * 1e6 / decisions;
+        }
+    }
+
+    /** Seconds a mode's loop thread spent in each phase of its batches, over a run (see WorkerMetrics.Phase). */
+    private record LoopTime(double resolving, double sending, double polling, double committing) {
+        /** The worker's own timers, over the run that filled this registry. */
+        static LoopTime of(PrometheusMeterRegistry registry) {
+            double[] seconds = new double[Phase.values().length];
+            for (Phase phase : Phase.values()) {
+                seconds[phase.ordinal()] = registry.get("pa.worker.batch.phase").tag("phase", phase.label()).timer().totalTime(TimeUnit.SECONDS);
+            }
+            return new LoopTime(seconds[Phase.RESOLVING.ordinal()], seconds[Phase.SENDING.ordinal()], seconds[Phase.POLLING.ordinal()],
+                    seconds[Phase.COMMITTING.ordinal()]);
+        }
+
+        @Override
+        public String toString() {
+            return String.format(Locale.ROOT, "resolving %.2f, sending %.2f, polling %.2f, committing %.2f s", resolving, sending, polling, committing);
         }
     }
 

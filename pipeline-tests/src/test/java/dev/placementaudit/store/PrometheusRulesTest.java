@@ -117,6 +117,9 @@ class PrometheusRulesTest {
         for (String phase : List.of("rows", "lock", "complete", "chain", "detect", "runtime", "commit")) {
             assertThat(exported).as("the batches' time in phase %s", phase).contains("pa_store_batch_phase_seconds_count{phase=\"" + phase + "\"}");
         }
+        for (String phase : List.of("resolving", "sending", "polling", "committing")) {
+            assertThat(exported).as("the worker's batches' time in phase %s", phase).contains("pa_worker_batch_phase_seconds_sum{phase=\"" + phase + "\"}");
+        }
     }
 
     private static void metrics(String expr, Set<String> into) {

@@ -8,6 +8,7 @@ import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.pipeline.Transactions.OpenTransaction;
 import dev.placementaudit.worker.pipeline.Transactions.Outcome;
+import dev.placementaudit.worker.pipeline.WorkerMetrics.Phase;
 import io.micrometer.core.instrument.Timer;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -228,14 +229,27 @@ public final class ResolverLoop extends ConsumerLoop {
         try {
             producer.begin();
             open = new OpenTransaction(Offsets.nextOffsets(batch.records()), new Outcome());
+            long resolving = 0;
+            long sending = 0;
             for (Future<Prepared> one : batch.prepared()) {
-                send(RecordPreparation.await(one), open.outcome);
+                long asked = System.nanoTime();
+                Prepared prepared = RecordPreparation.await(one);
+                long ready = System.nanoTime();
+                send(prepared, open.outcome);
+                resolving += ready - asked;
+                sending += System.nanoTime() - ready;
             }
+            metrics.phase(Phase.RESOLVING, resolving);
+            metrics.phase(Phase.SENDING, sending);
+            long polling = System.nanoTime();
             lookAhead();
+            long committing = System.nanoTime();
+            metrics.phase(Phase.POLLING, committing - polling);
             if (open != null) {
                 commit(open.offsets, open.outcome);
                 open = null;
             }
+            metrics.phase(Phase.COMMITTING, System.nanoTime() - committing);
             sample.stop(metrics.batchTimer());
             return true;
         } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException

@@ -9,20 +9,47 @@ import io.micrometer.core.instrument.Timer;
 
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The worker's meters, counted only after a transaction commits so that a metric never claims work a crash
  * undid. Prometheus names: {@code pa_worker_decisions_total{domain}}, {@code pa_worker_resident_bytes_total{domain}},
  * {@code pa_worker_loads_total{outcome}}, {@code pa_worker_dlq_total{reason}}, {@code pa_worker_transactions_total{outcome}},
- * {@code pa_worker_batch_seconds}, {@code pa_worker_consumer_lag}, {@code pa_worker_producer_recreated_total} (the
+ * {@code pa_worker_batch_seconds}, {@code pa_worker_batch_phase_seconds{phase}} (where a batch's time goes on the loop
+ * thread, see {@link Phase}), {@code pa_worker_consumer_lag}, {@code pa_worker_producer_recreated_total} (the
  * transactional producer made anew after an outage left it unusable), {@code pa_worker_runtime_reported_tensors_total},
  * {@code pa_worker_diverged_tensors_total} and {@code pa_worker_diverged_loads_total} (DIVERGED findings: the runtime placed a
  * tensor otherwise than the reference resolver; such a load is resolved and recorded like any other, never dead-lettered).
  */
 public final class WorkerMetrics {
+    /**
+     * Where a batch's time goes on the loop thread, which sends and commits one batch at a time: what an operator reads to
+     * tell a worker short of cores from a slow broker.
+     */
+    public enum Phase {
+        /** Waiting for the preparing threads to finish a record (decode, validate, resolve, encode): they are behind. */
+        RESOLVING,
+        /** Handing the outputs to the Kafka producer, which batches and compresses them on this thread. */
+        SENDING,
+        /** Polling the next batches while this one's are in flight, and starting their preparation. */
+        POLLING,
+        /**
+         * Committing: the producer's last batches acknowledged, the offsets and the transaction's end through the
+         * coordinator. Long with a slow or distant broker, or when the preparing threads take the cores the producer's
+         * sender and a broker on the same machine need.
+         */
+        COMMITTING;
+
+        /** The Prometheus label value. */
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     private final MeterRegistry registry;
     private final Map<MemoryDomain, Counter> decisions = new EnumMap<>(MemoryDomain.class);
     private final Map<MemoryDomain, Counter> residentBytes = new EnumMap<>(MemoryDomain.class);
@@ -37,6 +64,7 @@ public final class WorkerMetrics {
     private final Counter diverged;
     private final Counter divergedLoads;
     private final Timer batch;
+    private final Map<Phase, Timer> phases = new EnumMap<>(Phase.class);
     private final AtomicLong lag = new AtomicLong();
 
     public WorkerMetrics(MeterRegistry registry) {
@@ -63,6 +91,10 @@ public final class WorkerMetrics {
                 .description("DIVERGED findings: tensors the runtime placed otherwise than the reference resolver").register(registry);
         divergedLoads = Counter.builder("pa.worker.diverged.loads").description("loads with at least one DIVERGED tensor").register(registry);
         batch = Timer.builder("pa.worker.batch").description("one poll's records, resolved and committed").register(registry);
+        for (Phase phase : Phase.values()) {
+            phases.put(phase, Timer.builder("pa.worker.batch.phase").description("a batch's time on the loop thread, by phase")
+                    .tag("phase", phase.label()).register(registry));
+        }
         Gauge.builder("pa.worker.consumer.lag", lag, AtomicLong::get).description("records behind the input's end, summed over assigned partitions")
                 .register(registry);
     }
@@ -115,6 +147,15 @@ public final class WorkerMetrics {
 
     public Timer batchTimer() {
         return batch;
+    }
+
+    /** Adds one batch's time in this phase. */
+    public void phase(Phase phase, long nanos) {
+        phases.get(phase).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public Timer phaseTimer(Phase phase) {
+        return phases.get(phase);
     }
 
     public void lag(long records) {
