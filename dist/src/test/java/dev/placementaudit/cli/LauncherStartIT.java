@@ -406,6 +406,77 @@ class LauncherStartIT {
     }
 
     /**
+     * An archive is flushed to disk before it is moved into place, so that a machine that loses power just after a
+     * family's first command never finds half an archive under the name later commands map (JDK 17 dies of one, as
+     * above). A {@code sync} on the PATH notes what it was asked to flush, and whether the archive was in place then.
+     */
+    @Test
+    void anArchiveIsOnDiskBeforeItIsPutInPlace(@TempDir Path work) throws Exception {
+        flushedBeforePutInPlace(work, StandIn.JDK17, "an archive");
+    }
+
+    @Test
+    void onJdk25ACacheIsOnDiskBeforeItIsPutInPlace(@TempDir Path work) throws Exception {
+        flushedBeforePutInPlace(work, StandIn.JDK25, "a cache");
+    }
+
+    private static void flushedBeforePutInPlace(Path work, StandIn jdk, String made) throws Exception {
+        Path java = jdk.write(work, """
+                if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
+                """);
+        Path bin = Files.createDirectories(work.resolve("tools"));
+        Path log = work.resolve("synced");
+        Path sync = Files.writeString(bin.resolve("sync"), """
+                #!/bin/sh
+                if [ -e "${1%%.*.partial}" ]; then placed=yes; else placed=no; fi
+                printf '%%s|%%s|%%s\n' "$1" "$placed" "$(cat "$1")" >> '%s'
+                """.formatted(log));
+        sync.toFile().setExecutable(true);
+        Path cache = work.resolve("cds");
+
+        Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString(),
+                "PATH", bin + ":/usr/local/bin:/usr/bin:/bin")).run(Duration.ofSeconds(30), "store", "--help");
+        Thread.sleep(jdk.settles());
+
+        assertThat(run.exit()).as(run.toString()).isZero();
+        List<Path> placed = files(cache);
+        assertThat(placed).as("the archive, in place").hasSize(1);
+        List<String> synced = Files.readAllLines(log);
+        assertThat(synced).as("flushed once").hasSize(1);
+        assertThat(synced.get(0)).as("whole, under its own name, before it was put in place")
+                .matches(Pattern.quote(placed.get(0).toString()) + "\\.\\d+\\.partial\\|no\\|" + made);
+    }
+
+    /**
+     * An empty archive under the family's name (what a file system may leave of a file written just before the
+     * machine crashed) is made again by the next command, as if missing: JDK 17 would run without it, silently, for good.
+     */
+    @Test
+    void anEmptyArchiveIsMadeAgain(@TempDir Path work) throws Exception {
+        Path java = StandIn.JDK17.write(work, """
+                printf '%s\n' "$@" > "$(dirname "$0")/options"
+                if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
+                """);
+        Path cache = work.resolve("cds");
+        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
+        assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
+        Path archive = archives(cache).get(0);
+        Files.delete(archive);
+        Files.createFile(archive);
+
+        assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
+        List<String> remaking = Files.readAllLines(java.resolveSibling("options"));
+        assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
+        List<String> next = Files.readAllLines(java.resolveSibling("options"));
+
+        assertThat(remaking).as("the empty archive is not mapped; a new one is made").noneMatch(o -> o.startsWith("-XX:SharedArchiveFile="))
+                .anyMatch(o -> o.startsWith("-XX:ArchiveClassesAtExit="));
+        assertThat(archive).hasContent("an archive");
+        assertThat(next).as("and the next command maps it").contains("-XX:SharedArchiveFile=" + archive);
+        assertThat(files(cache)).containsExactly(archive);
+    }
+
+    /**
      * An archive serves only the JVM that made it: a JVM updated in place (same path, another file) gets an archive of
      * its own rather than one the old JVM made, which the new one would refuse or, damaged, die of. A stand-in for java
      * notes the options it was given and writes an archive where it is told to.
