@@ -325,7 +325,7 @@ class LauncherStartIT {
                 """);
         Path cache = work.resolve("cds");
 
-        Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()))
+        Launcher.Run run = launcher(work, cache, java)
                 .run(Duration.ofSeconds(30), "store", "--help");
         Thread.sleep(jdk.settles());
 
@@ -357,7 +357,7 @@ class LauncherStartIT {
                 """);
         Path cache = work.resolve("cds");
         Path started = java.resolveSibling("started");
-        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
+        Launcher launcher = launcher(work, cache, java);
         Process process = launcher.builder(List.of("setsid", HOME.resolve("bin/placement-audit").toString(), "store", "--help"))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -394,7 +394,7 @@ class LauncherStartIT {
         Files.setLastModifiedTime(staleRecord, twoHoursAgo);
         Files.setLastModifiedTime(young, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofMinutes(5).toMillis()));
 
-        Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()))
+        Launcher.Run run = launcher(work, cache, java)
                 .run(Duration.ofSeconds(30), "store", "--help");
 
         assertThat(run.exit()).as(run.toString()).isZero();
@@ -453,21 +453,18 @@ class LauncherStartIT {
      */
     @Test
     void anEmptyArchiveIsMadeAgain(@TempDir Path work) throws Exception {
-        Path java = StandIn.JDK17.write(work, """
-                printf '%s\n' "$@" > "$(dirname "$0")/options"
-                if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
-                """);
+        Path java = StandIn.JDK17.notingOptions(work);
         Path cache = work.resolve("cds");
-        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
+        Launcher launcher = launcher(work, cache, java);
         assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
         Path archive = archives(cache).get(0);
         Files.delete(archive);
         Files.createFile(archive);
 
         assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
-        List<String> remaking = Files.readAllLines(java.resolveSibling("options"));
+        List<String> remaking = StandIn.options(java);
         assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
-        List<String> next = Files.readAllLines(java.resolveSibling("options"));
+        List<String> next = StandIn.options(java);
 
         assertThat(remaking).as("the empty archive is not mapped; a new one is made").noneMatch(o -> o.startsWith("-XX:SharedArchiveFile="))
                 .anyMatch(o -> o.startsWith("-XX:ArchiveClassesAtExit="));
@@ -483,22 +480,19 @@ class LauncherStartIT {
      */
     @Test
     void aJvmUpdatedInPlaceGetsAnArchiveOfItsOwn(@TempDir Path work) throws Exception {
-        Path java = StandIn.JDK17.write(work, """
-                printf '%s\\n' "$@" > "$(dirname "$0")/options"
-                if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
-                """);
+        Path java = StandIn.JDK17.notingOptions(work);
         Path cache = work.resolve("cds");
-        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
+        Launcher launcher = launcher(work, cache, java);
 
         assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
         List<Path> first = files(cache);
         assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
-        List<String> second = Files.readAllLines(java.resolveSibling("options"));
+        List<String> second = StandIn.options(java);
         // The update: another java at the same path (a longer file, another time).
         Files.writeString(java, Files.readString(java) + "# updated\n");
         Files.setLastModifiedTime(java, FileTime.fromMillis(System.currentTimeMillis() + 60_000));
         assertThat(launcher.run(Duration.ofSeconds(30), "store", "--help").exit()).isZero();
-        List<String> updated = Files.readAllLines(java.resolveSibling("options"));
+        List<String> updated = StandIn.options(java);
 
         assertThat(first).hasSize(1);
         assertThat(second).as("the same JVM maps its archive").contains("-XX:SharedArchiveFile=" + first.get(0));
@@ -544,10 +538,28 @@ class LauncherStartIT {
             return java;
         }
 
+        /** One that notes the options it was given ({@link #options}) and writes what it is told to write. */
+        Path notingOptions(Path work) throws Exception {
+            return write(work, """
+                    printf '%s\\n' "$@" > "$(dirname "$0")/options"
+                    if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
+                    """);
+        }
+
+        /** The options the last run of a stand-in made by {@link #notingOptions} was given, one a line. */
+        static List<String> options(Path java) throws Exception {
+            return Files.readAllLines(java.resolveSibling("options"));
+        }
+
         /** How long after the command ends what it wrote would be in place: on 25 a cache is made in the background. */
         long settles() {
             return release == null ? 200 : 2_000;
         }
+    }
+
+    /** The distribution's launcher with this stand-in for java and this cache folder. */
+    private static Launcher launcher(Path work, Path cache, Path java) {
+        return Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString()));
     }
 
     /** Waits (at most 60 s) until the cache folder holds one file and no JVM is making a cache into it. */
