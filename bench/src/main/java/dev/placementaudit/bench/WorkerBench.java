@@ -49,6 +49,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.ToDoubleBiFunction;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Resolver-worker throughput against two raw Kafka baselines, in one run, on one broker, with the same client
@@ -457,12 +458,10 @@ public final class WorkerBench {
     private record LoopTime(double resolving, double sending, double polling, double committing) {
         /** The worker's own timers, over the run that filled this registry. */
         static LoopTime of(PrometheusMeterRegistry registry) {
-            double[] seconds = new double[Phase.values().length];
-            for (Phase phase : Phase.values()) {
-                seconds[phase.ordinal()] = registry.get("pa.worker.batch.phase").tag("phase", phase.label()).timer().totalTime(TimeUnit.SECONDS);
-            }
-            return new LoopTime(seconds[Phase.RESOLVING.ordinal()], seconds[Phase.SENDING.ordinal()], seconds[Phase.POLLING.ordinal()],
-                    seconds[Phase.COMMITTING.ordinal()]);
+            ToDoubleFunction<Phase> seconds = phase -> registry.get("pa.worker.batch.phase").tag("phase", phase.label()).timer()
+                    .totalTime(TimeUnit.SECONDS);
+            return new LoopTime(seconds.applyAsDouble(Phase.RESOLVING), seconds.applyAsDouble(Phase.SENDING),
+                    seconds.applyAsDouble(Phase.POLLING), seconds.applyAsDouble(Phase.COMMITTING));
         }
 
         @Override

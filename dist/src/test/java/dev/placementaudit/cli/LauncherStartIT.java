@@ -3,6 +3,8 @@ package dev.placementaudit.cli;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -305,20 +307,11 @@ class LauncherStartIT {
      * A JVM killed while it writes the family's archive (the kernel's OOM killer, a {@code kill -9}) leaves half of one:
      * the launcher puts nothing in place, since JDK 17 maps half an archive and dies of it (SIGBUS) on every later run,
      * and leaves nothing behind. A stand-in for java writes half an archive where it is told to and kills itself; the
-     * launcher passes its exit code on.
+     * launcher passes its exit code on. The same on JDK 25: a record half written by a killed JVM is not made into a cache.
      */
-    @Test
-    void aJvmKilledWhileWritingItsArchiveLeavesNoArchive(@TempDir Path work) throws Exception {
-        killedWhileWriting(work, StandIn.JDK17);
-    }
-
-    /** The same on JDK 25: a record half written by a killed JVM is not made into a cache. */
-    @Test
-    void onJdk25AJvmKilledWhileRecordingMakesNoCache(@TempDir Path work) throws Exception {
-        killedWhileWriting(work, StandIn.JDK25);
-    }
-
-    private static void killedWhileWriting(Path work, StandIn jdk) throws Exception {
+    @ParameterizedTest
+    @EnumSource(StandIn.class)
+    void aJvmKilledWhileWritingItsArchiveLeavesNoArchive(StandIn jdk, @TempDir Path work) throws Exception {
         Path java = jdk.write(work, """
                 printf 'half of it' > "$written"
                 kill -9 $$
@@ -337,19 +330,11 @@ class LauncherStartIT {
      * A family's first command stopped with Ctrl-C (its process group sent SIGINT, as a terminal does): the JVM still
      * writes what it writes at its exit, and the launcher, which outlives it, removes that rather than leave a file
      * in the cache that no later run would ever look at. The stand-in for java writes it when interrupted, as the JVM
-     * does, and exits 130.
+     * does, and exits 130. On JDK 17 and JDK 25 alike.
      */
-    @Test
-    void aFirstCommandStoppedWithCtrlCLeavesNothingInTheCache(@TempDir Path work) throws Exception {
-        interruptedFirstCommand(work, StandIn.JDK17);
-    }
-
-    @Test
-    void onJdk25AFirstCommandStoppedWithCtrlCLeavesNothingInTheCache(@TempDir Path work) throws Exception {
-        interruptedFirstCommand(work, StandIn.JDK25);
-    }
-
-    private static void interruptedFirstCommand(Path work, StandIn jdk) throws Exception {
+    @ParameterizedTest
+    @EnumSource(StandIn.class)
+    void aFirstCommandStoppedWithCtrlCLeavesNothingInTheCache(StandIn jdk, @TempDir Path work) throws Exception {
         Path java = jdk.write(work, """
                 trap 'printf "what a JVM writes as it exits" > "$written"; exit 130' INT
                 : > "$(dirname "$0")/started"
@@ -409,18 +394,13 @@ class LauncherStartIT {
      * An archive is flushed to disk before it is moved into place, so that a machine that loses power just after a
      * family's first command never finds half an archive under the name later commands map (JDK 17 dies of one, as
      * above). A {@code sync} on the PATH notes what it was asked to flush, and whether the archive was in place then.
+     * On JDK 25 the cache, made in the background from the first command's record, is flushed the same way.
      */
-    @Test
-    void anArchiveIsOnDiskBeforeItIsPutInPlace(@TempDir Path work) throws Exception {
-        flushedBeforePutInPlace(work, StandIn.JDK17, "an archive");
-    }
-
-    @Test
-    void onJdk25ACacheIsOnDiskBeforeItIsPutInPlace(@TempDir Path work) throws Exception {
-        flushedBeforePutInPlace(work, StandIn.JDK25, "a cache");
-    }
-
-    private static void flushedBeforePutInPlace(Path work, StandIn jdk, String made) throws Exception {
+    @ParameterizedTest
+    @EnumSource(StandIn.class)
+    void anArchiveIsOnDiskBeforeItIsPutInPlace(StandIn jdk, @TempDir Path work) throws Exception {
+        // What is put in place: on 17 the archive the JVM writes as it exits; on 25 the cache the stand-in makes when asked.
+        String made = jdk == StandIn.JDK25 ? "a cache" : "an archive";
         Path java = jdk.write(work, """
                 if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
                 """);

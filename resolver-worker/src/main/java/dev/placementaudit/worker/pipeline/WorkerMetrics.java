@@ -154,10 +154,6 @@ public final class WorkerMetrics {
         phases.get(phase).record(nanos, TimeUnit.NANOSECONDS);
     }
 
-    public Timer phaseTimer(Phase phase) {
-        return phases.get(phase);
-    }
-
     public void lag(long records) {
         lag.set(records);
     }
