@@ -454,6 +454,37 @@ class LauncherStartIT {
     }
 
     /**
+     * An archive damaged on disk after it was made (a flipped byte in each of its pages past the first 64 KiB, as a
+     * failing disk or a careless copy leaves it) is passed over: the command runs as without an archive, says nothing
+     * of it, and leaves no crash report. JDK 17 maps such an archive unchecked and dies of it (SIGBUS, an
+     * {@code hs_err_pid} file in the working folder) on every command of the family, until someone removes it.
+     */
+    @Test
+    void anArchiveDamagedOnDiskIsPassedOverNotDiedOf(@TempDir Path work) throws Exception {
+        Path cache = work.resolve("cds");
+        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString()));
+        Launcher.Run first = launcher.run(Duration.ofSeconds(30), "store", "--help");
+        Path archive = archives(cache).get(0);
+        byte[] bytes = Files.readAllBytes(archive);
+        for (int at = 64 * 1024; at < bytes.length; at += 4096) {
+            bytes[at] ^= (byte) 0xFF;
+        }
+        archive.toFile().setWritable(true, true);
+        Files.write(archive, bytes);
+
+        Launcher.Run damaged = launcher.run(Duration.ofSeconds(30), "store", "--help");
+
+        assertThat(first.exit()).as(first.toString()).isZero();
+        assertThat(bytes.length).as("an archive of some size").isGreaterThan(1 << 20);
+        assertThat(damaged.exit()).as(damaged.toString()).isZero();
+        assertThat(damaged.out()).isEqualTo(first.out());
+        assertThat(damaged.err()).isEmpty();
+        try (Stream<Path> left = Files.list(work)) {
+            assertThat(left.map(f -> f.getFileName().toString())).as("no JVM crash report").noneMatch(f -> f.startsWith("hs_err"));
+        }
+    }
+
+    /**
      * An archive serves only the JVM that made it: a JVM updated in place (same path, another file) gets an archive of
      * its own rather than one the old JVM made, which the new one would refuse or, damaged, die of. A stand-in for java
      * notes the options it was given and writes an archive where it is told to.
