@@ -5,6 +5,7 @@ import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.incidents.RuntimeIncidents;
 import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.ingest.BatchOutcome;
+import dev.placementaudit.store.ingest.BatchPhase;
 import dev.placementaudit.store.ingest.IngestListener;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.LoadRef;
@@ -20,6 +21,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,7 +75,8 @@ public final class StoreMetrics implements IngestListener {
     private final Republish observedGauges = new Republish(false);
     /** Per deployment and model, the latest observed load in the log: only the ingest thread writes it. */
     private final Map<List<String>, RuntimeIncidents.ObservedLoad> observed = new ConcurrentHashMap<>();
-    private final Map<String, Timer> phaseTimers = new HashMap<>();
+    /** One per phase, each there from the start: a dashboard or a rule never meets a phase that is missing. */
+    private final Map<BatchPhase, Timer> phaseTimers = new EnumMap<>(BatchPhase.class);
     private final Map<String, Counter> counters = new HashMap<>();
 
     public StoreMetrics(MeterRegistry registry, DataSource database) {
@@ -95,6 +98,10 @@ public final class StoreMetrics implements IngestListener {
                 .description("deployments whose latest load shows an open, unacknowledged incident's cause: one row per incident").register(registry);
         this.observedUnplanned = MultiGauge.builder("pa.store.observed.unplanned.bytes").baseUnit("bytes")
                 .description("observed minus planned bytes per domain of the latest observed load per deployment and model").register(registry);
+        for (BatchPhase phase : BatchPhase.values()) {
+            phaseTimers.put(phase, Timer.builder("pa.store.batch.phase").description("a committed batch's time, by phase")
+                    .tag("phase", phase.label()).register(registry));
+        }
         refreshGauges();
         refreshAlerts();
         refreshIncidents();
@@ -103,9 +110,7 @@ public final class StoreMetrics implements IngestListener {
 
     @Override
     public void committed(BatchOutcome outcome) {
-        outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.computeIfAbsent(phase, p -> Timer
-                .builder("pa.store.batch.phase").description("time a committed batch spent per phase: rows, lock, complete, chain, detect, runtime, commit")
-                .tag("phase", p).register(registry)).record(nanos, TimeUnit.NANOSECONDS));
+        outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.get(phase).record(nanos, TimeUnit.NANOSECONDS));
         decisions.increment(outcome.decisions());
         stagedDecisions.increment(outcome.stagedDecisions());
         planTensorRows.increment(outcome.planTensorRows());

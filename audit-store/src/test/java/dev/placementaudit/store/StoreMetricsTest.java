@@ -1,6 +1,7 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.store.ingest.BatchOutcome;
+import dev.placementaudit.store.ingest.BatchPhase;
 import dev.placementaudit.store.regression.LoadRef;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -46,6 +47,27 @@ class StoreMetricsTest {
             Thread.sleep(100);
         }
         assertThat(registry.scrape()).as("shown within 5 s, with no batch after it").contains(row("d-new", "HOST_OFFHEAP") + " 3000.0");
+    }
+
+    /**
+     * Every phase of a batch is exported before the first batch commits (a dashboard's or a rule's query finds all
+     * seven, at zero), and a committed batch adds its time to each of its phases alone.
+     */
+    @Test
+    void everyPhaseIsExportedFromTheStartAndABatchAddsToItsOwn() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        StoreMetrics metrics = new StoreMetrics(registry, unreachable());
+        String before = registry.scrape();
+
+        metrics.committed(new BatchOutcome(0, 0, 0, 0, List.of(), List.of(), List.of(), List.of(), List.of(),
+                Map.of(BatchPhase.ROWS, 2_000_000L, BatchPhase.COMMIT, 3_000_000L), List.of()));
+        String after = registry.scrape();
+
+        for (String phase : List.of("rows", "lock", "complete", "chain", "detect", "runtime", "commit")) {
+            assertThat(before).as("phase %s before any batch", phase).contains("pa_store_batch_phase_seconds_count{phase=\"" + phase + "\"} 0");
+        }
+        assertThat(after).contains("pa_store_batch_phase_seconds_count{phase=\"rows\"} 1", "pa_store_batch_phase_seconds_sum{phase=\"rows\"} 0.002",
+                "pa_store_batch_phase_seconds_sum{phase=\"commit\"} 0.003", "pa_store_batch_phase_seconds_count{phase=\"lock\"} 0");
     }
 
     private static String row(String deployment, String domain) {

@@ -21,6 +21,7 @@ import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.db.Sql;
+import dev.placementaudit.store.ingest.BatchPhase;
 import dev.placementaudit.testkit.KafkaBroker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -228,10 +229,10 @@ public final class StoreBench {
                 lastEvents, lastPending, lastEvents + lastPending, (lastEvents + lastPending) / Math.max(1, lastIncidents), lastAlertRows));
         double phaseTotal = lastPhases.values().stream().mapToDouble(Double::doubleValue).sum();
         md.append("\nWhere the last run's batches spent their time (pa_store_batch_phase_seconds, ms): ");
-        List<String> order = new ArrayList<>(List.of("rows", "lock", "complete", "chain", "detect", "runtime", "commit"));
-        lastPhases.keySet().stream().filter(phase -> !order.contains(phase)).sorted().forEach(order::add);
-        order.forEach(phase -> md.append(String.format(Locale.ROOT, "%s %.0f (%.0f%%) ",
-                phase, lastPhases.getOrDefault(phase, 0.0), 100 * lastPhases.getOrDefault(phase, 0.0) / Math.max(1, phaseTotal))));
+        for (BatchPhase phase : BatchPhase.values()) {
+            double ms = lastPhases.getOrDefault(phase.label(), 0.0);
+            md.append(String.format(Locale.ROOT, "%s %.0f (%.0f%%) ", phase.label(), ms, 100 * ms / Math.max(1, phaseTotal)));
+        }
         md.append(String.format(Locale.ROOT, "; in batches %.0f ms of the run's %.0f ms.%n", phaseTotal, storeMedian * 1000));
         long total = lastSizes.values().stream().mapToLong(Long::longValue).sum();
         md.append(String.format(Locale.ROOT, "%nDatabase after the last run (pg_total_relation_size, indexes included): %,d bytes for %,d loads, "

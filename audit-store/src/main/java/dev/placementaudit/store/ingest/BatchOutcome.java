@@ -7,21 +7,23 @@ import dev.placementaudit.store.incidents.RuntimeIncidents;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.LoadRef;
 
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * What one committed batch did: the decision and summary records it took, the decision rows it staged (loads not whole
  * in the batch, or events without a plan digest), the plan tensor rows it wrote (plans first seen), what completed,
- * the incidents it opened, resolved or reopened, how long each of its phases took (rows, lock, complete, chain, detect, commit),
+ * the incidents it opened, resolved or reopened, how long each of its {@link BatchPhase phases} took,
  * and the complete loads it looked at that have an observation (planned beside observed).
  */
 public record BatchOutcome(int decisions, int summaries, int stagedDecisions, int planTensorRows, List<CompletedLoad> completed, List<Detection> detections,
-                           List<AlertOutbox.StoredAlert> alerts, List<IncidentLedger.Change> incidents, List<ChainHead> chainHeads, Map<String, Long> phaseNanos,
+                           List<AlertOutbox.StoredAlert> alerts, List<IncidentLedger.Change> incidents, List<ChainHead> chainHeads, Map<BatchPhase, Long> phaseNanos,
                            List<RuntimeIncidents.ObservedLoad> observed) {
     public BatchOutcome {
         observed = List.copyOf(observed);
-        phaseNanos = Map.copyOf(phaseNanos);
+        phaseNanos = phaseNanos.isEmpty() ? Map.of() : Collections.unmodifiableMap(new EnumMap<>(phaseNanos));
         chainHeads = List.copyOf(chainHeads);
         completed = List.copyOf(completed);
         detections = List.copyOf(detections);

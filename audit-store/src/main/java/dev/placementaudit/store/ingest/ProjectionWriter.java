@@ -21,8 +21,8 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -124,21 +124,21 @@ public final class ProjectionWriter {
                 observationRows.writeObservations(c, records.observations().values());
                 observationRows.writeDivergences(c, records.summaries().values());
                 offsets.store(c, batch);
-                phases.end("rows");
+                phases.end(BatchPhase.ROWS);
 
                 DeploymentLocks.Locked locked = locks.lock(c, records.deployments(), records.decidedThrough());
-                phases.end("lock");
+                phases.end(BatchPhase.LOCK);
 
                 LoadCompletion.Completed batchCompleted = completion.complete(c, records.touched(), records.deployments(), records.summaries(),
                         locked, now);
                 List<StoredLoad.Completion> completions = batchCompleted.completions();
                 decisionRows.dropStragglers(c, rows.stagedLoads(), completions.stream().map(done -> done.load().loadId()).toList());
-                phases.end("complete");
+                phases.end(BatchPhase.COMPLETE);
 
                 // Each completed load's chain entry went on its row as it was written; the heads move on in the lock rows.
                 List<ChainHead> heads = batchCompleted.chainHeads();
                 locks.record(c, locked, heads);
-                phases.end("chain");
+                phases.end(BatchPhase.CHAIN);
 
                 List<Detection> detections = new ArrayList<>();
                 for (StoredLoad.Completion done : completions) {
@@ -152,12 +152,12 @@ public final class ProjectionWriter {
                 Map<String, Detection> byLoad = new HashMap<>();
                 detections.forEach(d -> byLoad.put(d.load().loadId(), d));
                 List<IncidentLedger.Change> incidentChanges = new ArrayList<>(incidents.record(c, completed, byLoad, now));
-                phases.end("detect");
+                phases.end(BatchPhase.DETECT);
 
                 // What runtimes said of their loads: drawn for the loads completed now and those whose observation came now.
                 RuntimeIncidents.Result runtimeResult = runtime.record(c, completed, records.observations().keySet(), now);
                 incidentChanges.addAll(runtimeResult.changes());
-                phases.end("runtime");
+                phases.end(BatchPhase.RUNTIME);
 
                 if (commit) {
                     beforeCommit.run();
@@ -167,7 +167,7 @@ public final class ProjectionWriter {
                     c.rollback();
                     contexts.rolledBack();
                 }
-                phases.end("commit");
+                phases.end(BatchPhase.COMMIT);
                 return new BatchOutcome(records.decisionRecords(), records.summaryRecords(), rows.stagedRows(), rows.planRows(),
                         completions.stream().map(done -> new BatchOutcome.CompletedLoad(done.load(), done.heapBytes(), done.offHeapBytes(),
                                 done.mappedBytes())).toList(), detections, alerts, incidentChanges, heads, phases.nanos(), runtimeResult.observed());
@@ -198,16 +198,16 @@ public final class ProjectionWriter {
 
     /** Where a batch's time went, phase by phase (pa_store_batch_phase_seconds): what a store that falls behind spends it on. */
     private static final class Phases {
-        private final Map<String, Long> nanos = new LinkedHashMap<>();
+        private final Map<BatchPhase, Long> nanos = new EnumMap<>(BatchPhase.class);
         private long since = System.nanoTime();
 
-        void end(String phase) {
+        void end(BatchPhase phase) {
             long now = System.nanoTime();
             nanos.put(phase, now - since);
             since = now;
         }
 
-        Map<String, Long> nanos() {
+        Map<BatchPhase, Long> nanos() {
             return nanos;
         }
     }
