@@ -9,7 +9,10 @@ import java.util.Locale;
 public enum BatchPhase {
     /** The batch's own rows: decisions (or their plans), dead letters, observations, the source offsets. */
     ROWS,
-    /** Locking the batch's deployments, in one order, so that two stores never complete a deployment's loads at once. */
+    /**
+     * Locking the batch's deployments (in one order), so that exactly one of two stores completes each load: long when
+     * another store's transaction holds the same deployments.
+     */
     LOCK,
     /** Completing the loads that are now whole: their load rows, and the stragglers of staged rows dropped. */
     COMPLETE,
