@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.service.PhaseTimers;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.incidents.RuntimeIncidents;
@@ -13,7 +14,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -21,7 +21,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -75,8 +74,7 @@ public final class StoreMetrics implements IngestListener {
     private final Republish observedGauges = new Republish(false);
     /** Per deployment and model, the latest observed load in the log: only the ingest thread writes it. */
     private final Map<List<String>, RuntimeIncidents.ObservedLoad> observed = new ConcurrentHashMap<>();
-    /** One per phase, each there from the start: a dashboard or a rule never meets a phase that is missing. */
-    private final Map<BatchPhase, Timer> phaseTimers = new EnumMap<>(BatchPhase.class);
+    private final PhaseTimers<BatchPhase> phaseTimers;
     private final Map<String, Counter> counters = new HashMap<>();
 
     public StoreMetrics(MeterRegistry registry, DataSource database) {
@@ -98,10 +96,7 @@ public final class StoreMetrics implements IngestListener {
                 .description("deployments whose latest load shows an open, unacknowledged incident's cause: one row per incident").register(registry);
         this.observedUnplanned = MultiGauge.builder("pa.store.observed.unplanned.bytes").baseUnit("bytes")
                 .description("observed minus planned bytes per domain of the latest observed load per deployment and model").register(registry);
-        for (BatchPhase phase : BatchPhase.values()) {
-            phaseTimers.put(phase, Timer.builder("pa.store.batch.phase").description("a committed batch's time, by phase")
-                    .tag("phase", phase.label()).register(registry));
-        }
+        this.phaseTimers = new PhaseTimers<>(registry, "pa.store.batch.phase", "a committed batch's time, by phase", BatchPhase.class);
         refreshGauges();
         refreshAlerts();
         refreshIncidents();
@@ -110,7 +105,7 @@ public final class StoreMetrics implements IngestListener {
 
     @Override
     public void committed(BatchOutcome outcome) {
-        outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.get(phase).record(nanos, TimeUnit.NANOSECONDS));
+        outcome.phaseNanos().forEach((phase, nanos) -> phaseTimers.record(phase, nanos));
         decisions.increment(outcome.decisions());
         stagedDecisions.increment(outcome.stagedDecisions());
         planTensorRows.increment(outcome.planTensorRows());

@@ -16,6 +16,7 @@ import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.PhaseTimers;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.config.StoreConfig;
@@ -230,8 +231,9 @@ public final class StoreBench {
         double phaseTotal = lastPhases.values().stream().mapToDouble(Double::doubleValue).sum();
         md.append("\nWhere the last run's batches spent their time (pa_store_batch_phase_seconds, ms): ");
         for (BatchPhase phase : BatchPhase.values()) {
-            double ms = lastPhases.getOrDefault(phase.label(), 0.0);
-            md.append(String.format(Locale.ROOT, "%s %.0f (%.0f%%) ", phase.label(), ms, 100 * ms / Math.max(1, phaseTotal)));
+            String label = PhaseTimers.label(phase);
+            double ms = lastPhases.getOrDefault(label, 0.0);
+            md.append(String.format(Locale.ROOT, "%s %.0f (%.0f%%) ", label, ms, 100 * ms / Math.max(1, phaseTotal)));
         }
         md.append(String.format(Locale.ROOT, "; in batches %.0f ms of the run's %.0f ms.%n", phaseTotal, storeMedian * 1000));
         long total = lastSizes.values().stream().mapToLong(Long::longValue).sum();

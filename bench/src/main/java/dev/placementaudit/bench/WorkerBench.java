@@ -10,6 +10,7 @@ import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.schemas.AvroTrust;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.PhaseTimers;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaFixture;
@@ -458,7 +459,7 @@ public final class WorkerBench {
     private record LoopTime(double resolving, double sending, double polling, double committing) {
         /** The worker's own timers, over the run that filled this registry. */
         static LoopTime of(PrometheusMeterRegistry registry) {
-            ToDoubleFunction<Phase> seconds = phase -> registry.get("pa.worker.batch.phase").tag("phase", phase.label()).timer()
+            ToDoubleFunction<Phase> seconds = phase -> registry.get("pa.worker.batch.phase").tag("phase", PhaseTimers.label(phase)).timer()
                     .totalTime(TimeUnit.SECONDS);
             return new LoopTime(seconds.applyAsDouble(Phase.RESOLVING), seconds.applyAsDouble(Phase.SENDING),
                     seconds.applyAsDouble(Phase.POLLING), seconds.applyAsDouble(Phase.COMMITTING));

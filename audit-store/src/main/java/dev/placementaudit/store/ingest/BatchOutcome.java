@@ -7,8 +7,6 @@ import dev.placementaudit.store.incidents.RuntimeIncidents;
 import dev.placementaudit.store.regression.Detection;
 import dev.placementaudit.store.regression.LoadRef;
 
-import java.util.Collections;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
@@ -23,7 +21,7 @@ public record BatchOutcome(int decisions, int summaries, int stagedDecisions, in
                            List<RuntimeIncidents.ObservedLoad> observed) {
     public BatchOutcome {
         observed = List.copyOf(observed);
-        phaseNanos = phaseNanos.isEmpty() ? Map.of() : Collections.unmodifiableMap(new EnumMap<>(phaseNanos));
+        phaseNanos = Map.copyOf(phaseNanos);
         chainHeads = List.copyOf(chainHeads);
         completed = List.copyOf(completed);
         detections = List.copyOf(detections);

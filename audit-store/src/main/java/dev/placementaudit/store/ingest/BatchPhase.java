@@ -1,7 +1,5 @@
 package dev.placementaudit.store.ingest;
 
-import java.util.Locale;
-
 /**
  * Where an ingest batch's time goes, in the order a batch goes through them ({@code pa_store_batch_phase_seconds{phase}}):
  * what an operator reads to tell what a store that falls behind spends its time on.
@@ -23,10 +21,5 @@ public enum BatchPhase {
     /** Drawing what runtimes observed against the plans, and keeping their incidents. */
     RUNTIME,
     /** The database's commit. */
-    COMMIT;
-
-    /** The Prometheus label value. */
-    public String label() {
-        return name().toLowerCase(Locale.ROOT);
-    }
+    COMMIT
 }

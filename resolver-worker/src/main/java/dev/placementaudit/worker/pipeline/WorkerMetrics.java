@@ -2,6 +2,7 @@ package dev.placementaudit.worker.pipeline;
 
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.MemoryDomain;
+import dev.placementaudit.service.PhaseTimers;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -9,10 +10,8 @@ import io.micrometer.core.instrument.Timer;
 
 import java.util.EnumMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -42,12 +41,7 @@ public final class WorkerMetrics {
          * coordinator. Long with a slow or distant broker, or when the preparing threads take the cores the producer's
          * sender and a broker on the same machine need.
          */
-        COMMITTING;
-
-        /** The Prometheus label value. */
-        public String label() {
-            return name().toLowerCase(Locale.ROOT);
-        }
+        COMMITTING
     }
 
     private final MeterRegistry registry;
@@ -64,7 +58,7 @@ public final class WorkerMetrics {
     private final Counter diverged;
     private final Counter divergedLoads;
     private final Timer batch;
-    private final Map<Phase, Timer> phases = new EnumMap<>(Phase.class);
+    private final PhaseTimers<Phase> phases;
     private final AtomicLong lag = new AtomicLong();
 
     public WorkerMetrics(MeterRegistry registry) {
@@ -91,10 +85,7 @@ public final class WorkerMetrics {
                 .description("DIVERGED findings: tensors the runtime placed otherwise than the reference resolver").register(registry);
         divergedLoads = Counter.builder("pa.worker.diverged.loads").description("loads with at least one DIVERGED tensor").register(registry);
         batch = Timer.builder("pa.worker.batch").description("one poll's records, resolved and committed").register(registry);
-        for (Phase phase : Phase.values()) {
-            phases.put(phase, Timer.builder("pa.worker.batch.phase").description("a batch's time on the loop thread, by phase")
-                    .tag("phase", phase.label()).register(registry));
-        }
+        this.phases = new PhaseTimers<>(registry, "pa.worker.batch.phase", "a batch's time on the loop thread, by phase", Phase.class);
         Gauge.builder("pa.worker.consumer.lag", lag, AtomicLong::get).description("records behind the input's end, summed over assigned partitions")
                 .register(registry);
     }
@@ -151,7 +142,7 @@ public final class WorkerMetrics {
 
     /** Adds one batch's time in this phase. */
     public void phase(Phase phase, long nanos) {
-        phases.get(phase).record(nanos, TimeUnit.NANOSECONDS);
+        phases.record(phase, nanos);
     }
 
     public void lag(long records) {
