@@ -164,7 +164,7 @@ class LauncherStartIT {
     void onJdk25TheFirstRunRecordsAndTheCacheIsMadeAfterItEnds(@TempDir Path work) throws Exception {
         Path cache = work.resolve("cds");
         Launcher on17 = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS", "off"));
-        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", newerJava().toString()));
+        Launcher launcher = launcher(work, cache, newerJava());
 
         Launcher.Run first = launcher.run(Duration.ofSeconds(30), "store", "--help");
         Path aot = awaitCache(cache, "store-");
@@ -192,7 +192,7 @@ class LauncherStartIT {
     @Test
     void onJdk25APipeTheCommandWritesToClosesWhenTheCommandEnds(@TempDir Path work) throws Exception {
         Path cache = work.resolve("cds");
-        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", newerJava().toString()));
+        Launcher launcher = launcher(work, cache, newerJava());
         ProcessBuilder builder = launcher.builder(List.of(HOME.resolve("bin/placement-audit").toString(), "--version"))
                 .redirectErrorStream(true);
 
@@ -218,7 +218,7 @@ class LauncherStartIT {
     @Test
     void onJdk25TheCacheIsMadeThoughTheTerminalHangsUpWhenTheCommandEnds(@TempDir Path work) throws Exception {
         Path cache = work.resolve("cds");
-        Launcher launcher = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", newerJava().toString()));
+        Launcher launcher = launcher(work, cache, newerJava());
         Path out = work.resolve("out.txt");
         Process process = launcher.builder(List.of("setsid", HOME.resolve("bin/placement-audit").toString(), "--version"))
                 .redirectErrorStream(true).redirectOutput(out.toFile()).start();
@@ -401,9 +401,7 @@ class LauncherStartIT {
     void anArchiveIsOnDiskBeforeItIsPutInPlace(StandIn jdk, @TempDir Path work) throws Exception {
         // What is put in place: on 17 the archive the JVM writes as it exits; on 25 the cache the stand-in makes when asked.
         String made = jdk == StandIn.JDK25 ? "a cache" : "an archive";
-        Path java = jdk.write(work, """
-                if [ -n "$written" ]; then printf 'an archive' > "$written"; fi
-                """);
+        Path java = jdk.notingOptions(work);
         Path bin = Files.createDirectories(work.resolve("tools"));
         Path log = work.resolve("synced");
         Path sync = Files.writeString(bin.resolve("sync"), """
@@ -414,8 +412,8 @@ class LauncherStartIT {
         sync.toFile().setExecutable(true);
         Path cache = work.resolve("cds");
 
-        Launcher.Run run = Launcher.of(HOME, work).withEnv(Map.of("PA_CDS_DIR", cache.toString(), "PA_JAVA", java.toString(),
-                "PATH", bin + ":/usr/local/bin:/usr/bin:/bin")).run(Duration.ofSeconds(30), "store", "--help");
+        Launcher.Run run = launcher(work, cache, java).withEnv(Map.of("PATH", bin + ":/usr/local/bin:/usr/bin:/bin"))
+                .run(Duration.ofSeconds(30), "store", "--help");
         Thread.sleep(jdk.settles());
 
         assertThat(run.exit()).as(run.toString()).isZero();
