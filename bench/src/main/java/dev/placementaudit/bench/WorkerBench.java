@@ -70,7 +70,8 @@ import java.util.function.ToDoubleFunction;
  * time, because on a shared 2-core machine they tell a mode that waited on round trips from one that ran out of cores.
  * {@code --ahead 0,1,2} runs the worker once per {@code worker.batches.ahead} value in each round, for an A/B of the
  * look-ahead under the same conditions; by default it runs once, with the worker's default. {@code --threads 1,2}
- * does the same for {@code worker.resolve.threads} (every pair of the two lists is a variant). Beside the ratio of the
+ * does the same for {@code worker.resolve.threads}, and {@code --overlap true,false} for {@code worker.commit.overlap}
+ * (every combination of the lists is a variant). Beside the ratio of the
  * medians, the report gives each round's ratio (modes of a round run back to back) and their median, and where each
  * mode's loop thread spent its time: the raw modes' timed here, the worker's from its {@code pa.worker.batch.phase} timers.
  */
@@ -85,8 +86,8 @@ public final class WorkerBench {
         }
     }
 
-    private static final Variant PASSTHROUGH = new Variant(Mode.PASSTHROUGH, "", "");
-    private static final Variant FANOUT = new Variant(Mode.FANOUT, "", "");
+    private static final Variant PASSTHROUGH = new Variant(Mode.PASSTHROUGH, "", "", "");
+    private static final Variant FANOUT = new Variant(Mode.FANOUT, "", "", "");
 
     private final KafkaBroker broker;
     private final int loads;
@@ -97,6 +98,8 @@ public final class WorkerBench {
     private final List<String> aheadValues;
     /** ... with each worker.resolve.threads value ("" for the worker's default). */
     private final List<String> threadValues;
+    /** ... and each worker.commit.overlap value ("" for the worker's default). */
+    private final List<String> overlapValues;
     private final CpuClock cpu = CpuClock.fromEnvironment();
     private final String input = KafkaBroker.uniqueTopic("bench-loads");
     private int tensorsPerLoad;
@@ -112,13 +115,16 @@ public final class WorkerBench {
         this.model = ModelCatalog.byId(options.text("model", ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id()));
         this.aheadValues = options.list("ahead");
         this.threadValues = options.list("threads");
+        this.overlapValues = options.list("overlap");
     }
 
     /** Every mode of a round, in the order they run: the raw baselines, then each worker variant. */
     private List<Variant> variants() {
         List<Variant> variants = new ArrayList<>(List.of(PASSTHROUGH, FANOUT));
-        for (String threads : threadValues) {
-            aheadValues.forEach(ahead -> variants.add(new Variant(Mode.WORKER, ahead, threads)));
+        for (String overlap : overlapValues) {
+            for (String threads : threadValues) {
+                aheadValues.forEach(ahead -> variants.add(new Variant(Mode.WORKER, ahead, threads, overlap)));
+            }
         }
         return variants;
     }
@@ -284,6 +290,9 @@ public final class WorkerBench {
         if (!variant.threads.isEmpty()) {
             settings.put("worker.resolve.threads", variant.threads);
         }
+        if (!variant.overlap.isEmpty()) {
+            settings.put("worker.commit.overlap", variant.overlap);
+        }
         broker.createTopics(3, tag + ".decided", tag + ".resolved", tag + ".dlq");
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Stopwatch watch = new Stopwatch();
@@ -319,7 +328,8 @@ public final class WorkerBench {
         md.append(row("raw EOS fan-out (worker's bytes, no resolve)", fanout, decisions + loads, fanout, passthrough));
         for (Variant variant : workers) {
             md.append(row("resolver-worker" + (variant.ahead.isEmpty() ? "" : ", batches.ahead=" + variant.ahead)
-                            + (variant.threads.isEmpty() ? "" : ", resolve.threads=" + variant.threads), median.get(variant),
+                            + (variant.threads.isEmpty() ? "" : ", resolve.threads=" + variant.threads)
+                            + (variant.overlap.isEmpty() ? "" : ", commit.overlap=" + variant.overlap), median.get(variant),
                     decisions + loads, fanout, passthrough));
         }
         md.append('\n');
@@ -481,10 +491,14 @@ public final class WorkerBench {
         }
     }
 
-    /** A mode, and for the worker the worker.batches.ahead and worker.resolve.threads it runs with ("" for its defaults). */
-    private record Variant(Mode mode, String ahead, String threads) {
+    /**
+     * A mode, and for the worker the worker.batches.ahead, worker.resolve.threads and worker.commit.overlap it runs with
+     * ("" for its defaults).
+     */
+    private record Variant(Mode mode, String ahead, String threads, String overlap) {
         String label() {
-            return mode.label + (ahead.isEmpty() ? "" : "-ahead" + ahead) + (threads.isEmpty() ? "" : "-threads" + threads);
+            return mode.label + (ahead.isEmpty() ? "" : "-ahead" + ahead) + (threads.isEmpty() ? "" : "-threads" + threads)
+                    + (overlap.isEmpty() ? "" : "-overlap-" + overlap);
         }
     }
 }

@@ -27,6 +27,9 @@ import java.util.Map;
  *                          meanwhile: throughput for memory, since each batch ahead holds up to maxPollRecords loads'
  *                          outputs; 0 polls only between transactions. 1 by default: 2 measured no faster unless the
  *                          broker is several milliseconds away (README, Benchmarks)
+ * @param commitOverlap     two transactional producers used in turn ({@code worker.commit.overlap}, true): a batch's
+ *                          offsets and end of transaction go to the broker while the next batch's outputs are sent on
+ *                          the other producer, whose transactional id is this one's with {@code #2} added
  */
 public record WorkerConfig(
         Map<String, Object> kafka,
@@ -47,6 +50,7 @@ public record WorkerConfig(
         HttpSettings http,
         int resolveThreads,
         int batchesAhead,
+        boolean commitOverlap,
         Duration connectTimeout,
         Duration healthBound) {
 
@@ -78,6 +82,7 @@ public record WorkerConfig(
                 HttpSettings.from(settings, "worker", 8081),
                 settings.integer("worker.resolve.threads", Runtime.getRuntime().availableProcessors(), 1, 256),
                 settings.integer("worker.batches.ahead", 1, 0, 16),
+                settings.bool("worker.commit.overlap", true),
                 settings.connectTimeout(),
                 settings.duration("worker.health.bound", Duration.ofSeconds(60)));
         settings.unreadKeys("worker.").forEach(key -> LoggerFactory.getLogger(WorkerConfig.class)
@@ -87,6 +92,14 @@ public record WorkerConfig(
 
     public String transactionalId() {
         return transactionalIdPrefix + "-" + instanceId;
+    }
+
+    /**
+     * The second producer's transactional id, used when commits overlap: an instance id never ends in {@code #2} by
+     * default (a host name has no {@code #}), and a prefix ACL on the first id covers it.
+     */
+    public String secondTransactionalId() {
+        return transactionalId() + "#2";
     }
 
     public String bootstrapServers() {

@@ -12,6 +12,7 @@ import dev.placementaudit.worker.pipeline.WorkerMetrics.Phase;
 import io.micrometer.core.instrument.Timer;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -22,6 +23,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
@@ -37,6 +39,9 @@ import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
@@ -55,8 +60,15 @@ import java.util.function.Supplier;
  * commits the open transaction before the partitions move (or aborts it when they are lost) and drops the batches
  * ahead's records of the partitions that leave, which their next owner reads again from the committed offsets; a
  * failed commit discards every batch ahead, which is pure work, and rewinds to the committed offsets. What a
- * transaction holds is unchanged: one poll's records, whose outputs are sent only after the previous transaction
- * committed.
+ * transaction holds is unchanged: one poll's records.
+ *
+ * <p>Commits overlap the next batch's sends ({@code worker.commit.overlap}, on by default): two transactional
+ * producers, each with its own id, take turns. Once a batch's records are all written on the broker (a flush, so
+ * that every partition keeps its records in input order), its offsets and end of transaction go to a committing
+ * thread while the loop sends the next batch on the other producer; that batch's commit waits until the previous one
+ * committed, so a later batch never commits without the earlier one. A failed commit aborts the batch sent meanwhile
+ * too, and both are redone from the committed offsets; a rebalance waits for the commit in flight before it settles
+ * the open transaction; with no more input, the idle poll waits for it, so a failure is redone at once.
  *
  * <p>Nothing stalls a partition: undecodable and invalid loads go to the dead-letter topic inside the same
  * transaction; if a whole batch keeps failing to commit for a reason that is not a rebalance, the next attempt
@@ -71,20 +83,35 @@ import java.util.function.Supplier;
  * ({@link HangingTransactions}), keeps the consumer and its group membership, and redoes from the committed offsets.
  * Only real fencing stops it: the consumer's static membership taken by another process
  * ({@link FencedInstanceIdException}), or the producer fenced again before any transaction of its new incarnation
- * committed (another live instance keeps taking the id).
+ * committed (another live instance keeps taking the id). An outage makes both producers anew, once the commit in
+ * flight has ended.
  */
 public final class ResolverLoop extends ConsumerLoop {
     private static final Logger LOG = LoggerFactory.getLogger(ResolverLoop.class);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
     private final WorkerConfig config;
-    /** Made at start, and again whenever an outage has left it unusable. */
-    private final TransactionalProducer producer;
+    /**
+     * Made at start, and again whenever an outage has left one unusable: one, or two used in turn, each with its own
+     * transactional id, so that a batch commits while the next batch's outputs are sent.
+     */
+    private final List<TransactionalProducer> producers = new ArrayList<>();
+    /** Asked, each time the producer of the same index is made, to abort what its older incarnations left open. */
+    private final List<LeftOpen> hanging = new ArrayList<>();
     private final WorkerMetrics metrics;
     private final Clock clock;
     private final LoadResolution resolution;
     private final RecordPreparation preparation;
-    private final LeftOpen hanging;
+    /** Commits a batch handed over by the loop while the loop sends the next one; null with one producer. */
+    private ExecutorService committer;
+    /** Which producer the next transaction is on. */
+    private int turn;
+    /** The previous batch's commit, running on the committing thread; only ever touched on the loop thread. */
+    private Committing committing;
+    /** Fenced, and nothing committed since the producers were made anew: a second fencing now means another instance. */
+    private volatile boolean fencedSinceCommit;
+    /** A commit that failed while a rebalance waited for it in the regular poll, handled once that poll returns. */
+    private KafkaException commitFailure;
 
     private boolean isolateNextBatch;
     private int consecutiveFailures;
@@ -97,18 +124,26 @@ public final class ResolverLoop extends ConsumerLoop {
     /** A look-ahead poll's failure, raised once the open transaction has committed. */
     private KafkaException pollFailure;
 
+    /** A loop with one transactional producer: each batch commits before the next one's outputs are sent. */
     public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Supplier<Producer<byte[], byte[]>> producers,
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
-        this(config, consumer, producers, LeftOpen.NONE, metrics, resolution, clock);
+        this(config, consumer, List.of(producers), List.of(LeftOpen.NONE), metrics, resolution, clock);
     }
 
-    /** @param hanging asked, each time the producer is made, to abort what an older incarnation left open */
-    ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Supplier<Producer<byte[], byte[]>> producers,
-                 LeftOpen hanging, WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
+    /**
+     * @param producers one supplier per transactional id: with two, a batch commits on one producer while the next
+     *                  batch's outputs are sent on the other
+     * @param hanging   per producer, asked each time it is made to abort what an older incarnation left open
+     */
+    ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, List<Supplier<Producer<byte[], byte[]>>> producers,
+                 List<LeftOpen> hanging, WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
         super("resolver loop", consumer, new ConsumerVitals(config.healthBound(), clock), LOG);
-        this.hanging = hanging;
+        if (producers.isEmpty() || producers.size() > 2 || hanging.size() != producers.size()) {
+            throw new IllegalArgumentException("one or two producers, each with what finds its transactions left open");
+        }
         this.config = config;
-        this.producer = new TransactionalProducer(producers);
+        producers.forEach(factory -> this.producers.add(new TransactionalProducer(factory)));
+        this.hanging.addAll(hanging);
         this.metrics = metrics;
         this.clock = clock;
         this.resolution = resolution;
@@ -117,7 +152,26 @@ public final class ResolverLoop extends ConsumerLoop {
 
     @Override
     protected void begin() {
-        producer.make();
+        producers.get(0).make();
+        if (producers.size() == 2) {
+            try {
+                producers.get(1).make();
+            } catch (AuthorizationException e) {
+                // An upgrade must not stop a worker whose rights name its one transactional id only.
+                LOG.warn("the second transactional producer cannot be made ({}): committing one batch at a time, as before; grant this "
+                        + "principal Write on the second transactional id (or a prefix of both), or set worker.commit.overlap=false", e.getMessage());
+                producers.get(1).close(Duration.ZERO);
+                producers.remove(1);
+                hanging.remove(1);
+            }
+        }
+        if (producers.size() == 2) {
+            committer = Executors.newSingleThreadExecutor(task -> {
+                Thread thread = new Thread(task, Thread.currentThread().getName() + "-committer");
+                thread.setDaemon(true);
+                return thread;
+            });
+        }
         // A transaction an earlier run left open on the group's offsets would keep the consumer from ever learning where
         // to start: a failure to look is retried a few times before going on.
         for (int attempt = 1; attempt <= 3; attempt++) {
@@ -155,6 +209,18 @@ public final class ResolverLoop extends ConsumerLoop {
     /** One batch: polled (or taken from those ahead), turned into one transaction (or one per record), committed. */
     private void batchStep() {
         Batch batch = ahead.isEmpty() ? poll(config.pollTimeout(), !isolateNextBatch) : ahead.removeFirst();
+        KafkaException commitFailed = commitFailure;
+        commitFailure = null;
+        if (commitFailed == null && batch.isEmpty()) {
+            // Nothing to send meanwhile: the previous batch's commit is waited for, so that its failure is not left
+            // unnoticed until more input comes.
+            commitFailed = awaitCommit();
+        }
+        if (commitFailed != null) {
+            batch.cancel();
+            afterFailedCommit(commitFailed);
+            return;
+        }
         if (batch.isEmpty()) {
             return;
         }
@@ -179,7 +245,10 @@ public final class ResolverLoop extends ConsumerLoop {
      */
     private void recover(KafkaException cause) {
         if (cause instanceof ProducerFencedException fenced) {
-            producer.fenced(fenced);
+            if (fencedSinceCommit) {
+                throw fenced;
+            }
+            fencedSinceCommit = true;
         }
         recovering = cause.toString();
         LOG.warn("the transactional producer cannot go on ({}); making it anew and redoing from the committed offsets", Failures.rootCause(cause));
@@ -188,10 +257,17 @@ public final class ResolverLoop extends ConsumerLoop {
         ahead.forEach(Batch::cancel);
         ahead.clear();
         isolateNextBatch = false;
+        // Only once the commit in flight has ended are the committed offsets those to redo from; if it failed too, the
+        // new producers redo its batch as well.
+        awaitCommit();
+        commitFailure = null;
+        turn = 0;
         int attempt = 0;
         while (running()) {
             try {
-                producer.make();
+                for (TransactionalProducer producer : producers) {
+                    producer.make();
+                }
                 abortLeftOpen();
                 Offsets.seekToCommitted(consumer);
                 LOG.info("transactional producer made anew after {} attempt(s); resuming from the committed offsets", attempt + 1);
@@ -209,10 +285,17 @@ public final class ResolverLoop extends ConsumerLoop {
 
     /** After the producer is made: what older incarnations left open is aborted before this one writes. */
     private void abortLeftOpen() {
-        int aborted = hanging.abortLeftOpen();
-        if (aborted > 0) {
-            metrics.hangingAborted(aborted);
+        for (LeftOpen leftOpen : hanging) {
+            int aborted = leftOpen.abortLeftOpen();
+            if (aborted > 0) {
+                metrics.hangingAborted(aborted);
+            }
         }
+    }
+
+    /** The producer of the next transaction, or of the one open. */
+    private TransactionalProducer producer() {
+        return producers.get(turn);
     }
 
     /** Why the producer is being made anew right now, or null: the loop is recovering from a broker outage. */
@@ -221,13 +304,14 @@ public final class ResolverLoop extends ConsumerLoop {
     }
 
     /**
-     * One transaction for the batch. Returns whether it committed; when it was aborted instead, the batches ahead
+     * One transaction for the batch. Returns whether it committed, or, with two producers, whether it was handed to the
+     * committing thread after the previous batch's commit succeeded; when it was aborted instead, the batches ahead
      * are dropped and the consumer is rewound to the committed offsets.
      */
     private boolean processBatch(Batch batch) {
         Timer.Sample sample = Timer.start();
         try {
-            producer.begin();
+            producer().begin();
             open = new OpenTransaction(Offsets.nextOffsets(batch.records()), new Outcome());
             long resolving = 0;
             long sending = 0;
@@ -245,12 +329,15 @@ public final class ResolverLoop extends ConsumerLoop {
             lookAhead();
             long committing = System.nanoTime();
             metrics.phase(Phase.POLLING, committing - polling);
-            if (open != null) {
+            if (open != null && committer == null) {
                 commit(open.offsets, open.outcome);
+                open = null;
+                sample.stop(metrics.batchTimer());
+            } else if (open != null) {
+                handOver(open, sample);
                 open = null;
             }
             metrics.phase(Phase.COMMITTING, System.nanoTime() - committing);
-            sample.stop(metrics.batchTimer());
             return true;
         } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
                  | FencedInstanceIdException | TransactionalProducer.Unusable e) {
@@ -262,6 +349,90 @@ public final class ResolverLoop extends ConsumerLoop {
             isolateNextBatch = !Failures.isGroupChange(e);
             return false;
         }
+    }
+
+    /**
+     * With two producers: once the previous batch's commit has succeeded and every record of this one is written on the
+     * broker, this batch's commit goes to the committing thread and the next batch is sent on the other producer. The
+     * flush keeps each partition's records in input order across the two producers (the store orders a deployment's
+     * loads by their place in the log); what runs beside the next batch's sends is the commit itself: the offsets and
+     * the end of the transaction, whose markers the coordinator writes before this producer can begin another one.
+     *
+     * @throws KafkaException the previous batch's commit failure: this batch is then aborted and both are redone
+     */
+    private void handOver(OpenTransaction transaction, Timer.Sample sample) {
+        KafkaException previous = awaitCommit();
+        if (previous != null) {
+            throw previous;
+        }
+        TransactionalProducer producer = producer();
+        producer.flush();
+        ConsumerGroupMetadata group = consumer.groupMetadata();
+        Future<?> done = committer.submit(() -> commitHandedOver(producer, transaction, group, sample));
+        committing = new Committing(done);
+        turn = (turn + 1) % producers.size();
+    }
+
+    /**
+     * On the committing thread. A commit that fails for a reason the producer survives is aborted here, so the producer
+     * is free for its next turn; the loop learns of the failure when it waits for this commit, and redoes the batch.
+     */
+    private void commitHandedOver(TransactionalProducer producer, OpenTransaction transaction, ConsumerGroupMetadata group, Timer.Sample sample) {
+        try {
+            producer.commit(transaction.offsets, group);
+        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
+                 | FencedInstanceIdException | TransactionalProducer.Unusable e) {
+            throw e;
+        } catch (KafkaException e) {
+            producer.abortQuietly();
+            metrics.aborted();
+            throw e;
+        }
+        fencedSinceCommit = false;
+        metrics.committed(transaction.outcome.loads, transaction.outcome.deadLetters);
+        vitals().progressed();
+        sample.stop(metrics.batchTimer());
+    }
+
+    /**
+     * Waits for the commit handed to the committing thread, if any, and returns its failure, or null when it committed
+     * or there was none. Bounded by the producer's own timeouts, as a commit on the loop thread is.
+     */
+    private KafkaException awaitCommit() {
+        if (committing == null) {
+            return null;
+        }
+        Future<?> done = committing.done();
+        committing = null;
+        try {
+            done.get();
+            return null;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof KafkaException failure) {
+                return failure;
+            }
+            return new KafkaException("committing a batch failed", e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new InterruptException(e);
+        }
+    }
+
+    /**
+     * The previous batch's commit failed after the loop had gone on (nothing of a later batch is open): as for a failed
+     * commit on the loop thread, every batch ahead is dropped and the consumer rewound, or, when the producer cannot go
+     * on, it is made anew.
+     */
+    private void afterFailedCommit(KafkaException failed) {
+        if (failed instanceof ProducerFencedException || failed instanceof InvalidProducerEpochException
+                || failed instanceof OutOfOrderSequenceException || failed instanceof AuthorizationException
+                || failed instanceof FencedInstanceIdException || failed instanceof TransactionalProducer.Unusable) {
+            throw failed; // the same errors processBatch lets through: the producer is made anew, or the loop stops
+        }
+        LOG.warn("the previous batch's commit failed; redoing from the committed offsets: {}", failed.toString());
+        rewind();
+        isolateNextBatch = !Failures.isGroupChange(failed);
+        backOffAfter(false);
     }
 
     /**
@@ -291,6 +462,11 @@ public final class ResolverLoop extends ConsumerLoop {
         if (open != null && open.failure != null) {
             throw open.failure;
         }
+        if (commitFailure != null) {
+            KafkaException failed = commitFailure;
+            commitFailure = null;
+            throw failed;
+        }
     }
 
     private Batch poll(Duration timeout, boolean prepare) {
@@ -318,15 +494,24 @@ public final class ResolverLoop extends ConsumerLoop {
         }
     }
 
-    /** Drops every batch ahead, unsent, and seeks back to the committed offsets. */
+    /**
+     * Drops every batch ahead, unsent, and seeks back to the committed offsets, once the commit in flight, if any, has
+     * ended: until then they may still move.
+     */
     private void rewind() {
         ahead.forEach(Batch::cancel);
         ahead.clear();
+        awaitCommit();
         Offsets.seekToCommitted(consumer);
     }
 
     /** One transaction per record; the record whose outputs cannot be produced is dead-lettered on its own. */
     private boolean processOneByOne(List<ConsumerRecord<byte[], byte[]>> records) {
+        KafkaException previous = awaitCommit();
+        if (previous != null) {
+            afterFailedCommit(previous);
+            return false;
+        }
         LOG.warn("isolating {} records after a failed transaction", records.size());
         for (ConsumerRecord<byte[], byte[]> record : records) {
             KafkaException failed = tryAlone(record);
@@ -338,7 +523,7 @@ public final class ResolverLoop extends ConsumerLoop {
             }
             try {
                 Outcome outcome = new Outcome();
-                producer.begin();
+                producer().begin();
                 deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
                 commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
@@ -357,7 +542,7 @@ public final class ResolverLoop extends ConsumerLoop {
         Outcome outcome = new Outcome();
         try {
             Prepared prepared = preparation.prepare(record);
-            producer.begin();
+            producer().begin();
             send(prepared, outcome);
             commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             return null;
@@ -365,7 +550,7 @@ public final class ResolverLoop extends ConsumerLoop {
                  | FencedInstanceIdException | TransactionalProducer.Unusable e) {
             throw e;
         } catch (KafkaException e) {
-            producer.abortQuietly();
+            producer().abortQuietly();
             metrics.aborted();
             return e;
         }
@@ -377,27 +562,28 @@ public final class ResolverLoop extends ConsumerLoop {
             return;
         }
         for (ProducerRecord<byte[], byte[]> output : prepared.outputs()) {
-            producer.send(output);
+            producer().send(output);
         }
         outcome.resolved(prepared.summary());
     }
 
     private void deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field,
                             String error, Outcome outcome) {
-        producer.send(DeadLetter.of(config.deadLetterTopic(), record, reason, detail, field, error, resolution.resolverVersion(), clock.instant()));
+        producer().send(DeadLetter.of(config.deadLetterTopic(), record, reason, detail, field, error, resolution.resolverVersion(), clock.instant()));
         outcome.deadLettered(reason);
         LOG.warn("dead-lettered {}-{}@{} as {}/{}: {}", record.topic(), record.partition(), record.offset(), reason, detail, error);
     }
 
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
-        producer.commit(offsets, consumer.groupMetadata());
+        producer().commit(offsets, consumer.groupMetadata());
+        fencedSinceCommit = false;
         metrics.committed(outcome.loads, outcome.deadLetters);
         vitals().progressed();
     }
 
     private void abortAndRewind(KafkaException cause) {
         LOG.warn("transaction aborted; redoing from the committed offsets: {}", cause.toString());
-        producer.abortQuietly();
+        producer().abortQuietly();
         metrics.aborted();
         rewind();
     }
@@ -414,8 +600,18 @@ public final class ResolverLoop extends ConsumerLoop {
 
     @Override
     protected void end() {
+        KafkaException last = awaitCommit();
+        if (last != null) {
+            LOG.warn("the last batch's commit failed ({}); its records are redone from the committed offsets by whoever reads them next",
+                    last.toString());
+        }
         preparation.close();
-        producer.close(Duration.ofSeconds(10));
+        for (TransactionalProducer producer : producers) {
+            producer.close(Duration.ofSeconds(10));
+        }
+        if (committer != null) {
+            committer.shutdownNow();
+        }
     }
 
     /**
@@ -428,6 +624,10 @@ public final class ResolverLoop extends ConsumerLoop {
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             LOG.info("partitions revoked: {}", partitions);
             dropAhead(partitions);
+            // The previous batch's commit ends before the open one commits: never a later batch committed without it.
+            if (settledPreviousFailed()) {
+                return;
+            }
             if (open == null || open.failure != null) {
                 return;
             }
@@ -444,6 +644,9 @@ public final class ResolverLoop extends ConsumerLoop {
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             LOG.warn("partitions lost: {}", partitions);
             dropAhead(partitions);
+            if (settledPreviousFailed()) {
+                return;
+            }
             if (open != null && open.failure == null) {
                 open.failure = new CommitFailedException("partitions " + partitions + " were lost with a transaction open; it is aborted");
                 abortInCallback();
@@ -455,13 +658,35 @@ public final class ResolverLoop extends ConsumerLoop {
             LOG.info("partitions assigned: {}", partitions);
         }
 
+        /**
+         * Waits for the commit in flight; if it failed, the open transaction, if any, is aborted with it, and the failure
+         * is handled once the poll returns.
+         */
+        private boolean settledPreviousFailed() {
+            KafkaException previous = awaitCommit();
+            if (previous == null) {
+                return false;
+            }
+            if (open != null && open.failure == null) {
+                open.failure = previous;
+                abortInCallback();
+            } else if (open == null) {
+                commitFailure = previous;
+            }
+            return true;
+        }
+
         /** A fencing error here is not lost: the loop rethrows the open transaction's failure after the poll. */
         private void abortInCallback() {
             try {
-                producer.abortQuietly();
+                producer().abortQuietly();
             } catch (KafkaException fatal) {
                 LOG.debug("abort in rebalance callback failed: {}", fatal.toString());
             }
         }
+    }
+
+    /** A batch's commit running on the committing thread. */
+    private record Committing(Future<?> done) {
     }
 }

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
@@ -52,13 +53,26 @@ public final class ResolverWorker extends ConsumerService {
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig(config), new ByteArrayDeserializer(), new ByteArrayDeserializer());
         KafkaClientMetrics consumerMetrics = new KafkaClientMetrics(consumer);
         consumerMetrics.bindTo(registry);
-        Producers producers = new Producers(config, registry);
-        HangingTransactions hanging = new HangingTransactions(Admin.create(config.kafka()), config.transactionalId(),
-                List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic()), config.groupId(), config.connectTimeout());
+        List<String> written = List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic());
+        Admin admin = Admin.create(config.kafka());
+        List<String> ids = config.commitOverlap() ? List.of(config.transactionalId(), config.secondTransactionalId())
+                : List.of(config.transactionalId());
+        if (!config.commitOverlap()) {
+            retire(config, config.secondTransactionalId());
+        }
+        List<Supplier<Producer<byte[], byte[]>>> producers = new ArrayList<>();
+        List<LeftOpen> hanging = new ArrayList<>();
+        List<AutoCloseable> resources = new ArrayList<>(List.of(consumerMetrics, admin));
+        for (int i = 0; i < ids.size(); i++) {
+            Producers made = new Producers(config, ids.get(i), i == 0 ? "" : "-2", registry);
+            producers.add(made);
+            hanging.add(new HangingTransactions(admin, ids.get(i), written, config.groupId(), config.connectTimeout()));
+            resources.add(made);
+        }
         ResolverLoop loop = new ResolverLoop(config, consumer, producers, hanging, new WorkerMetrics(registry),
                 new LoadResolution(WorkerVersion.resolverVersion()), Clock.systemUTC());
         loop.start("resolver-loop-" + config.instanceId());
-        ResolverWorker worker = new ResolverWorker(config, loop, List.of(consumerMetrics, producers, hanging));
+        ResolverWorker worker = new ResolverWorker(config, loop, resources);
         worker.serve(config.http(), registry, routes -> { });
         LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
                 config.inputTopic(), config.groupId(), config.transactionalId(), WorkerVersion.resolverVersion(),
@@ -67,23 +81,37 @@ public final class ResolverWorker extends ConsumerService {
     }
 
     /**
-     * Makes the loop's transactional producer, first and after each outage, with its client metrics bound to the
-     * registry in place of the last one's.
+     * With commits one at a time, the second transactional id of an earlier run that overlapped them is fenced once:
+     * whatever it left open is aborted now, not when its transaction times out while read_committed readers wait.
+     */
+    private static void retire(WorkerConfig config, String transactionalId) {
+        Map<String, Object> settings = producerConfig(config, transactionalId, "-retired");
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+        } catch (KafkaException e) {
+            LOG.warn("could not fence transactional id {} of an earlier run that overlapped commits ({}); anything it left open is "
+                    + "aborted when its transaction times out", transactionalId, e.toString());
+        }
+    }
+
+    /**
+     * Makes one of the loop's transactional producers, first and after each outage, with its client metrics bound to
+     * the registry in place of the last one's.
      */
     private static final class Producers implements Supplier<Producer<byte[], byte[]>>,
             AutoCloseable {
-        private final WorkerConfig config;
+        private final Map<String, Object> settings;
         private final PrometheusMeterRegistry registry;
         private KafkaClientMetrics metrics;
 
-        Producers(WorkerConfig config, PrometheusMeterRegistry registry) {
-            this.config = config;
+        Producers(WorkerConfig config, String transactionalId, String clientSuffix, PrometheusMeterRegistry registry) {
+            this.settings = producerConfig(config, transactionalId, clientSuffix);
             this.registry = registry;
         }
 
         @Override
         public synchronized KafkaProducer<byte[], byte[]> get() {
-            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(config), new ByteArraySerializer(), new ByteArraySerializer());
+            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer());
             close();
             metrics = new KafkaClientMetrics(producer);
             metrics.bindTo(registry);
@@ -115,12 +143,18 @@ public final class ResolverWorker extends ConsumerService {
     }
 
     static Map<String, Object> producerConfig(WorkerConfig config) {
+        return producerConfig(config, config.transactionalId(), "");
+    }
+
+    /** @param clientSuffix added to the client id, given or not, so the two producers' client metrics stay apart */
+    static Map<String, Object> producerConfig(WorkerConfig config, String transactionalId, String clientSuffix) {
         Map<String, Object> kafka = new HashMap<>(config.kafka());
         kafka.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "10");
         kafka.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, "131072");
         kafka.putIfAbsent(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         kafka.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId() + "-producer");
-        enforce(kafka, ProducerConfig.TRANSACTIONAL_ID_CONFIG, config.transactionalId());
+        kafka.put(ProducerConfig.CLIENT_ID_CONFIG, kafka.get(ProducerConfig.CLIENT_ID_CONFIG) + clientSuffix);
+        enforce(kafka, ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         enforce(kafka, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         enforce(kafka, ProducerConfig.ACKS_CONFIG, "all");
         enforce(kafka, ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, Long.toString(config.transactionTimeout().toMillis()));

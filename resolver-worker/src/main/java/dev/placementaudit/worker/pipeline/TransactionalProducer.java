@@ -16,9 +16,10 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * The loop's transactional producer: one transaction at a time, and made anew, with the same transactional id, when an
- * outage has left it in a state no call of it can leave. Only ever used on the loop's thread (rebalance callbacks run
- * there too).
+ * One of the loop's transactional producers: one transaction at a time, and made anew, with the same transactional id,
+ * when an outage has left it in a state no call of it can leave. Used by one thread at a time: the loop's (rebalance
+ * callbacks run there too), or the committing thread while it commits a transaction the loop handed it, and the loop
+ * waits for that commit to end before it touches this producer again.
  *
  * <p>A call of a transaction that times out on the client makes the producer {@link Unusable}, never aborted by the
  * client: a timed-out request may still reach the broker, or already have, and a broker outage showed (with Kafka 4.4's
@@ -35,8 +36,6 @@ final class TransactionalProducer {
     private Producer<byte[], byte[]> producer;
     /** Whether a transaction is begun and not yet committed or aborted: only that one may be aborted. */
     private boolean inTransaction;
-    /** Fenced, and nothing committed since the producer was made anew: a second fencing now means another instance. */
-    private boolean fencedSinceCommit;
     /** A call timed out: what the open transaction holds is unknown to the client, and only a new incarnation settles it. */
     private KafkaException unusable;
 
@@ -82,7 +81,20 @@ final class TransactionalProducer {
             throw unusableAfterTimeout(e);
         }
         inTransaction = false;
-        fencedSinceCommit = false;
+    }
+
+    /**
+     * Waits until every record sent in the open transaction is written on the broker, so that what another producer
+     * sends afterwards lands after them on every partition.
+     *
+     * @throws Unusable when it timed out
+     */
+    void flush() {
+        try {
+            producer.flush();
+        } catch (KafkaException e) {
+            throw unusableAfterTimeout(e);
+        }
     }
 
     /** A timeout makes the producer unusable for good (see the class comment); anything else is the caller's to handle. */
@@ -115,19 +127,6 @@ final class TransactionalProducer {
             unusable = new Unusable(e);
             throw unusable;
         }
-    }
-
-    /**
-     * Notes that the producer was fenced, which the loop recovers from once: the coordinator bumps the epoch of a
-     * transaction that outlived its timeout, too.
-     *
-     * @throws ProducerFencedException when fenced again before anything committed since: another live instance owns the id
-     */
-    void fenced(ProducerFencedException e) {
-        if (fencedSinceCommit) {
-            throw e;
-        }
-        fencedSinceCommit = true;
     }
 
     void close(Duration timeout) {

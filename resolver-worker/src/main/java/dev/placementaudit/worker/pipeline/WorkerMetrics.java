@@ -92,7 +92,7 @@ public final class WorkerMetrics {
 
     /**
      * What one committed transaction did, counted from each load's summary, which totals its decisions per domain:
-     * this runs on the loop thread, which should not walk every decision again.
+     * this runs on the loop thread, or the committing thread, which should not walk every decision again.
      */
     public void committed(List<LoadResolved> loads, Map<String, Integer> deadLettersByReason) {
         committed.increment();

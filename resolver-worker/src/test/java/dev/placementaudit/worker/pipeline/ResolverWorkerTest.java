@@ -13,10 +13,14 @@ import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.SampleEvents;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.URI;
@@ -32,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -75,6 +80,39 @@ class ResolverWorkerTest {
                 });
             }
             assertThat(worker.health().up()).isTrue();
+        }
+    }
+
+    /**
+     * A deployment's decisions and summaries land in the order of its loads, which is what the store orders its history
+     * by (ADR 6), whether commits overlap the next batch's sends on a second producer (the default) or not: twenty
+     * batches of three loads of one deployment, back to back.
+     */
+    @ParameterizedTest(name = "worker.commit.overlap={0}")
+    @ValueSource(booleans = {true, false})
+    void aDeploymentsOutputsLandInTheOrderOfItsLoads(boolean overlap, KafkaBroker broker) throws Exception {
+        WorkerHarness h = new WorkerHarness(broker, 1);
+        List<ModelLoaded> loads = IntStream.range(0, 60).mapToObj(i -> SampleEvents.edgeLoad("d0", "r" + i, 4)).toList();
+        List<RecordMetadata> written = h.send(loads);
+        Map<String, String> settings = h.settings("ordered");
+        settings.put("worker.max.poll.records", "3");
+        settings.put("worker.commit.overlap", Boolean.toString(overlap));
+
+        try (ResolverWorker worker = h.start(settings)) {
+            List<ConsumerRecord<byte[], byte[]>> summaries = h.resolvedRecords(60);
+            List<AllocationDecided> decisions = h.decisions(60 * 6);
+
+            assertThat(summaries).extracting(r -> WorkerHarness.RESOLVED.decode(r.value()).getLoadId())
+                    .containsExactlyElementsOf(loads.stream().map(ModelLoaded::getLoadId).toList());
+            assertThat(decisions).hasSize(60 * 6).extracting(AllocationDecided::getSourceOffset).isSorted();
+            assertThat(decisions.get(decisions.size() - 1).getSourceOffset()).isEqualTo(written.get(59).offset());
+            String second = "tx-" + h.input + "-ordered#2";
+            try (Admin admin = Admin.create(broker.clientConfig())) {
+                TransactionState state = admin.describeTransactions(List.of(second)).description(second).get(10, TimeUnit.SECONDS).state();
+                // Overlapping, the second producer committed batches; not, it was only fenced at start (an earlier run's
+                // open transaction aborted), and never used.
+                assertThat(state).isEqualTo(overlap ? TransactionState.COMPLETE_COMMIT : TransactionState.EMPTY);
+            }
         }
     }
 
