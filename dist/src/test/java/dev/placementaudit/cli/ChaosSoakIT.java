@@ -282,8 +282,20 @@ class ChaosSoakIT {
                 + "HAVING COUNT(*) > 1) x")).as("no finding twice").isZero();
         // The store would hide a load the worker resolved twice (its rows are keyed by load and decision ids): the
         // worker's own exactly-once is checked on its topic, as any read_committed consumer of it sees it.
-        Map<UUID, Long> summaries = TopicReader.readCommitted(broker, "load-resolved", (int) expected, Duration.ofSeconds(60), Duration.ofSeconds(3))
-                .stream().collect(Collectors.groupingBy(r -> RESOLVED.decode(r.value()).getLoadId(), Collectors.counting()));
+        List<ConsumerRecord<byte[], byte[]>> resolved = TopicReader.readCommitted(broker, "load-resolved", (int) expected, Duration.ofSeconds(60),
+                Duration.ofSeconds(3));
+        Map<UUID, Long> summaries = resolved.stream().collect(Collectors.groupingBy(r -> RESOLVED.decode(r.value()).getLoadId(), Collectors.counting()));
+        // The store orders a deployment's history by its summaries' place in the log (ADR 6), so they must keep the order
+        // of their loads in model-loads through the kills, the outages and the worker's overlapping commits (ADR 19).
+        Map<String, Long> lastSource = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> record : resolved) {
+            LoadResolved summary = RESOLVED.decode(record.value());
+            String stream = record.partition() + "<-" + summary.getSourcePartition();
+            Long before = lastSource.put(stream, summary.getSourceOffset());
+            assertThat(before == null || before < summary.getSourceOffset())
+                    .as("load-resolved partition %d: the summary of model-loads offset %d after that of %d", record.partition(),
+                            summary.getSourceOffset(), before).isTrue();
+        }
         assertThat(summaries).as("every load resolved by the worker").hasSize((int) expected);
         assertThat(summaries.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).toList())
                 .as("no load resolved twice through the broker outages and worker kills").isEmpty();

@@ -75,7 +75,7 @@ public final class ResolverWorker extends ConsumerService {
         ResolverWorker worker = new ResolverWorker(config, loop, resources);
         worker.serve(config.http(), registry, routes -> { });
         LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
-                config.inputTopic(), config.groupId(), config.transactionalId(), WorkerVersion.resolverVersion(),
+                config.inputTopic(), config.groupId(), String.join(" and ", ids), WorkerVersion.resolverVersion(),
                 worker.port() < 0 ? "" : ", ops on :" + worker.port());
         return worker;
     }
