@@ -38,8 +38,10 @@ public final class WorkerMetrics {
         POLLING,
         /**
          * Committing: the producer's last batches acknowledged, the offsets and the transaction's end through the
-         * coordinator. Long with a slow or distant broker, or when the preparing threads take the cores the producer's
-         * sender and a broker on the same machine need.
+         * coordinator. With commits overlapping (the default), the loop's part of it: the previous batch's commit waited
+         * for, and this batch's records acknowledged (the flush that keeps input order) before its commit is handed over.
+         * Long with a slow or distant broker, or when the preparing threads take the cores the producer's sender and a
+         * broker on the same machine need.
          */
         COMMITTING
     }

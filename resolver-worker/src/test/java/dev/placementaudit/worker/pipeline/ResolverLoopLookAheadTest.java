@@ -1,34 +1,26 @@
 package dev.placementaudit.worker.pipeline;
 
-import dev.placementaudit.events.AllocationDecided;
-import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
-import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.testkit.SampleEvents;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.resolution.LoadResolution;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -42,9 +34,6 @@ import static org.awaitility.Awaitility.await;
 class ResolverLoopLookAheadTest {
     private static final String INPUT = "model-loads";
     private static final TopicPartition P0 = new TopicPartition(INPUT, 0);
-    private static final EventSerde<ModelLoaded> LOADS = EventSerde.of(ModelLoaded.class);
-    private static final EventSerde<AllocationDecided> DECISIONS = EventSerde.of(AllocationDecided.class);
-    private static final EventSerde<LoadResolved> RESOLVED = EventSerde.of(LoadResolved.class);
 
     private final List<ModelLoaded> loads = List.of(SampleEvents.edgeLoad("d0", "r1", 2), SampleEvents.edgeLoad("d1", "r1", 3),
             SampleEvents.edgeLoad("d2", "r1", 1));
@@ -217,7 +206,7 @@ class ResolverLoopLookAheadTest {
     }
 
     private double aborted() {
-        return registry.counter("pa.worker.transactions", "outcome", "aborted").count();
+        return MockClients.aborted(registry);
     }
 
     private void assignAndAdd(int... offsets) {
@@ -240,21 +229,11 @@ class ResolverLoopLookAheadTest {
     }
 
     private void add(TopicPartition partition, long offset, ModelLoaded load) {
-        consumer.addRecord(new ConsumerRecord<>(INPUT, partition.partition(), offset,
-                load.getDeployment().getId().getBytes(StandardCharsets.UTF_8), LOADS.encode(load)));
+        consumer.addRecord(MockClients.input(partition, offset, load));
     }
 
-    /** Every committed output, counted per load: each tensor's decision and the summary exactly once, nothing else. */
     private void assertExactlyOnce(List<ModelLoaded> expected) {
-        List<ProducerRecord<byte[], byte[]>> committed = producer.history();
-        Map<String, Long> decisions = committed.stream().filter(r -> r.topic().equals("allocation-decided"))
-                .map(r -> DECISIONS.decode(r.value()).getLoadId()).collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
-        Map<String, Long> summaries = committed.stream().filter(r -> r.topic().equals("load-resolved"))
-                .map(r -> RESOLVED.decode(r.value()).getLoadId().toString()).collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
-
-        assertThat(decisions).isEqualTo(expected.stream().collect(Collectors.toMap(l -> l.getLoadId().toString(), l -> (long) l.getTensors().size())));
-        assertThat(summaries).isEqualTo(expected.stream().collect(Collectors.toMap(l -> l.getLoadId().toString(), l -> 1L)));
-        assertThat(committed).hasSize(decisions.values().stream().mapToInt(Long::intValue).sum() + summaries.size());
+        MockClients.assertExactlyOnce(producer.history(), expected);
     }
 
     private static WorkerConfig config() {

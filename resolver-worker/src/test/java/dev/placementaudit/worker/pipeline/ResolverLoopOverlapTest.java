@@ -1,16 +1,12 @@
 package dev.placementaudit.worker.pipeline;
 
-import dev.placementaudit.events.AllocationDecided;
-import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.resolution.LoadResolution;
-import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.testkit.SampleEvents;
 import dev.placementaudit.worker.WorkerConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
@@ -23,7 +19,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,9 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,9 +45,6 @@ import static org.awaitility.Awaitility.await;
 class ResolverLoopOverlapTest {
     private static final String INPUT = "model-loads";
     private static final TopicPartition P0 = new TopicPartition(INPUT, 0);
-    private static final EventSerde<ModelLoaded> LOADS = EventSerde.of(ModelLoaded.class);
-    private static final EventSerde<AllocationDecided> DECISIONS = EventSerde.of(AllocationDecided.class);
-    private static final EventSerde<LoadResolved> RESOLVED = EventSerde.of(LoadResolved.class);
 
     private final List<ModelLoaded> loads = List.of(SampleEvents.edgeLoad("d0", "r1", 2), SampleEvents.edgeLoad("d0", "r2", 3),
             SampleEvents.edgeLoad("d0", "r3", 1));
@@ -224,7 +214,7 @@ class ResolverLoopOverlapTest {
     }
 
     private double aborted() {
-        return registry.counter("pa.worker.transactions", "outcome", "aborted").count();
+        return MockClients.aborted(registry);
     }
 
     private void assignAndAdd(int... offsets) {
@@ -239,21 +229,12 @@ class ResolverLoopOverlapTest {
     }
 
     private void add(int offset) {
-        ModelLoaded load = loads.get(offset);
-        consumer.addRecord(new ConsumerRecord<>(INPUT, 0, offset, load.getDeployment().getId().getBytes(StandardCharsets.UTF_8), LOADS.encode(load)));
+        consumer.addRecord(MockClients.input(P0, offset, loads.get(offset)));
     }
 
     /** Every output committed by either producer, counted per load: each decision and the summary exactly once. */
     private void assertExactlyOnce(List<ModelLoaded> expected) {
-        List<ProducerRecord<byte[], byte[]>> committed = Stream.concat(p0.history().stream(), p1.history().stream()).toList();
-        Map<String, Long> decisions = committed.stream().filter(r -> r.topic().equals("allocation-decided"))
-                .map(r -> DECISIONS.decode(r.value()).getLoadId()).collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
-        Map<String, Long> summaries = committed.stream().filter(r -> r.topic().equals("load-resolved"))
-                .map(r -> RESOLVED.decode(r.value()).getLoadId().toString()).collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
-
-        assertThat(decisions).isEqualTo(expected.stream().collect(Collectors.toMap(l -> l.getLoadId().toString(), l -> (long) l.getTensors().size())));
-        assertThat(summaries).isEqualTo(expected.stream().collect(Collectors.toMap(l -> l.getLoadId().toString(), l -> 1L)));
-        assertThat(committed).hasSize(decisions.values().stream().mapToInt(Long::intValue).sum() + summaries.size());
+        MockClients.assertExactlyOnce(Stream.concat(p0.history().stream(), p1.history().stream()).toList(), expected);
     }
 
     /** A mock producer that writes its calls to the shared log, and whose commit can be made slow or made to wait. */
