@@ -14,6 +14,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -70,9 +71,13 @@ class ResolverLoopOverlapTest {
     }
 
     private void start(Supplier<MockProducer<byte[], byte[]>> second) {
+        start(() -> p0, second);
+    }
+
+    private void start(Supplier<MockProducer<byte[], byte[]>> first, Supplier<MockProducer<byte[], byte[]>> second) {
         WorkerConfig config = WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "unused:9092", "worker.input.topic", INPUT,
                 "worker.instance.id", "overlap-test", "worker.poll.timeout", "10ms", "worker.http.port", "-1")));
-        loop = new ResolverLoop(config, consumer, List.of(() -> p0, second::get), List.of(LeftOpen.NONE, LeftOpen.NONE),
+        loop = new ResolverLoop(config, consumer, List.of(first::get, second::get), List.of(LeftOpen.NONE, LeftOpen.NONE),
                 new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
         thread = new Thread(loop, "overlap-loop-under-test");
         thread.start();
@@ -175,6 +180,45 @@ class ResolverLoopOverlapTest {
         assertThat(p0.commitCount()).isEqualTo(1);
         assertThat(calls).containsSubsequence("p0 commit ended", "p0 closed");
         assertExactlyOnce(loads.subList(0, 2));
+    }
+
+    /**
+     * A commit that times out on the committing thread leaves its producer unusable, never aborted by the client (ADR
+     * 11): the loop learns of it when it hands over the next batch, makes both producers anew once nothing is in
+     * flight, and redoes both batches from the committed offsets.
+     */
+    @Test
+    void aCommitThatTimesOutOnTheCommittingThreadMakesBothProducersAnew() {
+        p0.commitTransactionException = new TimeoutException("Timeout expired after 60000ms while awaiting EndTxn(true)");
+        List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> add(2)); // the second batch, sent on p1 while p0's commit times out
+        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
+        consumer.schedulePollTask(() -> redeliver(0, 1, 2)); // after the new producers rewound: nothing was committed
+
+        start(made(p0, "q0", anew), made(p1, "q1", anew));
+        await().atMost(Duration.ofSeconds(10)).until(() -> anew.stream().mapToLong(MockProducer::commitCount).sum() == 1);
+
+        assertThat(p0.transactionAborted()).as("no client-side abort after a timeout").isFalse();
+        assertThat(p0.closed()).isTrue();
+        assertThat(p1.closed()).isTrue();
+        assertThat(anew).extracting(producer -> producer.name).containsExactly("q0", "q1");
+        assertThat(registry.counter("pa.worker.producer.recreated").count()).isEqualTo(1);
+        MockClients.assertExactlyOnce(Stream.of(p0, p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
+        assertThat(loop.state()).isEqualTo(ResolverLoop.State.RUNNING);
+    }
+
+    /** The given producer first; every later call a new one, named so, noted in {@code anew}. */
+    private Supplier<MockProducer<byte[], byte[]>> made(LoggingProducer first, String later, List<LoggingProducer> anew) {
+        AtomicLong calls = new AtomicLong();
+        return () -> {
+            if (calls.getAndIncrement() == 0) {
+                return first;
+            }
+            LoggingProducer producer = new LoggingProducer(later);
+            anew.add(producer);
+            return producer;
+        };
     }
 
     /** Rights that name the first transactional id only: the loop commits one batch at a time on it, as before. */
