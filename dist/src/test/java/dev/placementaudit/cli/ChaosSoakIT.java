@@ -284,12 +284,13 @@ class ChaosSoakIT {
         // worker's own exactly-once is checked on its topic, as any read_committed consumer of it sees it.
         List<ConsumerRecord<byte[], byte[]>> resolved = TopicReader.readCommitted(broker, "load-resolved", (int) expected, Duration.ofSeconds(60),
                 Duration.ofSeconds(3));
-        Map<UUID, Long> summaries = resolved.stream().collect(Collectors.groupingBy(r -> RESOLVED.decode(r.value()).getLoadId(), Collectors.counting()));
+        Map<UUID, Long> summaries = new HashMap<>();
         // The store orders a deployment's history by its summaries' place in the log (ADR 6), so they must keep the order
         // of their loads in model-loads through the kills, the outages and the worker's overlapping commits (ADR 19).
         Map<String, Long> lastSource = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> record : resolved) {
             LoadResolved summary = RESOLVED.decode(record.value());
+            summaries.merge(summary.getLoadId(), 1L, Long::sum);
             String stream = record.partition() + "<-" + summary.getSourcePartition();
             Long before = lastSource.put(stream, summary.getSourceOffset());
             assertThat(before == null || before < summary.getSourceOffset())

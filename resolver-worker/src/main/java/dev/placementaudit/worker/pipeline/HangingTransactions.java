@@ -36,9 +36,10 @@ import java.util.concurrent.TimeUnit;
  * commit had begun and bumped the epoch, so a transaction of the same producer id with an older epoch can never commit
  * and is hanging by definition. This is what {@code kafka-transactions.sh find-hanging} and {@code abort} do, limited to
  * this worker's own producer id and the partitions it writes. Without the rights to do it (describe and write on the
- * cluster), it says what an operator should run and goes on.
+ * cluster), it says what an operator should run and goes on. The admin client is the worker's, shared by its producers'
+ * lookups, and closed by the worker.
  */
-final class HangingTransactions implements LeftOpen, AutoCloseable {
+final class HangingTransactions implements LeftOpen {
     private static final Logger LOG = LoggerFactory.getLogger(HangingTransactions.class);
 
     private final Admin admin;
@@ -136,10 +137,5 @@ final class HangingTransactions implements LeftOpen, AutoCloseable {
             Thread.currentThread().interrupt();
             throw new KafkaException("interrupted looking for transactions left open", e);
         }
-    }
-
-    @Override
-    public void close() {
-        admin.close(Duration.ofSeconds(5));
     }
 }

@@ -107,7 +107,7 @@ public final class ResolverLoop extends ConsumerLoop {
     /** Which producer the next transaction is on. */
     private int turn;
     /** The previous batch's commit, running on the committing thread; only ever touched on the loop thread. */
-    private Committing committing;
+    private Future<?> committing;
     /** Fenced, and nothing committed since the producers were made anew: a second fencing now means another instance. */
     private volatile boolean fencedSinceCommit;
     /** A commit that failed while a rebalance waited for it in the regular poll, handled once that poll returns. */
@@ -339,10 +339,10 @@ public final class ResolverLoop extends ConsumerLoop {
             }
             metrics.phase(Phase.COMMITTING, System.nanoTime() - committing);
             return true;
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
-                 | FencedInstanceIdException | TransactionalProducer.Unusable e) {
-            throw e;
         } catch (KafkaException e) {
+            if (passesThrough(e)) {
+                throw e;
+            }
             open = null;
             abortAndRewind(e);
             // A rebalance is not the batch's fault; anything else might be one record's, so isolate it next time.
@@ -368,8 +368,7 @@ public final class ResolverLoop extends ConsumerLoop {
         TransactionalProducer producer = producer();
         producer.flush();
         ConsumerGroupMetadata group = consumer.groupMetadata();
-        Future<?> done = committer.submit(() -> commitHandedOver(producer, transaction, group, sample));
-        committing = new Committing(done);
+        committing = committer.submit(() -> commitHandedOver(producer, transaction, group, sample));
         turn = (turn + 1) % producers.size();
     }
 
@@ -380,18 +379,26 @@ public final class ResolverLoop extends ConsumerLoop {
     private void commitHandedOver(TransactionalProducer producer, OpenTransaction transaction, ConsumerGroupMetadata group, Timer.Sample sample) {
         try {
             producer.commit(transaction.offsets, group);
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
-                 | FencedInstanceIdException | TransactionalProducer.Unusable e) {
-            throw e;
         } catch (KafkaException e) {
-            producer.abortQuietly();
-            metrics.aborted();
+            if (!passesThrough(e)) {
+                producer.abortQuietly();
+                metrics.aborted();
+            }
             throw e;
         }
         fencedSinceCommit = false;
         metrics.committed(transaction.outcome.loads, transaction.outcome.deadLetters);
         vitals().progressed();
         sample.stop(metrics.batchTimer());
+    }
+
+    /**
+     * The errors that no abort answers, let through by every transaction's catch: the producer is made anew
+     * ({@link #step}), or the loop stops.
+     */
+    private static boolean passesThrough(KafkaException e) {
+        return e instanceof ProducerFencedException || e instanceof InvalidProducerEpochException || e instanceof OutOfOrderSequenceException
+                || e instanceof AuthorizationException || e instanceof FencedInstanceIdException || e instanceof TransactionalProducer.Unusable;
     }
 
     /**
@@ -402,7 +409,7 @@ public final class ResolverLoop extends ConsumerLoop {
         if (committing == null) {
             return null;
         }
-        Future<?> done = committing.done();
+        Future<?> done = committing;
         committing = null;
         try {
             done.get();
@@ -424,10 +431,8 @@ public final class ResolverLoop extends ConsumerLoop {
      * on, it is made anew.
      */
     private void afterFailedCommit(KafkaException failed) {
-        if (failed instanceof ProducerFencedException || failed instanceof InvalidProducerEpochException
-                || failed instanceof OutOfOrderSequenceException || failed instanceof AuthorizationException
-                || failed instanceof FencedInstanceIdException || failed instanceof TransactionalProducer.Unusable) {
-            throw failed; // the same errors processBatch lets through: the producer is made anew, or the loop stops
+        if (passesThrough(failed)) {
+            throw failed;
         }
         LOG.warn("the previous batch's commit failed; redoing from the committed offsets: {}", failed.toString());
         rewind();
@@ -507,11 +512,7 @@ public final class ResolverLoop extends ConsumerLoop {
 
     /** One transaction per record; the record whose outputs cannot be produced is dead-lettered on its own. */
     private boolean processOneByOne(List<ConsumerRecord<byte[], byte[]>> records) {
-        KafkaException previous = awaitCommit();
-        if (previous != null) {
-            afterFailedCommit(previous);
-            return false;
-        }
+        // Nothing is in flight: isolation follows a rewind, which waited for the commit in flight.
         LOG.warn("isolating {} records after a failed transaction", records.size());
         for (ConsumerRecord<byte[], byte[]> record : records) {
             KafkaException failed = tryAlone(record);
@@ -526,10 +527,10 @@ public final class ResolverLoop extends ConsumerLoop {
                 producer().begin();
                 deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
                 commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
-            } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
-                     | FencedInstanceIdException | TransactionalProducer.Unusable e) {
-                throw e;
             } catch (KafkaException e) {
+                if (passesThrough(e)) {
+                    throw e;
+                }
                 abortAndRewind(e);
                 return false;
             }
@@ -546,10 +547,10 @@ public final class ResolverLoop extends ConsumerLoop {
             send(prepared, outcome);
             commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
             return null;
-        } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException
-                 | FencedInstanceIdException | TransactionalProducer.Unusable e) {
-            throw e;
         } catch (KafkaException e) {
+            if (passesThrough(e)) {
+                throw e;
+            }
             producer().abortQuietly();
             metrics.aborted();
             return e;
@@ -684,9 +685,5 @@ public final class ResolverLoop extends ConsumerLoop {
                 LOG.debug("abort in rebalance callback failed: {}", fatal.toString());
             }
         }
-    }
-
-    /** A batch's commit running on the committing thread. */
-    private record Committing(Future<?> done) {
     }
 }

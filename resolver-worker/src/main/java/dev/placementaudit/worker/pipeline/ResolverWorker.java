@@ -142,10 +142,6 @@ public final class ResolverWorker extends ConsumerService {
         return kafka;
     }
 
-    static Map<String, Object> producerConfig(WorkerConfig config) {
-        return producerConfig(config, config.transactionalId(), "");
-    }
-
     /** @param clientSuffix added to the client id, given or not, so the two producers' client metrics stay apart */
     static Map<String, Object> producerConfig(WorkerConfig config, String transactionalId, String clientSuffix) {
         Map<String, Object> kafka = new HashMap<>(config.kafka());
