@@ -32,10 +32,16 @@ import java.util.concurrent.TimeUnit;
  * records follow, and the batch is redone: its loads resolved twice. On the group's offsets partition the pending offsets
  * make {@code committed()} answer "unstable" for ever, and the worker cannot rewind.
  *
- * <p>Safe because it runs only after {@code initTransactions} returned: the coordinator has then completed whatever
- * commit had begun and bumped the epoch, so a transaction of the same producer id with an older epoch can never commit
- * and is hanging by definition. This is what {@code kafka-transactions.sh find-hanging} and {@code abort} do, limited to
- * this worker's own producer id and the partitions it writes. Without the rights to do it (describe and write on the
+ * <p>It runs only after {@code initTransactions} returned: the coordinator has then completed whatever commit had begun
+ * and bumped the epoch, so a transaction of the same producer id with an older epoch will never get its marker there
+ * and is hanging by definition. That does not say it was aborted: with Kafka 4.4 and a broker killed for 3 s
+ * (WorkerBrokerOutageTest), a transaction whose commit the worker had seen succeed came back with its commit marker on
+ * the output partitions and none on the offsets partition, and another with no marker anywhere; this abort then takes
+ * away its offsets, or all of it. The loop tells the two apart by what was aborted: offsets only, it resumes after what
+ * it saw commit and commits those offsets again (its loads are not resolved twice); an output partition too, it redoes
+ * from the group's offsets (a load twice rather than none: the store keeps one). This is what
+ * {@code kafka-transactions.sh find-hanging} and {@code abort} do, limited to this worker's own producer id and the
+ * partitions it writes. Without the rights to do it (describe and write on the
  * cluster), it says what an operator should run and goes on. The admin client is the worker's, shared by its producers'
  * lookups, and closed by the worker.
  */
@@ -64,7 +70,7 @@ final class HangingTransactions implements LeftOpen {
      * @throws KafkaException when the broker does not answer in time (the caller retries, as it does for the producer)
      */
     @Override
-    public int abortLeftOpen() {
+    public List<TopicPartition> abortLeftOpen() {
         try {
             TransactionDescription current = get(admin.describeTransactions(List.of(transactionalId)).description(transactionalId));
             List<AbortTransactionSpec> hanging = leftOpen(current.producerId(), current.producerEpoch(), producersOn(partitionsWritten()));
@@ -73,7 +79,7 @@ final class HangingTransactions implements LeftOpen {
                         abort.producerId(), abort.producerEpoch(), current.producerEpoch());
                 get(admin.abortTransaction(abort).all());
             }
-            return hanging.size();
+            return hanging.stream().map(AbortTransactionSpec::topicPartition).toList();
         } catch (AuthorizationException e) {
             if (!warnedUnauthorized) {
                 warnedUnauthorized = true;
@@ -82,7 +88,7 @@ final class HangingTransactions implements LeftOpen {
                         + "and abort those of transactional id {}'s producer id with `kafka-transactions.sh abort`; or grant this "
                         + "principal Alter on the cluster", e.getMessage(), outputTopics, transactionalId);
             }
-            return 0;
+            return List.of();
         }
     }
 
