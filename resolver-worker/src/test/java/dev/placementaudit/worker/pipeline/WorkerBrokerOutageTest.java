@@ -91,7 +91,8 @@ class WorkerBrokerOutageTest {
         }
         List<ConsumerRecord<byte[], byte[]>> records = h.resolvedRecords(total);
         List<LoadResolved> summaries = records.stream().map(r -> WorkerHarness.RESOLVED.decode(r.value())).toList();
-        assertThat(summaries).as(() -> "each load resolved once, read_committed; twice:\n" + twice(records) + "the topic's log:\n"
+        assertThat(summaries).as(() -> "each load resolved once, read_committed; twice:\n" + twice(records) + "transactions open on it now: "
+                        + h.openTransactions(h.resolved) + "\nthe topic's log:\n"
                         + TopicLog.describe(broker.dataDirectory(), h.resolved))
                 .extracting(LoadResolved::getLoadId)
                 .containsExactlyInAnyOrderElementsOf(loads.stream().map(ModelLoaded::getLoadId).toList());
@@ -106,9 +107,14 @@ class WorkerBrokerOutageTest {
         try {
             await().atMost(Duration.ofSeconds(150)).until(() -> h.resolved(0).size() >= count);
         } catch (ConditionTimeoutException e) {
+            // Short summaries with every offset committed are either a transaction hanging on an output (no marker: readers
+            // stop at it) or one aborted there after its offsets committed (lost): the output's log and the transactions
+            // still open on it tell which.
             throw new AssertionError("fewer than " + count + " loads resolved within 150 s; the group's offsets as the broker logged them "
                     + "(a transactional commit with no marker after it leaves them unstable):\n"
-                    + TopicLog.describe(broker.dataDirectory(), "__consumer_offsets"), e);
+                    + TopicLog.describe(broker.dataDirectory(), "__consumer_offsets")
+                    + "transactions open on " + h.resolved + " now: " + h.openTransactions(h.resolved) + "\n"
+                    + "its log:\n" + TopicLog.describe(broker.dataDirectory(), h.resolved), e);
         }
     }
 

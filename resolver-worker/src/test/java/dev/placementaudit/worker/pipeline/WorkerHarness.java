@@ -10,20 +10,25 @@ import dev.placementaudit.testkit.TopicReader;
 import dev.placementaudit.worker.WorkerConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 
 /** One test's topics on the shared broker, and the ways a test feeds and reads them. */
 final class WorkerHarness {
@@ -97,6 +102,22 @@ final class WorkerHarness {
             }
         }
         return written;
+    }
+
+    /** Per partition of {@code topic}, the producers with a transaction open there (id, epoch, first offset), as the broker says now. */
+    String openTransactions(String topic) {
+        try (Admin admin = Admin.create(broker.clientConfig())) {
+            int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions().size();
+            List<TopicPartition> all = IntStream.range(0, partitions).mapToObj(p -> new TopicPartition(topic, p)).toList();
+            Map<TopicPartition, String> open = new TreeMap<>(Comparator.comparingInt(TopicPartition::partition));
+            admin.describeProducers(all).all().get(10, TimeUnit.SECONDS).forEach((partition, state) -> open.put(partition, state.activeProducers().stream()
+                    .filter(p -> p.currentTransactionStartOffset().isPresent())
+                    .map(p -> "pid " + p.producerId() + " epoch " + p.producerEpoch() + " from " + p.currentTransactionStartOffset().getAsLong())
+                    .toList().toString()));
+            return open.toString();
+        } catch (Exception e) {
+            return "(could not ask: " + e + ")";
+        }
     }
 
     List<AllocationDecided> decisions(int atLeast) {
