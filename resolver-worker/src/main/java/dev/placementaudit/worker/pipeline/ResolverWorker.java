@@ -34,13 +34,13 @@ public final class ResolverWorker extends ConsumerService {
 
     private final WorkerConfig config;
     private final ResolverLoop loop;
-    private final List<AutoCloseable> clientMetrics;
+    private final List<AutoCloseable> resources;
 
-    private ResolverWorker(WorkerConfig config, ResolverLoop loop, List<AutoCloseable> clientMetrics) {
+    private ResolverWorker(WorkerConfig config, ResolverLoop loop, List<AutoCloseable> resources) {
         super("resolver-worker " + config.instanceId(), loop, LOG);
         this.config = config;
         this.loop = loop;
-        this.clientMetrics = clientMetrics;
+        this.resources = resources;
     }
 
     /** @throws dev.placementaudit.service.cli.CommandFailure when no broker answers within {@code connect.timeout} */
@@ -61,17 +61,23 @@ public final class ResolverWorker extends ConsumerService {
             retire(config, config.secondTransactionalId());
         }
         List<Supplier<Producer<byte[], byte[]>>> producers = new ArrayList<>();
-        List<LeftOpen> hanging = new ArrayList<>();
-        List<AutoCloseable> resources = new ArrayList<>(List.of(consumerMetrics, admin));
+        List<HangingTransactions> hanging = new ArrayList<>();
+        List<AutoCloseable> made = new ArrayList<>();
         for (int i = 0; i < ids.size(); i++) {
-            Producers made = new Producers(config, ids.get(i), i == 0 ? "" : "-2", registry);
-            producers.add(made);
+            Producers factory = new Producers(config, ids.get(i), i == 0 ? "" : "-2", registry);
+            producers.add(factory);
             hanging.add(new HangingTransactions(admin, ids.get(i), written, config.groupId(), config.connectTimeout()));
-            resources.add(made);
+            made.add(factory);
         }
-        ResolverLoop loop = new ResolverLoop(config, consumer, producers, hanging, new WorkerMetrics(registry),
+        WorkerMetrics metrics = new WorkerMetrics(registry);
+        HangingSweep sweep = new HangingSweep(hanging, metrics, Clock.systemUTC(), config.transactionTimeout());
+        // Closed in this order: the sweep stops before the admin client it uses is closed.
+        List<AutoCloseable> resources = new ArrayList<>(List.of(sweep, consumerMetrics, admin));
+        resources.addAll(made);
+        ResolverLoop loop = new ResolverLoop(config, consumer, producers, List.<LeftOpen>copyOf(hanging), metrics,
                 new LoadResolution(WorkerVersion.resolverVersion()), Clock.systemUTC());
         loop.start("resolver-loop-" + config.instanceId());
+        sweep.start("hanging-transactions-" + config.instanceId());
         ResolverWorker worker = new ResolverWorker(config, loop, resources);
         worker.serve(config.http(), registry, routes -> { });
         LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
@@ -183,14 +189,17 @@ public final class ResolverWorker extends ConsumerService {
         return problems;
     }
 
-    /** The batch in hand has committed (or aborted) and the loop's clients are closed; their metrics go. */
+    /**
+     * The batch in hand has committed (or aborted) and the loop's clients are closed: the sweep for hanging transactions
+     * stops, then the clients' metrics and the admin client go.
+     */
     @Override
     protected void closeResources() {
-        for (AutoCloseable metrics : clientMetrics) {
+        for (AutoCloseable resource : resources) {
             try {
-                metrics.close();
+                resource.close();
             } catch (Exception e) {
-                LOG.debug("closing client metrics failed: {}", e.toString());
+                LOG.debug("closing {} failed: {}", resource, e.toString());
             }
         }
     }

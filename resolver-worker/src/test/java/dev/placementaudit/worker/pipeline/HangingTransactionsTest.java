@@ -5,11 +5,15 @@ import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -53,5 +57,82 @@ class HangingTransactionsTest {
     @Test
     void nothingLeftOpenIsNothingAborted() {
         assertThat(HangingTransactions.leftOpen(OURS, NOW, Map.of(DECIDED, List.of(closed(OURS, 316)), RESOLVED, List.of()))).isEmpty();
+    }
+
+    // The sweep that runs after the look at recovery: a transaction still open a while later, not the coordinator's live one.
+
+    private static final Duration MIN_AGE = Duration.ofSeconds(30);
+    private static final Instant T0 = Instant.parse("2026-12-06T10:00:00Z");
+    private static final HangingTransactions.Live FINISHED = new HangingTransactions.Live(OURS, NOW, false, Set.of());
+
+    private static Map<TopicPartition, List<ProducerState>> openOn(TopicPartition partition, ProducerState... states) {
+        return Map.of(partition, List.of(states));
+    }
+
+    private static ProducerState openFrom(long producerId, int epoch, long startOffset) {
+        return new ProducerState(producerId, epoch, 5, 1_000L, OptionalInt.of(4), OptionalLong.of(startOffset));
+    }
+
+    @Test
+    void aTransactionStillOpenAfterTheTransactionTimeoutAndItsMarginIsAborted() {
+        Map<HangingTransactions.Open, Instant> seen = new HashMap<>();
+        Map<TopicPartition, List<ProducerState>> hangingOnResolved = openOn(RESOLVED, openFrom(OURS, 315, 900));
+
+        assertThat(HangingTransactions.stillOpen(seen, Set.of(OURS), FINISHED, hangingOnResolved, T0, MIN_AGE))
+                .as("first seen: it may be about to get its marker").isEmpty();
+        assertThat(HangingTransactions.stillOpen(seen, Set.of(OURS), FINISHED, hangingOnResolved, T0.plus(MIN_AGE).minusMillis(1), MIN_AGE))
+                .as("younger than the timeout and its margin").isEmpty();
+        List<AbortTransactionSpec> aborted = HangingTransactions.stillOpen(seen, Set.of(OURS), FINISHED, hangingOnResolved, T0.plus(MIN_AGE), MIN_AGE);
+
+        assertThat(aborted).singleElement().satisfies(abort -> {
+            assertThat(abort.topicPartition()).isEqualTo(RESOLVED);
+            assertThat(abort.producerId()).isEqualTo(OURS);
+            assertThat(abort.producerEpoch()).isEqualTo((short) 315);
+            assertThat(abort.coordinatorEpoch()).isEqualTo(4);
+        });
+    }
+
+    @Test
+    void theCoordinatorsLiveTransactionIsNeverSweptHoweverOld() {
+        Map<HangingTransactions.Open, Instant> seen = new HashMap<>();
+        HangingTransactions.Live live = new HangingTransactions.Live(OURS, NOW, true, Set.of(RESOLVED, DECIDED));
+        Map<TopicPartition, List<ProducerState>> open = openOn(RESOLVED, openFrom(OURS, NOW, 900));
+
+        HangingTransactions.stillOpen(seen, Set.of(OURS), live, open, T0, MIN_AGE);
+        assertThat(HangingTransactions.stillOpen(seen, Set.of(OURS), live, open, T0.plus(MIN_AGE.multipliedBy(10)), MIN_AGE)).isEmpty();
+        assertThat(seen).as("not even remembered").isEmpty();
+    }
+
+    @Test
+    void openWhereItsCoordinatorDoesNotKnowItIsHangingEvenAtTheLiveEpoch() {
+        Map<HangingTransactions.Open, Instant> seen = new HashMap<>();
+        HangingTransactions.Live live = new HangingTransactions.Live(OURS, NOW, true, Set.of(DECIDED));
+        Map<TopicPartition, List<ProducerState>> open = openOn(RESOLVED, openFrom(OURS, NOW, 900));
+
+        HangingTransactions.stillOpen(seen, Set.of(OURS), live, open, T0, MIN_AGE);
+        assertThat(HangingTransactions.stillOpen(seen, Set.of(OURS), live, open, T0.plus(MIN_AGE), MIN_AGE))
+                .extracting(AbortTransactionSpec::topicPartition).containsExactly(RESOLVED);
+    }
+
+    @Test
+    void anotherProducersTransactionIsNeverSweptAnEarlierIdOfOursIs() {
+        Map<HangingTransactions.Open, Instant> seen = new HashMap<>();
+        long earlierOfOurs = 3;
+        Map<TopicPartition, List<ProducerState>> open = openOn(DECIDED, openFrom(99, 12, 40), openFrom(earlierOfOurs, 32_000, 41));
+
+        HangingTransactions.stillOpen(seen, Set.of(OURS, earlierOfOurs), FINISHED, open, T0, MIN_AGE);
+        assertThat(HangingTransactions.stillOpen(seen, Set.of(OURS, earlierOfOurs), FINISHED, open, T0.plus(MIN_AGE), MIN_AGE))
+                .extracting(AbortTransactionSpec::producerId).containsExactly(earlierOfOurs);
+    }
+
+    @Test
+    void aTransactionThatClosedAndAnotherThatOpenedIsANewOneWhoseAgeStartsAgain() {
+        Map<HangingTransactions.Open, Instant> seen = new HashMap<>();
+        HangingTransactions.stillOpen(seen, Set.of(OURS), FINISHED, openOn(RESOLVED, openFrom(OURS, 315, 900)), T0, MIN_AGE);
+        assertThat(HangingTransactions.stillOpen(seen, Set.of(OURS), FINISHED, openOn(RESOLVED, openFrom(OURS, 315, 950)), T0.plus(MIN_AGE), MIN_AGE))
+                .as("another first offset: another transaction").isEmpty();
+        HangingTransactions.stillOpen(seen, Set.of(OURS), FINISHED, Map.of(RESOLVED, List.of(closed(OURS, 315))), T0.plus(MIN_AGE).plusSeconds(1), MIN_AGE);
+        assertThat(HangingTransactions.stillOpen(seen, Set.of(OURS), FINISHED, openOn(RESOLVED, openFrom(OURS, 315, 950)), T0.plus(MIN_AGE.multipliedBy(2)), MIN_AGE))
+                .as("closed in between: seen for the first time again").isEmpty();
     }
 }
