@@ -28,7 +28,6 @@ import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.internals.Topic;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +40,6 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -110,12 +108,6 @@ public final class ResolverLoop extends ConsumerLoop {
     private int turn;
     /** The previous batch's commit, running on the committing thread; only ever touched on the loop thread. */
     private Future<?> committing;
-    /**
-     * The offsets of the last transaction this worker saw commit, per input partition it owns (written on the loop or
-     * the committing thread): after an outage, a rewind does not go behind them when only the offsets' part of that
-     * transaction was lost (see {@link #recover}).
-     */
-    private final Map<TopicPartition, OffsetAndMetadata> committedHere = new ConcurrentHashMap<>();
     /** Fenced, and nothing committed since the producers were made anew: a second fencing now means another instance. */
     private volatile boolean fencedSinceCommit;
     /** A commit that failed while a rebalance waited for it in the regular poll, handled once that poll returns. */
@@ -276,8 +268,8 @@ public final class ResolverLoop extends ConsumerLoop {
                 for (TransactionalProducer producer : producers) {
                     producer.make();
                 }
-                boolean outputsAborted = abortLeftOpen();
-                recommit(Offsets.seekToCommitted(consumer, outputsAborted ? Map.of() : committedHere));
+                abortLeftOpen();
+                Offsets.seekToCommitted(consumer);
                 LOG.info("transactional producer made anew after {} attempt(s); resuming from the committed offsets", attempt + 1);
                 recovering = null;
                 return;
@@ -291,50 +283,12 @@ public final class ResolverLoop extends ConsumerLoop {
         }
     }
 
-    /**
-     * After the producer is made: what older incarnations left open is aborted before this one writes.
-     *
-     * @return whether a transaction was aborted on an output partition (not only on the group's offsets partition)
-     */
-    private boolean abortLeftOpen() {
-        boolean outputs = false;
+    /** After the producer is made: what older incarnations left open is aborted before this one writes. */
+    private void abortLeftOpen() {
         for (LeftOpen leftOpen : hanging) {
-            List<TopicPartition> aborted = leftOpen.abortLeftOpen();
-            if (!aborted.isEmpty()) {
-                metrics.hangingAborted(aborted.size());
-            }
-            outputs |= aborted.stream().anyMatch(partition -> !partition.topic().equals(Topic.GROUP_METADATA_TOPIC_NAME));
-        }
-        return outputs;
-    }
-
-    /**
-     * The group's committed offsets were behind what this worker saw commit, and no output partition had a transaction
-     * left open: the outage lost only the offsets' part of a committed transaction (its outputs have their commit
-     * markers), which the abort of what was left open took away. The loop resumes after what committed, instead of
-     * resolving those loads a second time, and commits those offsets again in a transaction of their own, so that a
-     * worker starting after a crash does not go back either; if that fails, the next batch's commit moves them on.
-     * Where an output partition's part was aborted too, the transaction's outputs may be gone: the loop redoes from the
-     * group's offsets, a load twice rather than none ({@code seekToCommitted} is then given nothing of its own).
-     */
-    private void recommit(Map<TopicPartition, OffsetAndMetadata> behind) {
-        if (behind.isEmpty()) {
-            return;
-        }
-        LOG.warn("the group's committed offsets are behind what this worker saw commit, on {}, and only the offsets partition had a transaction "
-                + "left open: an outage lost that part of a committed transaction; resuming after what committed, not resolving those loads "
-                + "again, and committing those offsets again", behind);
-        metrics.offsetsRecommitted();
-        TransactionalProducer producer = producer();
-        try {
-            producer.begin();
-            producer.commit(behind, consumer.groupMetadata());
-        } catch (KafkaException e) {
-            LOG.warn("committing the offsets again failed ({}); the next batch's commit moves them on", e.toString());
-            try {
-                producer.abortQuietly();
-            } catch (KafkaException unusable) {
-                LOG.debug("the producer is made anew by the next batch: {}", unusable.toString());
+            int aborted = leftOpen.abortLeftOpen();
+            if (aborted > 0) {
+                metrics.hangingAborted(aborted);
             }
         }
     }
@@ -425,7 +379,6 @@ public final class ResolverLoop extends ConsumerLoop {
     private void commitHandedOver(TransactionalProducer producer, OpenTransaction transaction, ConsumerGroupMetadata group, Timer.Sample sample) {
         try {
             producer.commit(transaction.offsets, group);
-            committedHere.putAll(transaction.offsets);
         } catch (KafkaException e) {
             if (!passesThrough(e)) {
                 producer.abortQuietly();
@@ -554,7 +507,7 @@ public final class ResolverLoop extends ConsumerLoop {
         ahead.forEach(Batch::cancel);
         ahead.clear();
         awaitCommit();
-        Offsets.seekToCommitted(consumer, Map.of());
+        Offsets.seekToCommitted(consumer);
     }
 
     /** One transaction per record; the record whose outputs cannot be produced is dead-lettered on its own. */
@@ -624,7 +577,6 @@ public final class ResolverLoop extends ConsumerLoop {
 
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
         producer().commit(offsets, consumer.groupMetadata());
-        committedHere.putAll(offsets);
         fencedSinceCommit = false;
         metrics.committed(outcome.loads, outcome.deadLetters);
         vitals().progressed();
@@ -673,15 +625,6 @@ public final class ResolverLoop extends ConsumerLoop {
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             LOG.info("partitions revoked: {}", partitions);
             dropAhead(partitions);
-            try {
-                settleRevoked();
-            } finally {
-                // Another worker may commit them from now on: what this one committed no longer says where they stand.
-                partitions.forEach(committedHere::remove);
-            }
-        }
-
-        private void settleRevoked() {
             // The previous batch's commit ends before the open one commits: never a later batch committed without it.
             if (settledPreviousFailed()) {
                 return;
@@ -702,16 +645,12 @@ public final class ResolverLoop extends ConsumerLoop {
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             LOG.warn("partitions lost: {}", partitions);
             dropAhead(partitions);
-            try {
-                if (settledPreviousFailed()) {
-                    return;
-                }
-                if (open != null && open.failure == null) {
-                    open.failure = new CommitFailedException("partitions " + partitions + " were lost with a transaction open; it is aborted");
-                    abortInCallback();
-                }
-            } finally {
-                partitions.forEach(committedHere::remove);
+            if (settledPreviousFailed()) {
+                return;
+            }
+            if (open != null && open.failure == null) {
+                open.failure = new CommitFailedException("partitions " + partitions + " were lost with a transaction open; it is aborted");
+                abortInCallback();
             }
         }
 

@@ -55,8 +55,6 @@ class ResolverLoopOverlapTest {
     private final LoggingProducer p0 = new LoggingProducer("p0");
     private final LoggingProducer p1 = new LoggingProducer("p1");
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    /** What each recovery's look for transactions left open aborts, per producer; nothing at start. */
-    private List<TopicPartition> abortedWhenMadeAnew = List.of();
     private ResolverLoop loop;
     private Thread thread;
 
@@ -79,9 +77,7 @@ class ResolverLoopOverlapTest {
     private void start(Supplier<MockProducer<byte[], byte[]>> first, Supplier<MockProducer<byte[], byte[]>> second) {
         WorkerConfig config = WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "unused:9092", "worker.input.topic", INPUT,
                 "worker.instance.id", "overlap-test", "worker.poll.timeout", "10ms", "worker.http.port", "-1")));
-        AtomicLong looks = new AtomicLong();
-        LeftOpen leftOpen = () -> looks.getAndIncrement() == 0 ? List.of() : abortedWhenMadeAnew;
-        loop = new ResolverLoop(config, consumer, List.of(first::get, second::get), List.of(leftOpen, LeftOpen.NONE),
+        loop = new ResolverLoop(config, consumer, List.of(first::get, second::get), List.of(LeftOpen.NONE, LeftOpen.NONE),
                 new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
         thread = new Thread(loop, "overlap-loop-under-test");
         thread.start();
@@ -210,58 +206,6 @@ class ResolverLoopOverlapTest {
         assertThat(registry.counter("pa.worker.producer.recreated").count()).isEqualTo(1);
         MockClients.assertExactlyOnce(Stream.of(p0, p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
         assertThat(loop.state()).isEqualTo(ResolverLoop.State.RUNNING);
-    }
-
-    /**
-     * An outage lost the offsets' part of a transaction that committed: its outputs have their commit markers, its part
-     * on the offsets partition none, and the look for transactions left open aborted that part. The group's committed
-     * offsets are behind what the loop saw commit (here none at all). Made anew, the loop resumes after what committed
-     * and commits those offsets again, instead of resolving the first batch's loads a second time.
-     */
-    @Test
-    void aTransactionWhoseOffsetsAloneAnOutageLostIsNotRedone() {
-        abortedWhenMadeAnew = List.of(new TopicPartition("__consumer_offsets", 0));
-        List<LoggingProducer> anew = committedThenOutage();
-
-        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 2);
-
-        assertThat(anew.get(0).consumerGroupOffsetsHistory()).as("the offsets committed again, then the redone second batch's")
-                .satisfies(history -> assertThat(history.get(0).values()).containsExactly(Map.of(P0, new OffsetAndMetadata(2))))
-                .satisfies(history -> assertThat(history.get(1).values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
-        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isEqualTo(1);
-        MockClients.assertExactlyOnce(Stream.of(p0, p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
-    }
-
-    /**
-     * The same outage, but the look for transactions left open aborted the committed transaction's part on an output
-     * partition too: its outputs may be gone, so the loop redoes from the group's offsets (a load twice rather than none).
-     */
-    @Test
-    void aTransactionWhoseOutputsWereAbortedTooIsRedone() {
-        abortedWhenMadeAnew = List.of(new TopicPartition("allocation-decided", 0), new TopicPartition("__consumer_offsets", 0));
-        List<LoggingProducer> anew = committedThenOutage();
-
-        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 1);
-
-        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isZero();
-        // The first batch's outputs, committed on p0, were aborted on the broker: what counts is what the new producers wrote.
-        MockClients.assertExactlyOnce(Stream.of(p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
-    }
-
-    /**
-     * The first batch commits on p0; the second's commit on p1 times out; both producers are made anew, and the broker
-     * offers every record again from the group's committed offsets (none, in the mock).
-     */
-    private List<LoggingProducer> committedThenOutage() {
-        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
-        List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
-        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
-        consumer.schedulePollTask(() -> add(2));
-        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
-        consumer.schedulePollTask(() -> { }); // idle: the loop learns of the timeout and makes both producers anew
-        consumer.schedulePollTask(() -> redeliver(0, 1, 2));
-        start(made(p0, "q0", anew), made(p1, "q1", anew));
-        return anew;
     }
 
     /** The given producer first; every later call a new one, named so, noted in {@code anew}. */
