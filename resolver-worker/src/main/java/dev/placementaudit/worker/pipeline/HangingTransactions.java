@@ -41,15 +41,16 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>It runs only after {@code initTransactions} returned: the coordinator has then completed whatever commit had begun
  * and bumped the epoch, so a transaction of the same producer id with an older epoch will never get its marker there
- * and is hanging by definition. That does not say the transaction was aborted: with Kafka 4.4 and a broker killed for
- * 3 s (WorkerBrokerOutageTest, while an experiment had both producers' records in flight), a transaction whose commit
- * the worker had seen succeed came back with its commit markers on the outputs and none on the offsets partition; this
- * abort then took its offsets away and its batch was redone, two loads resolved twice. Kafka's {@code abortTransaction}
- * can only abort; a fix that resumed after what the worker saw commit was tried and taken back (docs/benchmarks.md).
- * This is what {@code kafka-transactions.sh find-hanging} and {@code abort} do, limited to
- * this worker's own producer id and the partitions it writes. The look runs at each recovery ({@link #abortLeftOpen})
- * and, since one can be left where that look did not see it, again every so often while the worker runs
- * ({@link #sweep}, from {@link HangingSweep}). Without the rights to do it (describe and write on the
+ * and is hanging by definition. That does not say it was aborted: with Kafka 4.4 and a broker killed for 3 s
+ * (WorkerBrokerOutageTest), a transaction whose commit the worker had seen succeed came back with its commit markers on
+ * the output partitions and none on the offsets partition, and another with no marker anywhere; this abort then takes
+ * away its offsets, or all of it. The loop tells the two apart by what was aborted: offsets only, it resumes after what
+ * it saw commit and commits those offsets again (its loads are not resolved twice); an output partition too, it redoes
+ * from the group's offsets (a load twice rather than none: the store keeps one). This is what
+ * {@code kafka-transactions.sh find-hanging} and {@code abort} do, limited to this worker's own producer id and the
+ * partitions it writes. The look runs at each recovery ({@link #abortLeftOpen}) and, since one can be left where that
+ * look did not see it, again every so often while the worker runs ({@link #sweep}, from {@link HangingSweep}). Without
+ * the rights to do it (describe and write on the
  * cluster), it says what an operator should run and goes on. The admin client is the worker's, shared by its producers'
  * lookups, and closed by the worker.
  */
@@ -85,7 +86,7 @@ final class HangingTransactions implements LeftOpen {
      * @throws KafkaException when the broker does not answer in time (the caller retries, as it does for the producer)
      */
     @Override
-    public int abortLeftOpen() {
+    public List<TopicPartition> abortLeftOpen() {
         try {
             TransactionDescription current = describe();
             List<AbortTransactionSpec> hanging = leftOpen(current.producerId(), current.producerEpoch(), producersOn(partitionsWritten()));
@@ -94,10 +95,10 @@ final class HangingTransactions implements LeftOpen {
                         abort.producerId(), abort.producerEpoch(), current.producerEpoch());
                 get(admin.abortTransaction(abort).all());
             }
-            return hanging.size();
+            return hanging.stream().map(AbortTransactionSpec::topicPartition).toList();
         } catch (AuthorizationException e) {
             warnUnauthorized(e);
-            return 0;
+            return List.of();
         }
     }
 

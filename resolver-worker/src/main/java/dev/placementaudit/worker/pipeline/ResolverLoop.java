@@ -19,6 +19,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
@@ -28,6 +29,7 @@ import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.internals.Topic;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,11 +37,13 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -108,6 +112,14 @@ public final class ResolverLoop extends ConsumerLoop {
     private int turn;
     /** The previous batch's commit, running on the committing thread; only ever touched on the loop thread. */
     private Future<?> committing;
+    /**
+     * The offsets of the last transaction this worker saw commit, per input partition it owns (written on the loop or
+     * the committing thread): after an outage, a rewind does not go behind them when only the offsets' part of that
+     * transaction was lost (see {@link #recover}).
+     */
+    private final Map<TopicPartition, SeenCommit> committedHere = new ConcurrentHashMap<>();
+    /** Reads a committed transaction's first record read_committed: the proof that it committed (see {@link #recover}). */
+    private final CommitWitness witness;
     /** Fenced, and nothing committed since the producers were made anew: a second fencing now means another instance. */
     private volatile boolean fencedSinceCommit;
     /** A commit that failed while a rebalance waited for it in the regular poll, handled once that poll returns. */
@@ -127,16 +139,17 @@ public final class ResolverLoop extends ConsumerLoop {
     /** A loop with one transactional producer: each batch commits before the next one's outputs are sent. */
     public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Supplier<Producer<byte[], byte[]>> producers,
                         WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
-        this(config, consumer, List.of(producers), List.of(LeftOpen.NONE), metrics, resolution, clock);
+        this(config, consumer, List.of(producers), List.of(LeftOpen.NONE), CommitWitness.NONE, metrics, resolution, clock);
     }
 
     /**
      * @param producers one supplier per transactional id: with two, a batch commits on one producer while the next
      *                  batch's outputs are sent on the other
      * @param hanging   per producer, asked each time it is made to abort what an older incarnation left open
+     * @param witness   proves, after an outage, that a transaction the worker saw commit did commit
      */
     ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, List<Supplier<Producer<byte[], byte[]>>> producers,
-                 List<LeftOpen> hanging, WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
+                 List<LeftOpen> hanging, CommitWitness witness, WorkerMetrics metrics, LoadResolution resolution, Clock clock) {
         super("resolver loop", consumer, new ConsumerVitals(config.healthBound(), clock), LOG);
         if (producers.isEmpty() || producers.size() > 2 || hanging.size() != producers.size()) {
             throw new IllegalArgumentException("one or two producers, each with what finds its transactions left open");
@@ -148,6 +161,7 @@ public final class ResolverLoop extends ConsumerLoop {
         this.clock = clock;
         this.resolution = resolution;
         this.preparation = new RecordPreparation(config, resolution, clock);
+        this.witness = witness;
     }
 
     @Override
@@ -268,8 +282,13 @@ public final class ResolverLoop extends ConsumerLoop {
                 for (TransactionalProducer producer : producers) {
                     producer.make();
                 }
-                abortLeftOpen();
-                Offsets.seekToCommitted(consumer);
+                boolean outputsAborted = abortLeftOpen();
+                Map<TopicPartition, OffsetAndMetadata> putBack = Offsets.seekToCommitted(consumer,
+                        committed -> outputsAborted ? Map.of() : provenAhead(committed));
+                // What this worker saw commit before now proves nothing at the next outage: the group's offsets are
+                // settled from here, and a commit seen before may since have been aborted whole (see provenAhead).
+                committedHere.clear();
+                recommit(putBack);
                 LOG.info("transactional producer made anew after {} attempt(s); resuming from the committed offsets", attempt + 1);
                 recovering = null;
                 return;
@@ -283,12 +302,107 @@ public final class ResolverLoop extends ConsumerLoop {
         }
     }
 
-    /** After the producer is made: what older incarnations left open is aborted before this one writes. */
-    private void abortLeftOpen() {
+    /**
+     * After the producer is made: what older incarnations left open is aborted before this one writes.
+     *
+     * @return whether a transaction was aborted on an output partition (not only on the group's offsets partition)
+     */
+    private boolean abortLeftOpen() {
+        boolean outputs = false;
         for (LeftOpen leftOpen : hanging) {
-            int aborted = leftOpen.abortLeftOpen();
-            if (aborted > 0) {
-                metrics.hangingAborted(aborted);
+            List<TopicPartition> aborted = leftOpen.abortLeftOpen();
+            if (!aborted.isEmpty()) {
+                metrics.hangingAborted(aborted.size());
+            }
+            outputs |= aborted.stream().anyMatch(partition -> !partition.topic().equals(Topic.GROUP_METADATA_TOPIC_NAME));
+        }
+        return outputs;
+    }
+
+    /**
+     * Where the group's committed offsets are behind what this worker saw commit, the offsets to resume from instead:
+     * those whose transaction's first record is visible read_committed. Seeing a commit succeed is not enough: an
+     * outage brought back a transaction the worker had seen commit with no marker anywhere, which the look for
+     * transactions left open then aborted whole; resuming after it lost its loads (the broker-outage test, twice, before
+     * this proof was asked for). A partition whose commit cannot be proven is redone from the group's offsets.
+     */
+    private Map<TopicPartition, OffsetAndMetadata> provenAhead(Map<TopicPartition, OffsetAndMetadata> committed) {
+        Map<TopicPartition, OffsetAndMetadata> ahead = new HashMap<>();
+        Map<SeenCommit, Boolean> proven = new HashMap<>();
+        committedHere.forEach((partition, seen) -> {
+            if (!committed.containsKey(partition)) {
+                return;
+            }
+            OffsetAndMetadata group = committed.get(partition);
+            if (group != null && group.offset() >= seen.offset().offset()) {
+                return;
+            }
+            boolean visible = proven.computeIfAbsent(new SeenCommit(null, seen.witnessPartition(), seen.witnessOffset()),
+                    key -> witness.visible(key.witnessPartition(), key.witnessOffset()));
+            if (visible) {
+                ahead.put(partition, seen.offset());
+            } else {
+                LOG.warn("the group's committed offset of {} ({}) is behind what this worker saw commit ({}), but that transaction's first record "
+                        + "({}@{}) is not visible read_committed: it did not commit after all; redoing from the group's offset", partition,
+                        group == null ? "none" : group.offset(), seen.offset().offset(), seen.witnessPartition(), seen.witnessOffset());
+            }
+        });
+        return ahead;
+    }
+
+    /**
+     * A commit succeeded: its offsets, and where its first record landed, are kept per input partition, for the next
+     * outage to prove it by. A transaction with no record has nothing to prove it by and is not kept.
+     */
+    private void noteCommitted(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
+        Future<RecordMetadata> first = outcome.witness;
+        if (first == null || !first.isDone()) {
+            return;
+        }
+        RecordMetadata written;
+        try {
+            written = first.get();
+        } catch (ExecutionException e) {
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        TopicPartition at = new TopicPartition(written.topic(), written.partition());
+        offsets.forEach((partition, offset) -> committedHere.put(partition, new SeenCommit(offset, at, written.offset())));
+    }
+
+    /** A commit this worker saw succeed: the input offset it committed, and where its transaction's first record landed. */
+    record SeenCommit(OffsetAndMetadata offset, TopicPartition witnessPartition, long witnessOffset) {
+    }
+
+    /**
+     * The group's committed offsets were behind what this worker saw commit, no output partition had a transaction left
+     * open, and the transaction's first record is visible read_committed: the outage lost only the offsets' part of a
+     * committed transaction (its outputs have their commit markers), which the abort of what was left open took away. The loop resumes after what committed, instead of
+     * resolving those loads a second time, and commits those offsets again in a transaction of their own, so that a
+     * worker starting after a crash does not go back either; if that fails, the next batch's commit moves them on.
+     * Where an output partition's part was aborted too, the transaction's outputs may be gone: the loop redoes from the
+     * group's offsets, a load twice rather than none ({@code seekToCommitted} is then given nothing of its own).
+     */
+    private void recommit(Map<TopicPartition, OffsetAndMetadata> behind) {
+        if (behind.isEmpty()) {
+            return;
+        }
+        LOG.warn("the group's committed offsets are behind what this worker saw commit, on {}, and only the offsets partition had a transaction "
+                + "left open: an outage lost that part of a committed transaction; resuming after what committed, not resolving those loads "
+                + "again, and committing those offsets again", behind);
+        metrics.offsetsRecommitted();
+        TransactionalProducer producer = producer();
+        try {
+            producer.begin();
+            producer.commit(behind, consumer.groupMetadata());
+        } catch (KafkaException e) {
+            LOG.warn("committing the offsets again failed ({}); the next batch's commit moves them on", e.toString());
+            try {
+                producer.abortQuietly();
+            } catch (KafkaException unusable) {
+                LOG.debug("the producer is made anew by the next batch: {}", unusable.toString());
             }
         }
     }
@@ -379,6 +493,7 @@ public final class ResolverLoop extends ConsumerLoop {
     private void commitHandedOver(TransactionalProducer producer, OpenTransaction transaction, ConsumerGroupMetadata group, Timer.Sample sample) {
         try {
             producer.commit(transaction.offsets, group);
+            noteCommitted(transaction.offsets, transaction.outcome);
         } catch (KafkaException e) {
             if (!passesThrough(e)) {
                 producer.abortQuietly();
@@ -507,7 +622,8 @@ public final class ResolverLoop extends ConsumerLoop {
         ahead.forEach(Batch::cancel);
         ahead.clear();
         awaitCommit();
-        Offsets.seekToCommitted(consumer);
+        Offsets.seekToCommitted(consumer, committed -> Map.of());
+        committedHere.clear();
     }
 
     /** One transaction per record; the record whose outputs cannot be produced is dead-lettered on its own. */
@@ -563,20 +679,22 @@ public final class ResolverLoop extends ConsumerLoop {
             return;
         }
         for (ProducerRecord<byte[], byte[]> output : prepared.outputs()) {
-            producer().send(output);
+            outcome.sent(producer().send(output));
         }
         outcome.resolved(prepared.summary());
     }
 
     private void deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field,
                             String error, Outcome outcome) {
-        producer().send(DeadLetter.of(config.deadLetterTopic(), record, reason, detail, field, error, resolution.resolverVersion(), clock.instant()));
+        outcome.sent(producer().send(DeadLetter.of(config.deadLetterTopic(), record, reason, detail, field, error, resolution.resolverVersion(),
+                clock.instant())));
         outcome.deadLettered(reason);
         LOG.warn("dead-lettered {}-{}@{} as {}/{}: {}", record.topic(), record.partition(), record.offset(), reason, detail, error);
     }
 
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
         producer().commit(offsets, consumer.groupMetadata());
+        noteCommitted(offsets, outcome);
         fencedSinceCommit = false;
         metrics.committed(outcome.loads, outcome.deadLetters);
         vitals().progressed();
@@ -625,6 +743,15 @@ public final class ResolverLoop extends ConsumerLoop {
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             LOG.info("partitions revoked: {}", partitions);
             dropAhead(partitions);
+            try {
+                settleRevoked();
+            } finally {
+                // Another worker may commit them from now on: what this one committed no longer says where they stand.
+                partitions.forEach(committedHere::remove);
+            }
+        }
+
+        private void settleRevoked() {
             // The previous batch's commit ends before the open one commits: never a later batch committed without it.
             if (settledPreviousFailed()) {
                 return;
@@ -645,12 +772,16 @@ public final class ResolverLoop extends ConsumerLoop {
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             LOG.warn("partitions lost: {}", partitions);
             dropAhead(partitions);
-            if (settledPreviousFailed()) {
-                return;
-            }
-            if (open != null && open.failure == null) {
-                open.failure = new CommitFailedException("partitions " + partitions + " were lost with a transaction open; it is aborted");
-                abortInCallback();
+            try {
+                if (settledPreviousFailed()) {
+                    return;
+                }
+                if (open != null && open.failure == null) {
+                    open.failure = new CommitFailedException("partitions " + partitions + " were lost with a transaction open; it is aborted");
+                    abortInCallback();
+                }
+            } finally {
+                partitions.forEach(committedHere::remove);
             }
         }
 

@@ -74,7 +74,8 @@ public final class ResolverWorker extends ConsumerService {
         // Closed in this order: the sweep stops before the admin client it uses is closed.
         List<AutoCloseable> resources = new ArrayList<>(List.of(sweep, consumerMetrics, admin));
         resources.addAll(made);
-        ResolverLoop loop = new ResolverLoop(config, consumer, producers, List.<LeftOpen>copyOf(hanging), metrics,
+        CommitWitness witness = new ReadCommittedWitness(config.kafka(), "resolver-" + config.instanceId() + "-witness", config.connectTimeout());
+        ResolverLoop loop = new ResolverLoop(config, consumer, producers, List.<LeftOpen>copyOf(hanging), witness, metrics,
                 new LoadResolution(WorkerVersion.resolverVersion()), Clock.systemUTC());
         loop.start("resolver-loop-" + config.instanceId());
         sweep.start("hanging-transactions-" + config.instanceId());

@@ -4,6 +4,7 @@ import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
@@ -13,6 +14,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
 /**
@@ -60,9 +62,9 @@ final class TransactionalProducer {
     }
 
     /** @throws Unusable when the record could not be handed to the client in time (no metadata, a full buffer) */
-    void send(ProducerRecord<byte[], byte[]> record) {
+    Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
         try {
-            producer.send(record);
+            return producer.send(record);
         } catch (KafkaException e) {
             throw unusableAfterTimeout(e);
         }

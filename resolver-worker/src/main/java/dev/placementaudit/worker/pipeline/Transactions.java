@@ -3,6 +3,7 @@ package dev.placementaudit.worker.pipeline;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.service.DeadLetter;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 
 /** What the loop keeps of a transaction: the one whose outputs are sent and not yet committed, and what each will have done. */
 final class Transactions {
@@ -28,10 +30,17 @@ final class Transactions {
         }
     }
 
-    /** What one transaction will have done once it commits. */
+    /** What one transaction will have done once it commits, and where its first record landed (its witness). */
     static final class Outcome {
         final List<LoadResolved> loads = new ArrayList<>();
         final Map<String, Integer> deadLetters = new HashMap<>();
+        Future<RecordMetadata> witness;
+
+        void sent(Future<RecordMetadata> record) {
+            if (witness == null) {
+                witness = record;
+            }
+        }
 
         void resolved(LoadResolved summary) {
             loads.add(summary);

@@ -56,6 +56,7 @@ public final class WorkerMetrics {
     private final Counter aborted;
     private final Counter producerRecreated;
     private final Counter hangingAborted;
+    private final Counter offsetsRecommitted;
     private final Counter runtimeReported;
     private final Counter diverged;
     private final Counter divergedLoads;
@@ -80,6 +81,10 @@ public final class WorkerMetrics {
                 .register(registry);
         hangingAborted = Counter.builder("pa.worker.hanging.transactions.aborted")
                 .description("transactions an older incarnation of the producer left open on a partition after a broker outage, aborted")
+                .register(registry);
+        offsetsRecommitted = Counter.builder("pa.worker.offsets.recommitted")
+                .description("rewinds after an outage that found the group's committed offsets behind this worker's last commit, with only the "
+                        + "offsets' part of it left open, and resumed after it instead of resolving those loads again")
                 .register(registry);
         runtimeReported = Counter.builder("pa.worker.runtime.reported.tensors")
                 .description("tensors whose load carried the runtime's own decision").register(registry);
@@ -124,6 +129,10 @@ public final class WorkerMetrics {
 
     public void aborted() {
         aborted.increment();
+    }
+
+    public void offsetsRecommitted() {
+        offsetsRecommitted.increment();
     }
 
     public void producerRecreated() {

@@ -55,6 +55,15 @@ class ResolverLoopOverlapTest {
     private final LoggingProducer p0 = new LoggingProducer("p0");
     private final LoggingProducer p1 = new LoggingProducer("p1");
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    /** What each recovery's look for transactions left open aborts, per producer; nothing at start. */
+    private volatile List<TopicPartition> abortedWhenMadeAnew = List.of();
+    /** What the read_committed witness answers, and each record it was asked about. */
+    private volatile boolean witnessSeesIt = true;
+    private final List<String> witnessed = Collections.synchronizedList(new ArrayList<>());
+    private final CommitWitness witness = (partition, offset) -> {
+        witnessed.add(partition + "@" + offset);
+        return witnessSeesIt;
+    };
     private ResolverLoop loop;
     private Thread thread;
 
@@ -77,7 +86,9 @@ class ResolverLoopOverlapTest {
     private void start(Supplier<MockProducer<byte[], byte[]>> first, Supplier<MockProducer<byte[], byte[]>> second) {
         WorkerConfig config = WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "unused:9092", "worker.input.topic", INPUT,
                 "worker.instance.id", "overlap-test", "worker.poll.timeout", "10ms", "worker.http.port", "-1")));
-        loop = new ResolverLoop(config, consumer, List.of(first::get, second::get), List.of(LeftOpen.NONE, LeftOpen.NONE),
+        AtomicLong looks = new AtomicLong();
+        LeftOpen leftOpen = () -> looks.getAndIncrement() == 0 ? List.of() : abortedWhenMadeAnew;
+        loop = new ResolverLoop(config, consumer, List.of(first::get, second::get), List.of(leftOpen, LeftOpen.NONE), witness,
                 new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
         thread = new Thread(loop, "overlap-loop-under-test");
         thread.start();
@@ -206,6 +217,120 @@ class ResolverLoopOverlapTest {
         assertThat(registry.counter("pa.worker.producer.recreated").count()).isEqualTo(1);
         MockClients.assertExactlyOnce(Stream.of(p0, p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
         assertThat(loop.state()).isEqualTo(ResolverLoop.State.RUNNING);
+    }
+
+    /**
+     * An outage lost the offsets' part of a transaction that committed: its outputs have their commit markers, its part
+     * on the offsets partition none, and the look for transactions left open aborted that part. The group's committed
+     * offsets are behind what the loop saw commit (here none at all). Made anew, the loop resumes after what committed
+     * and commits those offsets again, instead of resolving the first batch's loads a second time.
+     */
+    @Test
+    void aTransactionWhoseOffsetsAloneAnOutageLostIsNotRedone() {
+        abortedWhenMadeAnew = List.of(new TopicPartition("__consumer_offsets", 0));
+        List<LoggingProducer> anew = committedThenOutage();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 2);
+
+        assertThat(anew.get(0).consumerGroupOffsetsHistory()).as("the offsets committed again, then the redone second batch's")
+                .satisfies(history -> assertThat(history.get(0).values()).containsExactly(Map.of(P0, new OffsetAndMetadata(2))))
+                .satisfies(history -> assertThat(history.get(1).values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
+        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isEqualTo(1);
+        MockClients.assertExactlyOnce(Stream.of(p0, p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
+    }
+
+    /**
+     * The same outage, but the look for transactions left open aborted the committed transaction's part on an output
+     * partition too: its outputs may be gone, so the loop redoes from the group's offsets (a load twice rather than none).
+     */
+    @Test
+    void aTransactionWhoseOutputsWereAbortedTooIsRedone() {
+        abortedWhenMadeAnew = List.of(new TopicPartition("allocation-decided", 0), new TopicPartition("__consumer_offsets", 0));
+        List<LoggingProducer> anew = committedThenOutage();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 1);
+
+        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isZero();
+        // The first batch's outputs, committed on p0, were aborted on the broker: what counts is what the new producers wrote.
+        MockClients.assertExactlyOnce(Stream.of(p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
+    }
+
+    /**
+     * The same outage, but the first batch's record is not visible read_committed: the commit the loop saw succeed did
+     * not hold (an outage brought one back with no marker anywhere, aborted whole). It is redone, not skipped.
+     */
+    @Test
+    void aCommitWhoseFirstRecordIsNotVisibleIsRedoneNotSkipped() {
+        abortedWhenMadeAnew = List.of(new TopicPartition("__consumer_offsets", 0));
+        witnessSeesIt = false;
+        List<LoggingProducer> anew = committedThenOutage();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 1);
+
+        assertThat(witnessed).as("asked about the first batch's first record, once").hasSize(1);
+        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isZero();
+        MockClients.assertExactlyOnce(Stream.of(p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
+    }
+
+    /**
+     * Two outages in a row. At the first, the look aborted the first batch's outputs too (its commit, seen to succeed, did
+     * not hold), and the loop redoes it; the redo's commit times out. At the second, only the offsets partition had a
+     * transaction open: what the loop saw commit before the first outage is no evidence any more (it was just undone),
+     * so nothing is put back and nothing is skipped. Before the evidence was cleared at each recovery, the broker-outage
+     * test lost loads this way.
+     */
+    @Test
+    void whatWasSeenCommittedBeforeAnOutageIsNoEvidenceAtTheNext() {
+        abortedWhenMadeAnew = List.of(new TopicPartition("allocation-decided", 0), new TopicPartition("__consumer_offsets", 0));
+        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
+        List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> add(2));
+        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
+        consumer.schedulePollTask(() -> { }); // idle: the loop learns of the timeout and makes both producers anew
+        consumer.schedulePollTask(() -> {
+            abortedWhenMadeAnew = List.of(new TopicPartition("__consumer_offsets", 0)); // what the second outage leaves
+            redeliver(0, 1, 2); // redone on q0, whose commit times out
+        });
+        consumer.schedulePollTask(() -> { }); // idle: the second timeout is learnt, the producers made anew again
+        consumer.schedulePollTask(() -> redeliver(0, 1, 2));
+        AtomicLong made = new AtomicLong();
+        start(() -> {
+            long n = made.getAndIncrement();
+            if (n == 0) {
+                return p0;
+            }
+            LoggingProducer producer = new LoggingProducer("q" + n);
+            if (n == 1) {
+                producer.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
+            }
+            anew.add(producer);
+            return producer;
+        }, made(p1, "r", Collections.synchronizedList(new ArrayList<>())));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(1).commitCount() == 1);
+
+        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).as("nothing put back").isZero();
+        assertThat(witnessed).as("nothing to prove").isEmpty();
+        assertThat(anew.get(1).consumerGroupOffsetsHistory()).singleElement()
+                .satisfies(offsets -> assertThat(offsets.values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
+        assertThat(anew.get(1).history()).as("every load redone at the end, none skipped").hasSizeGreaterThanOrEqualTo(loads.size());
+    }
+
+    /**
+     * The first batch commits on p0; the second's commit on p1 times out; both producers are made anew, and the broker
+     * offers every record again from the group's committed offsets (none, in the mock).
+     */
+    private List<LoggingProducer> committedThenOutage() {
+        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
+        List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> add(2));
+        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
+        consumer.schedulePollTask(() -> { }); // idle: the loop learns of the timeout and makes both producers anew
+        consumer.schedulePollTask(() -> redeliver(0, 1, 2));
+        start(made(p0, "q0", anew), made(p1, "q1", anew));
+        return anew;
     }
 
     /** The given producer first; every later call a new one, named so, noted in {@code anew}. */
