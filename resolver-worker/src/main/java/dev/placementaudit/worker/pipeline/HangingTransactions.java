@@ -44,9 +44,10 @@ import java.util.concurrent.TimeUnit;
  * and is hanging by definition. That does not say it was aborted: with Kafka 4.4 and a broker killed for 3 s
  * (WorkerBrokerOutageTest), a transaction whose commit the worker had seen succeed came back with its commit markers on
  * the output partitions and none on the offsets partition, and another with no marker anywhere; this abort then takes
- * away its offsets, or all of it. The loop tells the two apart by what was aborted: offsets only, it resumes after what
- * it saw commit and commits those offsets again (its loads are not resolved twice); an output partition too, it redoes
- * from the group's offsets (a load twice rather than none: the store keeps one). This is what
+ * away its offsets, or all of it. The loop tells the two apart by what was aborted and by what it can read: offsets
+ * only, and the transaction's first record read read_committed ({@link CommitWitness}), it resumes after what it saw
+ * commit and commits those offsets again (its loads are not resolved twice); an output partition too, or a first record
+ * not visible, it redoes from the group's offsets (a load twice rather than none: the store keeps one). This is what
  * {@code kafka-transactions.sh find-hanging} and {@code abort} do, limited to this worker's own producer id and the
  * partitions it writes. The look runs at each recovery ({@link #abortLeftOpen}) and, since one can be left where that
  * look did not see it, again every so often while the worker runs ({@link #sweep}, from {@link HangingSweep}). Without
