@@ -2,20 +2,23 @@ package dev.placementaudit.worker.pipeline;
 
 import org.apache.kafka.common.TopicPartition;
 
+import java.util.Map;
+
 /**
  * Whether a record this worker sent in a transaction is visible to read_committed readers: what proves that the
  * transaction was decided commit, after an outage left its part on the group's offsets partition open. Seeing its
  * commit succeed does not prove it: a broker killed for 3 s (Kafka 4.4, {@code WorkerBrokerOutageTest}) brought back
  * a transaction whose commit the worker had seen succeed with no marker anywhere, which the look for transactions
- * left open then aborted whole.
+ * left open then aborted whole, and another committed on one output partition and aborted on another.
  */
 interface CommitWitness {
     /** For a loop whose broker cannot be read (Kafka's mock clients): nothing is proven, every batch is redone. */
-    CommitWitness NONE = (partition, offset) -> false;
+    CommitWitness NONE = records -> false;
 
     /**
-     * @return true when the record at {@code offset} of {@code partition} is read by a read_committed reader; false when
-     * it was aborted, or when that cannot be known in time (the caller then redoes: a load twice rather than none)
+     * @param records per partition, the offset of a record
+     * @return true when a read_committed reader reads every one of them; false when one was aborted, or when that cannot
+     * be known in time (the caller then redoes: a load twice rather than none)
      */
-    boolean visible(TopicPartition partition, long offset);
+    boolean visible(Map<TopicPartition, Long> records);
 }

@@ -26,6 +26,15 @@ final class Offsets {
         return offsets;
     }
 
+    /** Per partition, the offset of its first record among these. */
+    static Map<TopicPartition, Long> firstOffsets(List<ConsumerRecord<byte[], byte[]>> records) {
+        Map<TopicPartition, Long> first = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            first.putIfAbsent(partition(record), record.offset());
+        }
+        return first;
+    }
+
     static TopicPartition partition(ConsumerRecord<?, ?> record) {
         return new TopicPartition(record.topic(), record.partition());
     }

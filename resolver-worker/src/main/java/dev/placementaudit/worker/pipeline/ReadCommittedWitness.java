@@ -1,7 +1,7 @@
 package dev.placementaudit.worker.pipeline;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -32,30 +32,45 @@ final class ReadCommittedWitness implements CommitWitness {
         settings.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         settings.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        settings.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "1");
         this.timeout = timeout;
     }
 
     @Override
-    public boolean visible(TopicPartition partition, long offset) {
+    public boolean visible(Map<TopicPartition, Long> records) {
         long deadline = System.nanoTime() + timeout.toNanos();
+        Map<TopicPartition, Long> unread = new HashMap<>(records);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            consumer.assign(List.of(partition));
-            consumer.seek(partition, offset);
-            while (System.nanoTime() < deadline) {
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+            consumer.assign(unread.keySet());
+            unread.forEach(consumer::seek);
+            while (!unread.isEmpty() && System.nanoTime() < deadline) {
+                ConsumerRecords<byte[], byte[]> polled = consumer.poll(Duration.ofMillis(200));
+                for (TopicPartition partition : polled.partitions()) {
+                    Long wanted = unread.get(partition);
+                    if (wanted == null) {
+                        continue;
+                    }
                     // read_committed skips an aborted record: the first one returned at or after it says which.
-                    return record.offset() == offset;
+                    if (polled.records(partition).get(0).offset() != wanted) {
+                        LOG.warn("the record at {}@{} is not visible read_committed (aborted)", partition, wanted);
+                        return false;
+                    }
+                    unread.remove(partition);
+                    consumer.pause(List.of(partition));
                 }
-                if (consumer.position(partition, Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))) > offset) {
-                    return false;
+                for (Map.Entry<TopicPartition, Long> left : unread.entrySet()) {
+                    if (consumer.position(left.getKey(), Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))) > left.getValue()) {
+                        LOG.warn("the record at {}@{} is not visible read_committed (passed over)", left.getKey(), left.getValue());
+                        return false;
+                    }
                 }
             }
-            LOG.warn("could not tell within {} ms whether the record at {}@{} committed; redoing from the group's offsets", timeout.toMillis(),
-                    partition, offset);
-            return false;
+            if (!unread.isEmpty()) {
+                LOG.warn("could not tell within {} ms whether the records at {} committed; redoing from the group's offsets", timeout.toMillis(), unread);
+                return false;
+            }
+            return true;
         } catch (KafkaException e) {
-            LOG.warn("could not read {}@{} read_committed ({}); redoing from the group's offsets", partition, offset, e.toString());
+            LOG.warn("could not read {} read_committed ({}); redoing from the group's offsets", records, e.toString());
             return false;
         }
     }

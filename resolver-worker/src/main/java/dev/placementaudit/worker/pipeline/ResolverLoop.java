@@ -38,6 +38,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
@@ -117,7 +118,9 @@ public final class ResolverLoop extends ConsumerLoop {
      * the committing thread): after an outage, a rewind does not go behind them when only the offsets' part of that
      * transaction was lost (see {@link #recover}).
      */
-    private final Map<TopicPartition, SeenCommit> committedHere = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, List<SeenCommit>> committedHere = new ConcurrentHashMap<>();
+    /** How many of the last commits per input partition are kept as evidence: the one in flight, the one before, and margin. */
+    private static final int EVIDENCE = 4;
     /** Reads a committed transaction's first record read_committed: the proof that it committed (see {@link #recover}). */
     private final CommitWitness witness;
     /** Fenced, and nothing committed since the producers were made anew: a second fencing now means another instance. */
@@ -321,64 +324,110 @@ public final class ResolverLoop extends ConsumerLoop {
 
     /**
      * Where the group's committed offsets are behind what this worker saw commit, the offsets to resume from instead:
-     * those whose transaction's first record is visible read_committed. Seeing a commit succeed is not enough: an
-     * outage brought back a transaction the worker had seen commit with no marker anywhere, which the look for
-     * transactions left open then aborted whole; resuming after it lost its loads (the broker-outage test, twice, before
-     * this proof was asked for). A partition whose commit cannot be proven is redone from the group's offsets.
+     * those whose transaction's records are visible read_committed on every partition it wrote (the first of each).
+     * Seeing a commit succeed is not enough: an outage brought back a transaction the worker had seen commit with no
+     * marker anywhere, which the look for transactions left open then aborted whole, and another committed on one
+     * output and aborted on another; resuming after either loses loads (the broker-outage test, twice, before this proof
+     * was asked for). A partition whose commit cannot be proven is redone from the group's offsets.
      */
     private Map<TopicPartition, OffsetAndMetadata> provenAhead(Map<TopicPartition, OffsetAndMetadata> committed) {
         Map<TopicPartition, OffsetAndMetadata> ahead = new HashMap<>();
-        Map<SeenCommit, Boolean> proven = new HashMap<>();
+        // One question per transaction: its partitions of the input share the one map of its records.
+        Map<Map<TopicPartition, Long>, Boolean> proven = new IdentityHashMap<>();
         committedHere.forEach((partition, seen) -> {
-            if (!committed.containsKey(partition)) {
+            if (!committed.containsKey(partition) || seen.isEmpty()) {
                 return;
             }
             OffsetAndMetadata group = committed.get(partition);
-            if (group != null && group.offset() >= seen.offset().offset()) {
+            long start = group != null ? group.offset() : consumer.beginningOffsets(List.of(partition)).get(partition);
+            if (start >= seen.get(seen.size() - 1).offset().offset()) {
                 return;
             }
-            boolean visible = proven.computeIfAbsent(new SeenCommit(null, seen.witnessPartition(), seen.witnessOffset()),
-                    key -> witness.visible(key.witnessPartition(), key.witnessOffset()));
-            if (visible) {
-                ahead.put(partition, seen.offset());
-            } else {
-                LOG.warn("the group's committed offset of {} ({}) is behind what this worker saw commit ({}), but that transaction's first record "
-                        + "({}@{}) is not visible read_committed: it did not commit after all; redoing from the group's offset", partition,
-                        group == null ? "none" : group.offset(), seen.offset().offset(), seen.witnessPartition(), seen.witnessOffset());
+            // From where the group stands, each transaction in turn that begins where the last one ended, while each is
+            // proven: a transaction between that nothing proves ends it.
+            long at = start;
+            OffsetAndMetadata to = null;
+            for (SeenCommit next = startingAt(seen, at); next != null; next = startingAt(seen, at)) {
+                if (!proven.computeIfAbsent(next.firstRecords(), witness::visible)) {
+                    metrics.commitUnproven();
+                    LOG.warn("the group's committed offset of {} ({}) is behind a transaction this worker saw commit or time out ({} to {}), "
+                            + "whose records ({}: the first of each partition it wrote) are not all visible read_committed: it did not commit "
+                            + "everywhere; redoing from {}, so loads of it that did commit somewhere are resolved twice", partition, start, next.from(),
+                            next.offset().offset(), next.firstRecords(), at);
+                    break;
+                }
+                at = next.offset().offset();
+                to = next.offset();
+            }
+            if (to != null) {
+                ahead.put(partition, to);
+            } else if (startingAt(seen, start) == null) {
+                metrics.commitUnproven();
+                LOG.warn("the group's committed offset of {} ({}) is behind what this worker saw commit ({}), with a transaction between that "
+                        + "nothing proves: redoing from the group's offset", partition, start, seen.get(seen.size() - 1).offset().offset());
             }
         });
         return ahead;
     }
 
-    /**
-     * A commit succeeded: its offsets, and where its first record landed, are kept per input partition, for the next
-     * outage to prove it by. A transaction with no record has nothing to prove it by and is not kept.
-     */
-    private void noteCommitted(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
-        Future<RecordMetadata> first = outcome.witness;
-        if (first == null || !first.isDone()) {
-            return;
+    private static SeenCommit startingAt(List<SeenCommit> seen, long offset) {
+        for (SeenCommit one : seen) {
+            if (one.from() == offset) {
+                return one;
+            }
         }
-        RecordMetadata written;
-        try {
-            written = first.get();
-        } catch (ExecutionException e) {
-            return;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        }
-        TopicPartition at = new TopicPartition(written.topic(), written.partition());
-        offsets.forEach((partition, offset) -> committedHere.put(partition, new SeenCommit(offset, at, written.offset())));
+        return null;
     }
 
-    /** A commit this worker saw succeed: the input offset it committed, and where its transaction's first record landed. */
-    record SeenCommit(OffsetAndMetadata offset, TopicPartition witnessPartition, long witnessOffset) {
+    /**
+     * A commit succeeded, or timed out (it may have committed): its offsets, and where the first record of each partition
+     * it wrote landed, are kept per input partition, for the next outage to prove it by. A transaction with no record,
+     * or whose records were not all written, has nothing to prove it by.
+     */
+    private void noteCommitted(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
+        Map<TopicPartition, Long> firstRecords = new HashMap<>();
+        for (Future<RecordMetadata> witness : outcome.witnesses) {
+            if (!witness.isDone()) {
+                return;
+            }
+            RecordMetadata written;
+            try {
+                written = witness.get();
+            } catch (ExecutionException e) {
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            firstRecords.merge(new TopicPartition(written.topic(), written.partition()), written.offset(), Math::min);
+        }
+        if (firstRecords.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, Long> proof = Map.copyOf(firstRecords);
+        offsets.forEach((partition, offset) -> {
+            Long from = outcome.from.get(partition);
+            if (from != null) {
+                SeenCommit seen = new SeenCommit(from, offset, proof);
+                committedHere.merge(partition, List.of(seen), (kept, added) -> {
+                    List<SeenCommit> last = new ArrayList<>(kept.subList(Math.max(0, kept.size() - EVIDENCE + 1), kept.size()));
+                    last.add(seen);
+                    return List.copyOf(last);
+                });
+            }
+        });
+    }
+
+    /**
+     * A commit this worker saw succeed, or whose end timed out: the input offsets it covered (from its first record to
+     * the offset it committed), and the first record of each partition it wrote.
+     */
+    record SeenCommit(long from, OffsetAndMetadata offset, Map<TopicPartition, Long> firstRecords) {
     }
 
     /**
      * The group's committed offsets were behind what this worker saw commit, no output partition had a transaction left
-     * open, and the transaction's first record is visible read_committed: the outage lost only the offsets' part of a
+     * open, and the transaction's records are visible read_committed on every partition it wrote: the outage lost only the offsets' part of a
      * committed transaction (its outputs have their commit markers), which the abort of what was left open took away. The loop resumes after what committed, instead of
      * resolving those loads a second time, and commits those offsets again in a transaction of their own, so that a
      * worker starting after a crash does not go back either; if that fails, the next batch's commit moves them on.
@@ -427,6 +476,7 @@ public final class ResolverLoop extends ConsumerLoop {
         try {
             producer().begin();
             open = new OpenTransaction(Offsets.nextOffsets(batch.records()), new Outcome());
+            open.outcome.from = Offsets.firstOffsets(batch.records());
             long resolving = 0;
             long sending = 0;
             for (Future<Prepared> one : batch.prepared()) {
@@ -495,6 +545,10 @@ public final class ResolverLoop extends ConsumerLoop {
             producer.commit(transaction.offsets, group);
             noteCommitted(transaction.offsets, transaction.outcome);
         } catch (KafkaException e) {
+            if (e instanceof TransactionalProducer.Unusable) {
+                // Timed out: it may have committed, which only the next outage's proof can tell.
+                noteCommitted(transaction.offsets, transaction.outcome);
+            }
             if (!passesThrough(e)) {
                 producer.abortQuietly();
                 metrics.aborted();
@@ -640,6 +694,7 @@ public final class ResolverLoop extends ConsumerLoop {
             }
             try {
                 Outcome outcome = new Outcome();
+                outcome.from = Map.of(Offsets.partition(record), record.offset());
                 producer().begin();
                 deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
                 commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
@@ -657,6 +712,7 @@ public final class ResolverLoop extends ConsumerLoop {
 
     private KafkaException tryAlone(ConsumerRecord<byte[], byte[]> record) {
         Outcome outcome = new Outcome();
+        outcome.from = Map.of(Offsets.partition(record), record.offset());
         try {
             Prepared prepared = preparation.prepare(record);
             producer().begin();
@@ -678,8 +734,12 @@ public final class ResolverLoop extends ConsumerLoop {
             deadLetter(prepared.record(), prepared.reason(), prepared.detail(), prepared.field(), prepared.error(), outcome);
             return;
         }
-        for (ProducerRecord<byte[], byte[]> output : prepared.outputs()) {
-            outcome.sent(producer().send(output));
+        List<ProducerRecord<byte[], byte[]>> outputs = prepared.outputs();
+        for (int i = 0; i < outputs.size(); i++) {
+            Future<RecordMetadata> written = producer().send(outputs.get(i));
+            if (i == 0 || i == outputs.size() - 1) {
+                outcome.sent(written);
+            }
         }
         outcome.resolved(prepared.summary());
     }
@@ -693,7 +753,13 @@ public final class ResolverLoop extends ConsumerLoop {
     }
 
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
-        producer().commit(offsets, consumer.groupMetadata());
+        try {
+            producer().commit(offsets, consumer.groupMetadata());
+        } catch (TransactionalProducer.Unusable timedOut) {
+            // It may have committed, which only the next outage's proof can tell.
+            noteCommitted(offsets, outcome);
+            throw timedOut;
+        }
         noteCommitted(offsets, outcome);
         fencedSinceCommit = false;
         metrics.committed(outcome.loads, outcome.deadLetters);

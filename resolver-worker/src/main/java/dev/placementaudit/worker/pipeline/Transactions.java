@@ -30,16 +30,20 @@ final class Transactions {
         }
     }
 
-    /** What one transaction will have done once it commits, and where its first record landed (its witness). */
+    /**
+     * What one transaction will have done once it commits, and the records that prove, after an outage, that it
+     * committed on every partition it wrote: per load, its first record and its last (a load's records share its
+     * deployment's key, so its decisions are on one partition and its summary on one), or its dead letter.
+     */
     static final class Outcome {
         final List<LoadResolved> loads = new ArrayList<>();
         final Map<String, Integer> deadLetters = new HashMap<>();
-        Future<RecordMetadata> witness;
+        final List<Future<RecordMetadata>> witnesses = new ArrayList<>();
+        /** Per input partition, the offset of the transaction's first record there. */
+        Map<TopicPartition, Long> from = Map.of();
 
-        void sent(Future<RecordMetadata> record) {
-            if (witness == null) {
-                witness = record;
-            }
+        void sent(Future<RecordMetadata> witness) {
+            witnesses.add(witness);
         }
 
         void resolved(LoadResolved summary) {

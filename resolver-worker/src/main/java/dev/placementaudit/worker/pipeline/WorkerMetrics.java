@@ -57,6 +57,7 @@ public final class WorkerMetrics {
     private final Counter producerRecreated;
     private final Counter hangingAborted;
     private final Counter offsetsRecommitted;
+    private final Counter commitsUnproven;
     private final Counter runtimeReported;
     private final Counter diverged;
     private final Counter divergedLoads;
@@ -85,6 +86,10 @@ public final class WorkerMetrics {
         offsetsRecommitted = Counter.builder("pa.worker.offsets.recommitted")
                 .description("rewinds after an outage that found the group's committed offsets behind this worker's last commit, with only the "
                         + "offsets' part of it left open, and resumed after it instead of resolving those loads again")
+                .register(registry);
+        commitsUnproven = Counter.builder("pa.worker.commits.unproven")
+                .description("input partitions whose last commit, seen to succeed, came back from an outage neither in the group's offsets "
+                        + "nor visible on every partition it wrote: redone, so loads of it that did commit somewhere are resolved twice")
                 .register(registry);
         runtimeReported = Counter.builder("pa.worker.runtime.reported.tensors")
                 .description("tensors whose load carried the runtime's own decision").register(registry);
@@ -129,6 +134,10 @@ public final class WorkerMetrics {
 
     public void aborted() {
         aborted.increment();
+    }
+
+    public void commitUnproven() {
+        commitsUnproven.increment();
     }
 
     public void offsetsRecommitted() {

@@ -12,7 +12,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,14 +38,50 @@ class ReadCommittedWitnessTest {
             producer.beginTransaction();
             RecordMetadata open = producer.send(new ProducerRecord<>(topic, new byte[] {3})).get(10, TimeUnit.SECONDS);
 
-            assertThat(witness.visible(at(committed), committed.offset())).as("committed").isTrue();
-            assertThat(witness.visible(at(aborted), aborted.offset())).as("aborted").isFalse();
+            assertThat(witness.visible(Map.of(at(committed), committed.offset()))).as("committed").isTrue();
+            assertThat(witness.visible(Map.of(at(aborted), aborted.offset()))).as("aborted").isFalse();
             long started = System.nanoTime();
-            assertThat(witness.visible(at(open), open.offset())).as("still open").isFalse();
+            assertThat(witness.visible(Map.of(at(open), open.offset()))).as("still open").isFalse();
             assertThat(Duration.ofNanos(System.nanoTime() - started)).as("bounded by the time given").isLessThan(Duration.ofSeconds(10));
 
             producer.commitTransaction();
-            assertThat(witness.visible(at(open), open.offset())).as("committed since").isTrue();
+            assertThat(witness.visible(Map.of(at(open), open.offset()))).as("committed since").isTrue();
+        }
+    }
+
+    /**
+     * A transaction's records on two partitions, batched and compressed as the worker's are, another producer's between
+     * them: visible on both is proof; one partition's record aborted while the other's committed is not.
+     */
+    @Test
+    void provesACommitOnlyWhenEveryPartitionsRecordIsVisible(KafkaBroker broker) throws Exception {
+        String topic = KafkaBroker.uniqueTopic("witness2");
+        broker.createTopics(2, topic);
+        ReadCommittedWitness witness = new ReadCommittedWitness(broker.clientConfig(), "witness-test-2", Duration.ofSeconds(3));
+        try (KafkaProducer<byte[], byte[]> worker = transactional(broker, "tx-" + topic);
+             KafkaProducer<byte[], byte[]> other = transactional(broker, "tx-other-" + topic)) {
+            other.beginTransaction();
+            other.send(new ProducerRecord<>(topic, 0, null, new byte[] {9}));
+            other.send(new ProducerRecord<>(topic, 1, null, new byte[] {9}));
+            other.commitTransaction();
+            worker.beginTransaction();
+            List<Future<RecordMetadata>> onZero = new ArrayList<>();
+            List<Future<RecordMetadata>> onOne = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                onZero.add(worker.send(new ProducerRecord<>(topic, 0, null, new byte[] {(byte) i})));
+                onOne.add(worker.send(new ProducerRecord<>(topic, 1, null, new byte[] {(byte) i})));
+            }
+            worker.commitTransaction();
+            worker.beginTransaction();
+            RecordMetadata abortedOnOne = worker.send(new ProducerRecord<>(topic, 1, null, new byte[] {7})).get(10, TimeUnit.SECONDS);
+            worker.abortTransaction();
+
+            RecordMetadata firstOnZero = onZero.get(0).get();
+            RecordMetadata middleOnOne = onOne.get(2).get();
+            assertThat(witness.visible(Map.of(at(firstOnZero), firstOnZero.offset(), at(middleOnOne), middleOnOne.offset())))
+                    .as("committed on both partitions, the second asked mid-batch").isTrue();
+            assertThat(witness.visible(Map.of(at(firstOnZero), firstOnZero.offset(), at(abortedOnOne), abortedOnOne.offset())))
+                    .as("aborted on one of them").isFalse();
         }
     }
 
@@ -64,6 +103,8 @@ class ReadCommittedWitnessTest {
     private static KafkaProducer<byte[], byte[]> transactional(KafkaBroker broker, String transactionalId) {
         Map<String, Object> config = broker.clientConfig();
         config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+        config.put(ProducerConfig.LINGER_MS_CONFIG, 10);
+        config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
         producer.initTransactions();
         return producer;

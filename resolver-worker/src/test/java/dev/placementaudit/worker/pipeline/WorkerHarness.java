@@ -69,7 +69,11 @@ final class WorkerHarness {
     }
 
     ResolverWorker start(Map<String, String> settings) {
-        return ResolverWorker.start(WorkerConfig.from(Settings.of(settings)), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        return start(settings, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    }
+
+    ResolverWorker start(Map<String, String> settings, PrometheusMeterRegistry registry) {
+        return ResolverWorker.start(WorkerConfig.from(Settings.of(settings)), registry);
     }
 
     ResolverWorker start(String instanceId) {
