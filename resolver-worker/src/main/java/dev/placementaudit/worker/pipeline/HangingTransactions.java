@@ -87,16 +87,17 @@ final class HangingTransactions implements LeftOpen {
      * @throws KafkaException when the broker does not answer in time (the caller retries, as it does for the producer)
      */
     @Override
-    public List<TopicPartition> abortLeftOpen() {
+    public List<Aborted> abortLeftOpen() {
         try {
             TransactionDescription current = describe();
-            List<AbortTransactionSpec> hanging = leftOpen(current.producerId(), current.producerEpoch(), producersOn(partitionsWritten()));
+            Map<TopicPartition, List<ProducerState>> producers = producersOn(partitionsWritten());
+            List<AbortTransactionSpec> hanging = leftOpen(current.producerId(), current.producerEpoch(), producers);
             for (AbortTransactionSpec abort : hanging) {
                 LOG.warn("aborting a transaction left open on {} by an older incarnation (producer {} epoch {}; now {})", abort.topicPartition(),
                         abort.producerId(), abort.producerEpoch(), current.producerEpoch());
                 get(admin.abortTransaction(abort).all());
             }
-            return hanging.stream().map(AbortTransactionSpec::topicPartition).toList();
+            return hanging.stream().map(abort -> new Aborted(abort.topicPartition(), startOffset(producers, abort))).toList();
         } catch (AuthorizationException e) {
             warnUnauthorized(e);
             return List.of();
@@ -198,6 +199,13 @@ final class HangingTransactions implements LeftOpen {
                     + "and abort those of transactional id {}'s producer id with `kafka-transactions.sh abort`; or grant this "
                     + "principal Alter on the cluster", e.getMessage(), outputTopics, transactionalId);
         }
+    }
+
+    /** Where the aborted transaction's records began on its partition. */
+    private static long startOffset(Map<TopicPartition, List<ProducerState>> producers, AbortTransactionSpec abort) {
+        return producers.get(abort.topicPartition()).stream()
+                .filter(state -> state.producerId() == abort.producerId() && state.producerEpoch() == abort.producerEpoch())
+                .map(state -> state.currentTransactionStartOffset().orElse(-1L)).findFirst().orElse(-1L);
     }
 
     /**

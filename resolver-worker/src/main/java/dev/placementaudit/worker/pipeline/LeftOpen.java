@@ -4,11 +4,15 @@ import org.apache.kafka.common.TopicPartition;
 
 import java.util.List;
 
-/** What the loop asks each time it has made its producer: abort what older incarnations left open; returns how many. */
+/** What the loop asks each time it has made its producer: abort what older incarnations left open; returns what it aborted. */
 interface LeftOpen {
     /** For a loop whose broker cannot be asked (Kafka's mock clients). */
     LeftOpen NONE = List::of;
 
-    /** @return the partitions where a transaction was aborted */
-    List<TopicPartition> abortLeftOpen();
+    /** @return each transaction aborted: the partition, and the offset of its first record there */
+    List<Aborted> abortLeftOpen();
+
+    /** A transaction left open and aborted on {@code partition}, where its records began at {@code startOffset}. */
+    record Aborted(TopicPartition partition, long startOffset) {
+    }
 }

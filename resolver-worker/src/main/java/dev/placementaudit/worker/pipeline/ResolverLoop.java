@@ -285,9 +285,11 @@ public final class ResolverLoop extends ConsumerLoop {
                 for (TransactionalProducer producer : producers) {
                     producer.make();
                 }
-                boolean outputsAborted = abortLeftOpen();
+                List<LeftOpen.Aborted> aborted = abortLeftOpen();
+                boolean outputsAborted = aborted.stream().anyMatch(one -> !one.partition().topic().equals(Topic.GROUP_METADATA_TOPIC_NAME));
                 Map<TopicPartition, OffsetAndMetadata> putBack = Offsets.seekToCommitted(consumer,
                         committed -> outputsAborted ? Map.of() : provenAhead(committed));
+                redoBehind(aborted);
                 // What this worker saw commit before now proves nothing at the next outage: the group's offsets are
                 // settled from here, and a commit seen before may since have been aborted whole (see provenAhead).
                 committedHere.clear();
@@ -305,21 +307,57 @@ public final class ResolverLoop extends ConsumerLoop {
         }
     }
 
-    /**
-     * After the producer is made: what older incarnations left open is aborted before this one writes.
-     *
-     * @return whether a transaction was aborted on an output partition (not only on the group's offsets partition)
-     */
-    private boolean abortLeftOpen() {
-        boolean outputs = false;
+    /** After the producer is made: what older incarnations left open is aborted before this one writes. */
+    private List<LeftOpen.Aborted> abortLeftOpen() {
+        List<LeftOpen.Aborted> all = new ArrayList<>();
         for (LeftOpen leftOpen : hanging) {
-            List<TopicPartition> aborted = leftOpen.abortLeftOpen();
+            List<LeftOpen.Aborted> aborted = leftOpen.abortLeftOpen();
             if (!aborted.isEmpty()) {
                 metrics.hangingAborted(aborted.size());
             }
-            outputs |= aborted.stream().anyMatch(partition -> !partition.topic().equals(Topic.GROUP_METADATA_TOPIC_NAME));
+            all.addAll(aborted);
         }
-        return outputs;
+        return all;
+    }
+
+    /**
+     * The look aborted, on an output partition, the records of a transaction this worker saw commit (or whose end timed
+     * out): if it had committed, its offsets are in the group's and its records there are gone, and nothing would ever
+     * redo them. Its loads are redone from where it began, behind the group's offsets if need be: a load twice rather
+     * than none. A broker-outage run lost loads this way (an output's part left open, its offsets committed). A
+     * transaction aborted on an output that this worker has no record of (older than the evidence it keeps) cannot be
+     * redone: that is said, with where.
+     */
+    private void redoBehind(List<LeftOpen.Aborted> aborted) {
+        Map<TopicPartition, Long> redo = new HashMap<>();
+        for (LeftOpen.Aborted one : aborted) {
+            if (one.partition().topic().equals(Topic.GROUP_METADATA_TOPIC_NAME)) {
+                continue;
+            }
+            boolean known = false;
+            for (Map.Entry<TopicPartition, List<SeenCommit>> input : committedHere.entrySet()) {
+                for (SeenCommit seen : input.getValue()) {
+                    Long first = seen.firstRecords().get(one.partition());
+                    if (first != null && first == one.startOffset()) {
+                        redo.merge(input.getKey(), seen.from(), Math::min);
+                        known = true;
+                    }
+                }
+            }
+            if (!known) {
+                LOG.warn("a transaction left open on {} from offset {} was aborted, and this worker has no record of it: if it had committed "
+                        + "elsewhere, its loads' records on that partition are gone", one.partition(), one.startOffset());
+            }
+        }
+        redo.forEach((partition, from) -> {
+            if (consumer.assignment().contains(partition) && from < consumer.position(partition)) {
+                metrics.commitUnproven();
+                LOG.warn("a transaction this worker saw commit or time out had its records on an output aborted as left open: redoing {} from {}, "
+                        + "behind the group's offset ({}), so loads of it that did commit elsewhere are resolved twice", partition, from,
+                        consumer.position(partition));
+                consumer.seek(partition, from);
+            }
+        });
     }
 
     /**

@@ -29,6 +29,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -59,6 +60,8 @@ class ResolverLoopOverlapTest {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     /** What each recovery's look for transactions left open aborts, per producer; nothing at start. */
     private volatile List<TopicPartition> abortedWhenMadeAnew = List.of();
+    /** Where the transaction the look aborts began, per partition; unknown (-1) when not said. */
+    private final Map<TopicPartition, Long> abortedFrom = new ConcurrentHashMap<>();
     /** What the read_committed witness answers, and each record it was asked about. */
     private volatile boolean witnessSeesIt;
     /** Answers for the witness's first questions, in turn, before {@code witnessSeesIt} answers the rest. */
@@ -92,7 +95,8 @@ class ResolverLoopOverlapTest {
         WorkerConfig config = WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "unused:9092", "worker.input.topic", INPUT,
                 "worker.instance.id", "overlap-test", "worker.poll.timeout", "10ms", "worker.http.port", "-1")));
         AtomicLong looks = new AtomicLong();
-        LeftOpen leftOpen = () -> looks.getAndIncrement() == 0 ? List.of() : abortedWhenMadeAnew;
+        LeftOpen leftOpen = () -> looks.getAndIncrement() == 0 ? List.of() : abortedWhenMadeAnew.stream()
+                .map(partition -> new LeftOpen.Aborted(partition, abortedFrom.getOrDefault(partition, -1L))).toList();
         loop = new ResolverLoop(config, consumer, List.of(first::get, second::get), List.of(leftOpen, LeftOpen.NONE), witness,
                 new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
         thread = new Thread(loop, "overlap-loop-under-test");
@@ -278,6 +282,35 @@ class ResolverLoopOverlapTest {
         assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isZero();
         assertThat(registry.counter("pa.worker.commits.unproven").count()).isEqualTo(1);
         MockClients.assertExactlyOnce(Stream.of(p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
+    }
+
+    /**
+     * An outage left the first batch's part on a decisions partition open while its offsets committed (the group stands
+     * after it): the look aborts that part, and its records there are gone. The loop redoes the batch from where it
+     * began, behind the group's offset, instead of leaving its loads without decisions for good.
+     */
+    @Test
+    void aCommittedTransactionWhoseOutputTheLookAbortedIsRedoneBehindTheGroupsOffset() {
+        TopicPartition decided = new TopicPartition("allocation-decided", 0);
+        abortedWhenMadeAnew = List.of(decided);
+        abortedFrom.put(decided, 0L); // where the first batch's records began there (p0's first record)
+        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
+        List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> add(2));
+        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
+        // Idle: the loop learns of the timeout; the group's offsets stand after the first batch, which committed there.
+        consumer.schedulePollTask(() -> consumer.commitSync(Map.of(P0, new OffsetAndMetadata(2))));
+        consumer.schedulePollTask(() -> redeliver(0, 1, 2));
+        start(made(p0, "q0", anew), made(p1, "q1", anew));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 1);
+
+        assertThat(registry.counter("pa.worker.commits.unproven").count()).isEqualTo(1);
+        assertThat(anew.get(0).consumerGroupOffsetsHistory()).singleElement()
+                .satisfies(offsets -> assertThat(offsets.values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
+        // The first batch's records on p0 count for nothing: the broker aborted part of them.
+        MockClients.assertExactlyOnce(Stream.of(anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
     }
 
     /**
