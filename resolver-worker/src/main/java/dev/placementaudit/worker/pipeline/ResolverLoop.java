@@ -387,8 +387,13 @@ public final class ResolverLoop extends ConsumerLoop {
             OffsetAndMetadata to = null;
             for (SeenCommit next = startingAt(seen, at); next != null; next = startingAt(seen, at)) {
                 if (!proven.computeIfAbsent(next.firstRecords(), witness::visible)) {
+                    if (!next.seen()) {
+                        LOG.info("the group's committed offset of {} ({}) is behind a transaction whose end timed out ({} to {}); it did not "
+                                + "commit everywhere: redoing from {}", partition, start, next.from(), next.offset().offset(), at);
+                        break;
+                    }
                     metrics.commitUnproven();
-                    LOG.warn("the group's committed offset of {} ({}) is behind a transaction this worker saw commit or time out ({} to {}), "
+                    LOG.warn("the group's committed offset of {} ({}) is behind a transaction this worker saw commit ({} to {}), "
                             + "whose records ({}: the first of each partition it wrote) are not all visible read_committed: it did not commit "
                             + "everywhere; redoing from {}, so loads of it that did commit somewhere are resolved twice", partition, start, next.from(),
                             next.offset().offset(), next.firstRecords(), at);
@@ -399,7 +404,7 @@ public final class ResolverLoop extends ConsumerLoop {
             }
             if (to != null) {
                 ahead.put(partition, to);
-            } else if (startingAt(seen, start) == null) {
+            } else if (startingAt(seen, start) == null && seen.stream().anyMatch(SeenCommit::seen)) {
                 metrics.commitUnproven();
                 LOG.warn("the group's committed offset of {} ({}) is behind what this worker saw commit ({}), with a transaction between that "
                         + "nothing proves: redoing from the group's offset", partition, start, seen.get(seen.size() - 1).offset().offset());
@@ -422,7 +427,7 @@ public final class ResolverLoop extends ConsumerLoop {
      * it wrote landed, are kept per input partition, for the next outage to prove it by. A transaction with no record,
      * or whose records were not all written, has nothing to prove it by.
      */
-    private void noteCommitted(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
+    private void noteCommitted(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome, boolean seen) {
         Map<TopicPartition, Long> firstRecords = new HashMap<>();
         for (Future<RecordMetadata> witness : outcome.witnesses) {
             if (!witness.isDone()) {
@@ -446,10 +451,10 @@ public final class ResolverLoop extends ConsumerLoop {
         offsets.forEach((partition, offset) -> {
             Long from = outcome.from.get(partition);
             if (from != null) {
-                SeenCommit seen = new SeenCommit(from, offset, proof);
-                committedHere.merge(partition, List.of(seen), (kept, added) -> {
+                SeenCommit one = new SeenCommit(from, offset, proof, seen);
+                committedHere.merge(partition, List.of(one), (kept, added) -> {
                     List<SeenCommit> last = new ArrayList<>(kept.subList(Math.max(0, kept.size() - EVIDENCE + 1), kept.size()));
-                    last.add(seen);
+                    last.add(one);
                     return List.copyOf(last);
                 });
             }
@@ -457,10 +462,10 @@ public final class ResolverLoop extends ConsumerLoop {
     }
 
     /**
-     * A commit this worker saw succeed, or whose end timed out: the input offsets it covered (from its first record to
-     * the offset it committed), and the first record of each partition it wrote.
+     * A commit this worker saw succeed ({@code seen}), or whose end timed out: the input offsets it covered (from its
+     * first record to the offset it committed), and the first record of each partition it wrote.
      */
-    record SeenCommit(long from, OffsetAndMetadata offset, Map<TopicPartition, Long> firstRecords) {
+    record SeenCommit(long from, OffsetAndMetadata offset, Map<TopicPartition, Long> firstRecords, boolean seen) {
     }
 
     /**
@@ -581,11 +586,11 @@ public final class ResolverLoop extends ConsumerLoop {
     private void commitHandedOver(TransactionalProducer producer, OpenTransaction transaction, ConsumerGroupMetadata group, Timer.Sample sample) {
         try {
             producer.commit(transaction.offsets, group);
-            noteCommitted(transaction.offsets, transaction.outcome);
+            noteCommitted(transaction.offsets, transaction.outcome, true);
         } catch (KafkaException e) {
             if (e instanceof TransactionalProducer.Unusable) {
                 // Timed out: it may have committed, which only the next outage's proof can tell.
-                noteCommitted(transaction.offsets, transaction.outcome);
+                noteCommitted(transaction.offsets, transaction.outcome, false);
             }
             if (!passesThrough(e)) {
                 producer.abortQuietly();
@@ -795,10 +800,10 @@ public final class ResolverLoop extends ConsumerLoop {
             producer().commit(offsets, consumer.groupMetadata());
         } catch (TransactionalProducer.Unusable timedOut) {
             // It may have committed, which only the next outage's proof can tell.
-            noteCommitted(offsets, outcome);
+            noteCommitted(offsets, outcome, false);
             throw timedOut;
         }
-        noteCommitted(offsets, outcome);
+        noteCommitted(offsets, outcome, true);
         fencedSinceCommit = false;
         metrics.committed(outcome.loads, outcome.deadLetters);
         vitals().progressed();

@@ -247,6 +247,7 @@ class ResolverLoopOverlapTest {
                 .satisfies(history -> assertThat(history.get(1).values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
         assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isEqualTo(1);
         assertThat(witnessed).as("asked about the first batch, then the second").hasSize(2);
+        assertThat(registry.counter("pa.worker.commits.unproven").count()).as("a timed-out commit that did not commit is no split").isZero();
         MockClients.assertExactlyOnce(Stream.of(p0, p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
     }
 
