@@ -85,7 +85,10 @@ import java.util.function.Supplier;
  * settle (see {@link TransactionalProducer}). The loop then closes that producer, builds a new one with the same
  * transactional id (whose {@code initTransactions} aborts whatever the old one left open, retried until the broker
  * answers), aborts what an older incarnation left open where the coordinator no longer knows of it
- * ({@link HangingTransactions}), keeps the consumer and its group membership, and redoes from the committed offsets.
+ * ({@link HangingTransactions}), keeps the consumer and its group membership, and redoes from the committed offsets,
+ * except where an outage split a transaction: what it aborted on an output of a transaction it saw commit is redone
+ * from where that began, and offsets lost by one it can prove committed (its records read read_committed on every
+ * partition it wrote, {@link CommitWitness}) are put back (see {@link #provenAhead} and {@link #redoBehind}).
  * Only real fencing stops it: the consumer's static membership taken by another process
  * ({@link FencedInstanceIdException}), or the producer fenced again before any transaction of its new incarnation
  * committed (another live instance keeps taking the id). An outage makes both producers anew, once the commit in
