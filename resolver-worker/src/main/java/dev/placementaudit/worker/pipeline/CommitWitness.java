@@ -5,8 +5,9 @@ import org.apache.kafka.common.TopicPartition;
 import java.util.Map;
 
 /**
- * Whether a record this worker sent in a transaction is visible to read_committed readers: what proves that the
- * transaction was decided commit, after an outage left its part on the group's offsets partition open. Seeing its
+ * Whether records this worker sent in a transaction, one per partition it wrote, are visible to read_committed readers:
+ * what proves that the transaction committed everywhere, after an outage left its part on the group's offsets
+ * partition open. Seeing its
  * commit succeed does not prove it: a broker killed for 3 s (Kafka 4.4, {@code WorkerBrokerOutageTest}) brought back
  * a transaction whose commit the worker had seen succeed with no marker anywhere, which the look for transactions
  * left open then aborted whole, and another committed on one output partition and aborted on another.

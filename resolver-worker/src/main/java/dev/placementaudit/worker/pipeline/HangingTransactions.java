@@ -44,10 +44,11 @@ import java.util.concurrent.TimeUnit;
  * and is hanging by definition. That does not say it was aborted: with Kafka 4.4 and a broker killed for 3 s
  * (WorkerBrokerOutageTest), a transaction whose commit the worker had seen succeed came back with its commit markers on
  * the output partitions and none on the offsets partition, and another with no marker anywhere; this abort then takes
- * away its offsets, or all of it. The loop tells the two apart by what was aborted and by what it can read: offsets
- * only, and the transaction's first record read read_committed ({@link CommitWitness}), it resumes after what it saw
- * commit and commits those offsets again (its loads are not resolved twice); an output partition too, or a first record
- * not visible, it redoes from the group's offsets (a load twice rather than none: the store keeps one). This is what
+ * away its offsets, or all of it. The loop tells them apart by what was aborted and by what it can read: offsets only,
+ * and the transaction's records read read_committed on every partition it wrote ({@link CommitWitness}), it resumes
+ * after them and commits those offsets again (its loads are not resolved twice); an output's part aborted, it redoes
+ * that transaction from where it began; nothing proven, it redoes from the group's offsets (a load twice rather than
+ * none: the store keeps one). This is what
  * {@code kafka-transactions.sh find-hanging} and {@code abort} do, limited to this worker's own producer id and the
  * partitions it writes. The look runs at each recovery ({@link #abortLeftOpen}) and, since one can be left where that
  * look did not see it, again every so often while the worker runs ({@link #sweep}, from {@link HangingSweep}). Without
@@ -90,14 +91,14 @@ final class HangingTransactions implements LeftOpen {
     public List<Aborted> abortLeftOpen() {
         try {
             TransactionDescription current = describe();
-            Map<TopicPartition, List<ProducerState>> producers = producersOn(partitionsWritten());
-            List<AbortTransactionSpec> hanging = leftOpen(current.producerId(), current.producerEpoch(), producers);
-            for (AbortTransactionSpec abort : hanging) {
+            List<Hanging> hanging = leftOpen(current.producerId(), current.producerEpoch(), producersOn(partitionsWritten()));
+            for (Hanging one : hanging) {
+                AbortTransactionSpec abort = one.abort();
                 LOG.warn("aborting a transaction left open on {} by an older incarnation (producer {} epoch {}; now {})", abort.topicPartition(),
                         abort.producerId(), abort.producerEpoch(), current.producerEpoch());
                 get(admin.abortTransaction(abort).all());
             }
-            return hanging.stream().map(abort -> new Aborted(abort.topicPartition(), startOffset(producers, abort))).toList();
+            return hanging.stream().map(one -> new Aborted(one.abort().topicPartition(), one.startOffset())).toList();
         } catch (AuthorizationException e) {
             warnUnauthorized(e);
             return List.of();
@@ -201,27 +202,26 @@ final class HangingTransactions implements LeftOpen {
         }
     }
 
-    /** Where the aborted transaction's records began on its partition. */
-    private static long startOffset(Map<TopicPartition, List<ProducerState>> producers, AbortTransactionSpec abort) {
-        return producers.get(abort.topicPartition()).stream()
-                .filter(state -> state.producerId() == abort.producerId() && state.producerEpoch() == abort.producerEpoch())
-                .map(state -> state.currentTransactionStartOffset().orElse(-1L)).findFirst().orElse(-1L);
-    }
-
     /**
      * What to abort: on each partition, a transaction still open there of this producer id with an epoch older than the
-     * current one. Never the current epoch's (this incarnation's own), never another producer's.
+     * current one, and where its records began. Never the current epoch's (this incarnation's own), never another
+     * producer's.
      */
-    static List<AbortTransactionSpec> leftOpen(long producerId, int currentEpoch, Map<TopicPartition, List<ProducerState>> producers) {
-        List<AbortTransactionSpec> hanging = new ArrayList<>();
+    static List<Hanging> leftOpen(long producerId, int currentEpoch, Map<TopicPartition, List<ProducerState>> producers) {
+        List<Hanging> hanging = new ArrayList<>();
         producers.forEach((partition, states) -> {
             for (ProducerState state : states) {
                 if (state.producerId() == producerId && state.currentTransactionStartOffset().isPresent() && state.producerEpoch() < currentEpoch) {
-                    hanging.add(new AbortTransactionSpec(partition, producerId, (short) state.producerEpoch(), state.coordinatorEpoch().orElse(0)));
+                    hanging.add(new Hanging(new AbortTransactionSpec(partition, producerId, (short) state.producerEpoch(),
+                            state.coordinatorEpoch().orElse(0)), state.currentTransactionStartOffset().getAsLong()));
                 }
             }
         });
         return hanging;
+    }
+
+    /** A transaction left open: how to abort it, and the offset of its first record on its partition. */
+    record Hanging(AbortTransactionSpec abort, long startOffset) {
     }
 
     /**

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads the record read_committed, with a consumer of its own (no group, nothing committed), made for each question:
+ * Reads the records read_committed, with a consumer of its own (no group, nothing committed), made for each question:
  * asked only after an outage, and only when the group's offsets are behind what the worker saw commit.
  */
 final class ReadCommittedWitness implements CommitWitness {

@@ -97,6 +97,8 @@ import java.util.function.Supplier;
 public final class ResolverLoop extends ConsumerLoop {
     private static final Logger LOG = LoggerFactory.getLogger(ResolverLoop.class);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+    /** How many of the last commits per input partition are kept as evidence: the one in flight, the one before, and margin. */
+    private static final int EVIDENCE = 4;
 
     private final WorkerConfig config;
     /**
@@ -117,14 +119,12 @@ public final class ResolverLoop extends ConsumerLoop {
     /** The previous batch's commit, running on the committing thread; only ever touched on the loop thread. */
     private Future<?> committing;
     /**
-     * The offsets of the last transaction this worker saw commit, per input partition it owns (written on the loop or
-     * the committing thread): after an outage, a rewind does not go behind them when only the offsets' part of that
-     * transaction was lost (see {@link #recover}).
+     * Evidence for the next outage, per input partition it owns (written on the loop or the committing thread, forgotten
+     * at each recovery and rewind): its last {@link #EVIDENCE} transactions seen to commit or timed out, oldest first
+     * (see {@link #provenAhead} and {@link #redoBehind}).
      */
     private final Map<TopicPartition, List<SeenCommit>> committedHere = new ConcurrentHashMap<>();
-    /** How many of the last commits per input partition are kept as evidence: the one in flight, the one before, and margin. */
-    private static final int EVIDENCE = 4;
-    /** Reads a committed transaction's first record read_committed: the proof that it committed (see {@link #recover}). */
+    /** Reads a transaction's records read_committed on every partition it wrote: the proof that it committed. */
     private final CommitWitness witness;
     /** Fenced, and nothing committed since the producers were made anew: a second fencing now means another instance. */
     private volatile boolean fencedSinceCommit;
@@ -473,12 +473,12 @@ public final class ResolverLoop extends ConsumerLoop {
 
     /**
      * The group's committed offsets were behind what this worker saw commit, no output partition had a transaction left
-     * open, and the transaction's records are visible read_committed on every partition it wrote: the outage lost only the offsets' part of a
-     * committed transaction (its outputs have their commit markers), which the abort of what was left open took away. The loop resumes after what committed, instead of
-     * resolving those loads a second time, and commits those offsets again in a transaction of their own, so that a
-     * worker starting after a crash does not go back either; if that fails, the next batch's commit moves them on.
-     * Where an output partition's part was aborted too, the transaction's outputs may be gone: the loop redoes from the
-     * group's offsets, a load twice rather than none ({@code seekToCommitted} is then given nothing of its own).
+     * open, and the transaction's records are visible read_committed on every partition it wrote: the outage lost only
+     * the offsets' part of a committed transaction (its outputs have their commit markers), which the abort of what was
+     * left open took away. The loop resumes after what committed, instead of resolving those loads a second time, and
+     * commits those offsets again in a transaction of their own, so that a worker starting after a crash does not go
+     * back either; if that fails, the next batch's commit moves them on. Where an output partition's part was aborted
+     * too, nothing is put back ({@code seekToCommitted} is given nothing of its own) and {@link #redoBehind} decides.
      */
     private void recommit(Map<TopicPartition, OffsetAndMetadata> behind) {
         if (behind.isEmpty()) {

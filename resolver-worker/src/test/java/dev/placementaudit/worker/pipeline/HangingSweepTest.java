@@ -7,9 +7,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -39,8 +37,8 @@ class HangingSweepTest {
         broker.createTopics(2, resolved, decided, dlq);
         String ours = "tx-" + resolved;
         try (Admin admin = Admin.create(broker.clientConfig());
-             KafkaProducer<byte[], byte[]> worker = transactional(broker, ours);
-             KafkaProducer<byte[], byte[]> other = transactional(broker, "someone-else-" + resolved)) {
+             KafkaProducer<byte[], byte[]> worker = WorkerHarness.transactionalProducer(broker, ours);
+             KafkaProducer<byte[], byte[]> other = WorkerHarness.transactionalProducer(broker, "someone-else-" + resolved)) {
             worker.beginTransaction();
             worker.send(new ProducerRecord<>(resolved, 0, null, bytes("ours")));
             worker.flush();
@@ -86,14 +84,6 @@ class HangingSweepTest {
         assertThat(worker.minAge()).isEqualTo(Duration.ofSeconds(50));
         assertThat(new HangingSweep(List.of(), metrics, Clock.systemUTC(), Duration.ofSeconds(4)).period())
                 .as("never more often than every 5 s").isEqualTo(Duration.ofSeconds(5));
-    }
-
-    private static KafkaProducer<byte[], byte[]> transactional(KafkaBroker broker, String transactionalId) {
-        Map<String, Object> config = broker.clientConfig();
-        config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
-        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
-        producer.initTransactions();
-        return producer;
     }
 
     private static byte[] bytes(String text) {

@@ -44,9 +44,11 @@ class HangingTransactionsTest {
         producers.put(RESOLVED, List.of(closed(OURS, 315), open(OURS, NOW, OptionalInt.of(4))));
         producers.put(OFFSETS, List.of(open(OURS, 311, OptionalInt.empty())));
 
-        List<AbortTransactionSpec> hanging = HangingTransactions.leftOpen(OURS, NOW, producers);
+        List<HangingTransactions.Hanging> found = HangingTransactions.leftOpen(OURS, NOW, producers);
+        List<AbortTransactionSpec> hanging = found.stream().map(HangingTransactions.Hanging::abort).toList();
 
         assertThat(hanging).extracting(AbortTransactionSpec::topicPartition).containsExactly(DECIDED, OFFSETS);
+        assertThat(found).extracting(HangingTransactions.Hanging::startOffset).as("where each began there").containsExactly(423L, 423L);
         assertThat(hanging.get(0).producerId()).isEqualTo(OURS);
         assertThat(hanging.get(0).producerEpoch()).isEqualTo((short) 315);
         assertThat(hanging.get(0).coordinatorEpoch()).isEqualTo(4);

@@ -3,11 +3,9 @@ package dev.placementaudit.worker.pipeline;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -32,7 +30,7 @@ class ReadCommittedWitnessTest {
         String topic = KafkaBroker.uniqueTopic("witness");
         broker.createTopics(1, topic);
         ReadCommittedWitness witness = new ReadCommittedWitness(broker.clientConfig(), "witness-test", Duration.ofSeconds(3));
-        try (KafkaProducer<byte[], byte[]> producer = transactional(broker, "tx-" + topic)) {
+        try (KafkaProducer<byte[], byte[]> producer = WorkerHarness.transactionalProducer(broker, "tx-" + topic)) {
             RecordMetadata aborted = sendIn(producer, topic, false);
             RecordMetadata committed = sendIn(producer, topic, true);
             producer.beginTransaction();
@@ -58,8 +56,8 @@ class ReadCommittedWitnessTest {
         String topic = KafkaBroker.uniqueTopic("witness2");
         broker.createTopics(2, topic);
         ReadCommittedWitness witness = new ReadCommittedWitness(broker.clientConfig(), "witness-test-2", Duration.ofSeconds(3));
-        try (KafkaProducer<byte[], byte[]> worker = transactional(broker, "tx-" + topic);
-             KafkaProducer<byte[], byte[]> other = transactional(broker, "tx-other-" + topic)) {
+        try (KafkaProducer<byte[], byte[]> worker = WorkerHarness.transactionalProducer(broker, "tx-" + topic);
+             KafkaProducer<byte[], byte[]> other = WorkerHarness.transactionalProducer(broker, "tx-other-" + topic)) {
             other.beginTransaction();
             other.send(new ProducerRecord<>(topic, 0, null, new byte[] {9}));
             other.send(new ProducerRecord<>(topic, 1, null, new byte[] {9}));
@@ -98,15 +96,5 @@ class ReadCommittedWitnessTest {
 
     private static TopicPartition at(RecordMetadata written) {
         return new TopicPartition(written.topic(), written.partition());
-    }
-
-    private static KafkaProducer<byte[], byte[]> transactional(KafkaBroker broker, String transactionalId) {
-        Map<String, Object> config = broker.clientConfig();
-        config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
-        config.put(ProducerConfig.LINGER_MS_CONFIG, 10);
-        config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
-        producer.initTransactions();
-        return producer;
     }
 }

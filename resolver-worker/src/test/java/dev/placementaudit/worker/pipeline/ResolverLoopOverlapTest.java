@@ -295,15 +295,8 @@ class ResolverLoopOverlapTest {
         TopicPartition decided = new TopicPartition("allocation-decided", 0);
         abortedWhenMadeAnew = List.of(decided);
         abortedFrom.put(decided, 0L); // where the first batch's records began there (p0's first record)
-        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
-        List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
-        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
-        consumer.schedulePollTask(() -> add(2));
-        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
-        // Idle: the loop learns of the timeout; the group's offsets stand after the first batch, which committed there.
-        consumer.schedulePollTask(() -> consumer.commitSync(Map.of(P0, new OffsetAndMetadata(2))));
-        consumer.schedulePollTask(() -> redeliver(0, 1, 2));
-        start(made(p0, "q0", anew), made(p1, "q1", anew));
+        // The group's offsets stand after the first batch, which committed there.
+        List<LoggingProducer> anew = committedThenOutage(() -> consumer.commitSync(Map.of(P0, new OffsetAndMetadata(2))));
 
         await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 1);
 
@@ -326,12 +319,8 @@ class ResolverLoopOverlapTest {
     void whatWasSeenCommittedBeforeAnOutageIsNoEvidenceAtTheNext() {
         witnessSeesIt = true;
         abortedWhenMadeAnew = List.of(new TopicPartition("allocation-decided", 0), new TopicPartition("__consumer_offsets", 0));
-        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
         List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
-        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
-        consumer.schedulePollTask(() -> add(2));
-        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
-        consumer.schedulePollTask(() -> { }); // idle: the loop learns of the timeout and makes both producers anew
+        firstCommitsSecondTimesOut(() -> { });
         consumer.schedulePollTask(() -> {
             abortedWhenMadeAnew = List.of(new TopicPartition("__consumer_offsets", 0)); // what the second outage leaves
             redeliver(0, 1, 2); // redone on q0, whose commit times out
@@ -365,15 +354,28 @@ class ResolverLoopOverlapTest {
      * offers every record again from the group's committed offsets (none, in the mock).
      */
     private List<LoggingProducer> committedThenOutage() {
-        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
+        return committedThenOutage(() -> { });
+    }
+
+    /** The same, with {@code whileIdle} done in the idle poll where the loop learns of the timeout. */
+    private List<LoggingProducer> committedThenOutage(Runnable whileIdle) {
         List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
-        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
-        consumer.schedulePollTask(() -> add(2));
-        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
-        consumer.schedulePollTask(() -> { }); // idle: the loop learns of the timeout and makes both producers anew
+        firstCommitsSecondTimesOut(whileIdle);
         consumer.schedulePollTask(() -> redeliver(0, 1, 2));
         start(made(p0, "q0", anew), made(p1, "q1", anew));
         return anew;
+    }
+
+    /**
+     * The polls up to the first outage: the first batch (0, 1) sent on p0 and committed; the second (2) sent on p1, whose
+     * commit times out; the look-ahead; the idle poll where the loop learns of the timeout, doing {@code whileIdle}.
+     */
+    private void firstCommitsSecondTimesOut(Runnable whileIdle) {
+        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
+        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
+        consumer.schedulePollTask(() -> add(2));
+        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
+        consumer.schedulePollTask(whileIdle); // idle: the loop learns of the timeout and makes both producers anew
     }
 
     /** The given producer first; every later call a new one, named so, noted in {@code anew}. */

@@ -108,6 +108,17 @@ final class WorkerHarness {
         return written;
     }
 
+    /** A transactional producer batching and compressing as the worker's do, its transactions initialised. */
+    static KafkaProducer<byte[], byte[]> transactionalProducer(KafkaBroker broker, String transactionalId) {
+        Map<String, Object> config = broker.clientConfig();
+        config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+        config.put(ProducerConfig.LINGER_MS_CONFIG, 10);
+        config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+        producer.initTransactions();
+        return producer;
+    }
+
     /** Per partition of {@code topic}, the producers with a transaction open there (id, epoch, first offset), as the broker says now. */
     String openTransactions(String topic) {
         try (Admin admin = Admin.create(broker.clientConfig())) {
