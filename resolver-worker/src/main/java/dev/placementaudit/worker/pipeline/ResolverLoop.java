@@ -96,6 +96,12 @@ import java.util.function.Supplier;
  */
 public final class ResolverLoop extends ConsumerLoop {
     private static final Logger LOG = LoggerFactory.getLogger(ResolverLoop.class);
+    /**
+     * How every warning of a commit redone because it could not be proven begins, once per
+     * {@code pa_worker_commits_unproven_total}: the one case where loads may appear twice on the worker's topics
+     * (docs/guarantees.md). Something to search a worker's log for; the chaos soak does.
+     */
+    static final String NOT_PROVEN = "commit not proven: ";
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
     /** How many of the last commits per input partition are kept as evidence: the one in flight, the one before, and margin. */
     private static final int EVIDENCE = 4;
@@ -355,7 +361,7 @@ public final class ResolverLoop extends ConsumerLoop {
         redo.forEach((partition, from) -> {
             if (consumer.assignment().contains(partition) && from < consumer.position(partition)) {
                 metrics.commitUnproven();
-                LOG.warn("a transaction this worker saw commit or time out had its records on an output aborted as left open: redoing {} from {}, "
+                LOG.warn(NOT_PROVEN + "a transaction this worker saw commit or time out had its records on an output aborted as left open: redoing {} from {}, "
                         + "behind the group's offset ({}), so loads of it that did commit elsewhere are resolved twice", partition, from,
                         consumer.position(partition));
                 consumer.seek(partition, from);
@@ -396,7 +402,7 @@ public final class ResolverLoop extends ConsumerLoop {
                         break;
                     }
                     metrics.commitUnproven();
-                    LOG.warn("the group's committed offset of {} ({}) is behind a transaction this worker saw commit ({} to {}), "
+                    LOG.warn(NOT_PROVEN + "the group's committed offset of {} ({}) is behind a transaction this worker saw commit ({} to {}), "
                             + "whose records ({}: the first of each partition it wrote) are not all visible read_committed: it did not commit "
                             + "everywhere; redoing from {}, so loads of it that did commit somewhere are resolved twice", partition, start, next.from(),
                             next.offset().offset(), next.firstRecords(), at);
@@ -409,8 +415,8 @@ public final class ResolverLoop extends ConsumerLoop {
                 ahead.put(partition, to);
             } else if (startingAt(seen, start) == null && seen.stream().anyMatch(SeenCommit::seen)) {
                 metrics.commitUnproven();
-                LOG.warn("the group's committed offset of {} ({}) is behind what this worker saw commit ({}), with a transaction between that "
-                        + "nothing proves: redoing from the group's offset", partition, start, seen.get(seen.size() - 1).offset().offset());
+                LOG.warn(NOT_PROVEN + "the group's committed offset of {} ({}) is behind what this worker saw commit ({}), with a transaction between that "
+                        + "nothing proves: redoing from the group's offset, so loads of it that did commit are resolved twice", partition, start, seen.get(seen.size() - 1).offset().offset());
             }
         });
         return ahead;
