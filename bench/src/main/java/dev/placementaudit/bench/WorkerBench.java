@@ -20,6 +20,8 @@ import dev.placementaudit.worker.pipeline.ResolverWorker;
 import dev.placementaudit.worker.pipeline.WorkerMetrics.Phase;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -29,6 +31,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -41,6 +44,8 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -66,8 +71,10 @@ import java.util.function.ToDoubleFunction;
  * Each mode starts its own consumer group from offset 0 of the same pre-filled input topic; time is measured from
  * client start to the last commit, so group join costs all three the same. Modes alternate within each round, and
  * the first {@code --warmup} rounds are not counted: the first round runs cold code (the worker's took 1.7 times
- * as long as later ones). Each mode's CPU seconds, in this JVM and in the broker's process, are reported beside its
- * time, because on a shared 2-core machine they tell a mode that waited on round trips from one that ran out of cores.
+ * as long as later ones). Every other counted round runs the modes in reverse order, and each mode's output topics
+ * are deleted once it is measured, so that no mode is timed while the kernel writes back the one before it. Each
+ * mode's CPU seconds, in this JVM and in the broker's process, are reported beside its time, because on a shared
+ * 2-core machine they tell a mode that waited on round trips from one that ran out of cores.
  * {@code --ahead 0,1,2} runs the worker once per {@code worker.batches.ahead} value in each round, for an A/B of the
  * look-ahead under the same conditions; by default it runs once, with the worker's default. {@code --threads 1,2}
  * does the same for {@code worker.resolve.threads}, and {@code --overlap true,false} for {@code worker.commit.overlap}
@@ -77,6 +84,8 @@ import java.util.function.ToDoubleFunction;
  */
 public final class WorkerBench {
     private static final int MAX_POLL_RECORDS = 100;
+    /** After a mode's outputs are deleted, before the next mode starts: the broker removes their files meanwhile. */
+    private static final long SETTLE_MILLIS = 2_000;
 
     public static void main(String[] args) throws Exception {
         AvroTrust.install();
@@ -138,7 +147,13 @@ public final class WorkerBench {
         }
         Map<Variant, List<Sample>> samples = new LinkedHashMap<>();
         for (int run = 1; run <= runs; run++) {
-            for (Variant variant : variants()) {
+            // Every other round runs its modes in reverse, so a machine that slows down or speeds up across a round does
+            // not always favour the same mode (the ratio is taken within each round).
+            List<Variant> order = variants();
+            if (run % 2 == 0) {
+                Collections.reverse(order);
+            }
+            for (Variant variant : order) {
                 Sample sample = measure(variant, "run" + run);
                 samples.computeIfAbsent(variant, k -> new ArrayList<>()).add(sample);
                 print("run " + run, variant, sample);
@@ -190,14 +205,46 @@ public final class WorkerBench {
         }
         String out = tag + ".out";
         if (variant.mode == Mode.PASSTHROUGH) {
-            broker.createTopics(3, out);
-            return runRaw(tag, r -> passthrough(out, r));
+            createOutputs(out);
+            try {
+                return runRaw(tag, r -> passthrough(out, r));
+            } finally {
+                dropOutputs(out);
+            }
         }
         // The worker's two output topics, as it uses them: the decisions to one, the load's summary to the other.
         String decided = tag + ".decided";
         String resolved = tag + ".resolved";
-        broker.createTopics(3, decided, resolved);
-        return runRaw(tag, r -> fanOut(decided, resolved, r));
+        createOutputs(decided, resolved);
+        try {
+            return runRaw(tag, r -> fanOut(decided, resolved, r));
+        } finally {
+            dropOutputs(decided, resolved);
+        }
+    }
+
+    /**
+     * A mode's output topics, whose segments the broker deletes at once when the topic is deleted
+     * ({@code file.delete.delay.ms=0}), instead of a minute later.
+     */
+    private void createOutputs(String... names) throws Exception {
+        try (Admin admin = Admin.create(broker.clientConfig())) {
+            admin.createTopics(Arrays.stream(names).map(name -> new NewTopic(name, 3, (short) 1)
+                    .configs(Map.of(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, "0"))).toList()).all().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Deletes a mode's output once it is measured, and gives the broker a moment to remove its files. A round writes some
+     * 3 GB a mode at the default 180,000 loads: kept, the whole run's outputs outgrow this machine's memory, and the
+     * kernel writes back the last mode's pages while the next mode is timed. Kept, they slowed the fan-out more than
+     * the worker (docs/benchmarks.md: 0.85 of it then, 0.78 with them deleted, the same hour).
+     */
+    private void dropOutputs(String... names) throws Exception {
+        try (Admin admin = Admin.create(broker.clientConfig())) {
+            admin.deleteTopics(List.of(names)).all().get(60, TimeUnit.SECONDS);
+        }
+        Thread.sleep(SETTLE_MILLIS);
     }
 
     private static List<ProducerRecord<byte[], byte[]>> passthrough(String out, ConsumerRecord<byte[], byte[]> record) {
@@ -269,7 +316,7 @@ public final class WorkerBench {
     }
 
     /** The worker's own topic setup is done beforehand: the raw modes get their output topic for free too. */
-    private Sample runWorker(String tag, Variant variant) throws InterruptedException {
+    private Sample runWorker(String tag, Variant variant) throws Exception {
         Map<String, String> settings = new HashMap<>();
         settings.put("kafka.bootstrap.servers", broker.bootstrapServers());
         settings.put("worker.input.topic", input);
@@ -293,7 +340,15 @@ public final class WorkerBench {
         if (!variant.overlap.isEmpty()) {
             settings.put("worker.commit.overlap", variant.overlap);
         }
-        broker.createTopics(3, tag + ".decided", tag + ".resolved", tag + ".dlq");
+        createOutputs(tag + ".decided", tag + ".resolved", tag + ".dlq");
+        try {
+            return timeWorker(tag, settings);
+        } finally {
+            dropOutputs(tag + ".decided", tag + ".resolved", tag + ".dlq");
+        }
+    }
+
+    private Sample timeWorker(String tag, Map<String, String> settings) throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Stopwatch watch = new Stopwatch();
         try (ResolverWorker worker = ResolverWorker.start(WorkerConfig.from(Settings.of(settings)), registry)) {
