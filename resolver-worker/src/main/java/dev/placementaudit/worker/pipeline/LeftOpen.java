@@ -1,6 +1,7 @@
 package dev.placementaudit.worker.pipeline;
 
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.internals.Topic;
 
 import java.util.List;
 
@@ -14,5 +15,9 @@ interface LeftOpen {
 
     /** A transaction left open and aborted on {@code partition}, where its records began at {@code startOffset}. */
     record Aborted(TopicPartition partition, long startOffset) {
+        /** Its part on the group's offsets partition, not on an output. */
+        boolean onOffsetsPartition() {
+            return partition.topic().equals(Topic.GROUP_METADATA_TOPIC_NAME);
+        }
     }
 }

@@ -29,7 +29,6 @@ import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.internals.Topic;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -295,7 +294,7 @@ public final class ResolverLoop extends ConsumerLoop {
                     producer.make();
                 }
                 List<LeftOpen.Aborted> aborted = abortLeftOpen();
-                boolean outputsAborted = aborted.stream().anyMatch(one -> !one.partition().topic().equals(Topic.GROUP_METADATA_TOPIC_NAME));
+                boolean outputsAborted = aborted.stream().anyMatch(one -> !one.onOffsetsPartition());
                 Map<TopicPartition, OffsetAndMetadata> putBack = Offsets.seekToCommitted(consumer,
                         committed -> outputsAborted ? Map.of() : provenAhead(committed));
                 redoBehind(aborted);
@@ -340,7 +339,7 @@ public final class ResolverLoop extends ConsumerLoop {
     private void redoBehind(List<LeftOpen.Aborted> aborted) {
         Map<TopicPartition, Long> redo = new HashMap<>();
         for (LeftOpen.Aborted one : aborted) {
-            if (one.partition().topic().equals(Topic.GROUP_METADATA_TOPIC_NAME)) {
+            if (one.onOffsetsPartition()) {
                 continue;
             }
             boolean known = false;
@@ -527,8 +526,7 @@ public final class ResolverLoop extends ConsumerLoop {
         Timer.Sample sample = Timer.start();
         try {
             producer().begin();
-            open = new OpenTransaction(Offsets.nextOffsets(batch.records()), new Outcome());
-            open.outcome.from = Offsets.firstOffsets(batch.records());
+            open = new OpenTransaction(Offsets.nextOffsets(batch.records()), new Outcome(Offsets.firstOffsets(batch.records())));
             long resolving = 0;
             long sending = 0;
             for (Future<Prepared> one : batch.prepared()) {
@@ -594,22 +592,14 @@ public final class ResolverLoop extends ConsumerLoop {
      */
     private void commitHandedOver(TransactionalProducer producer, OpenTransaction transaction, ConsumerGroupMetadata group, Timer.Sample sample) {
         try {
-            producer.commit(transaction.offsets, group);
-            noteCommitted(transaction.offsets, transaction.outcome, true);
+            commit(producer, transaction.offsets, group, transaction.outcome);
         } catch (KafkaException e) {
-            if (e instanceof TransactionalProducer.Unusable) {
-                // Timed out: it may have committed, which only the next outage's proof can tell.
-                noteCommitted(transaction.offsets, transaction.outcome, false);
-            }
             if (!passesThrough(e)) {
                 producer.abortQuietly();
                 metrics.aborted();
             }
             throw e;
         }
-        fencedSinceCommit = false;
-        metrics.committed(transaction.outcome.loads, transaction.outcome.deadLetters);
-        vitals().progressed();
         sample.stop(metrics.batchTimer());
     }
 
@@ -745,8 +735,7 @@ public final class ResolverLoop extends ConsumerLoop {
                 return false;
             }
             try {
-                Outcome outcome = new Outcome();
-                outcome.from = Map.of(Offsets.partition(record), record.offset());
+                Outcome outcome = new Outcome(Offsets.firstOffsets(List.of(record)));
                 producer().begin();
                 deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
                 commit(Map.of(Offsets.partition(record), new OffsetAndMetadata(record.offset() + 1)), outcome);
@@ -763,8 +752,7 @@ public final class ResolverLoop extends ConsumerLoop {
     }
 
     private KafkaException tryAlone(ConsumerRecord<byte[], byte[]> record) {
-        Outcome outcome = new Outcome();
-        outcome.from = Map.of(Offsets.partition(record), record.offset());
+        Outcome outcome = new Outcome(Offsets.firstOffsets(List.of(record)));
         try {
             Prepared prepared = preparation.prepare(record);
             producer().begin();
@@ -805,8 +793,17 @@ public final class ResolverLoop extends ConsumerLoop {
     }
 
     private void commit(Map<TopicPartition, OffsetAndMetadata> offsets, Outcome outcome) {
+        commit(producer(), offsets, consumer.groupMetadata(), outcome);
+    }
+
+    /**
+     * Commits the transaction open on {@code producer}, on the loop or the committing thread, and keeps it as evidence
+     * for the next outage: seen to commit, or timed out (it may have committed).
+     */
+    private void commit(TransactionalProducer producer, Map<TopicPartition, OffsetAndMetadata> offsets, ConsumerGroupMetadata group,
+                        Outcome outcome) {
         try {
-            producer().commit(offsets, consumer.groupMetadata());
+            producer.commit(offsets, group);
         } catch (TransactionalProducer.Unusable timedOut) {
             // It may have committed, which only the next outage's proof can tell.
             noteCommitted(offsets, outcome, false);

@@ -40,7 +40,11 @@ final class Transactions {
         final Map<String, Integer> deadLetters = new HashMap<>();
         final List<Future<RecordMetadata>> witnesses = new ArrayList<>();
         /** Per input partition, the offset of the transaction's first record there. */
-        Map<TopicPartition, Long> from = Map.of();
+        final Map<TopicPartition, Long> from;
+
+        Outcome(Map<TopicPartition, Long> from) {
+            this.from = from;
+        }
 
         void sent(Future<RecordMetadata> witness) {
             witnesses.add(witness);
