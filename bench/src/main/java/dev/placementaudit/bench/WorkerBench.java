@@ -235,10 +235,11 @@ public final class WorkerBench {
     }
 
     /**
-     * Deletes a mode's output once it is measured, and gives the broker a moment to remove its files. A round writes some
-     * 3 GB a mode at the default 180,000 loads: kept, the whole run's outputs outgrow this machine's memory, and the
-     * kernel writes back the last mode's pages while the next mode is timed. Kept, they slowed the fan-out more than
-     * the worker (docs/benchmarks.md: 0.85 of it then, 0.78 with them deleted, the same hour).
+     * Deletes a mode's output once it is measured, and gives the broker a moment to remove its files. A 60,000-load
+     * run held 2.5 GB on the broker after its warm-up round, input included, so the default 180,000 loads write some
+     * 3 GB a mode a round: kept, the whole run's outputs outgrow this machine's memory, and the kernel writes back the
+     * last mode's pages while the next mode is timed. Kept, they slowed the fan-out more than the worker
+     * (docs/benchmarks.md: 0.85 of it then, 0.78 with them deleted, the same hour, 60,000 loads).
      */
     private void dropOutputs(String... names) throws Exception {
         try (Admin admin = Admin.create(broker.clientConfig())) {
