@@ -8,6 +8,10 @@ import java.util.concurrent.CountDownLatch;
  * last for a proxy in front of it. For benchmarks, where
  * a broker sharing the measured JVM's heap and GC would distort the numbers, and for local development.
  * Keeps its log in {@code dir} across restarts; stops cleanly on SIGTERM.
+ *
+ * <p>One node of a cluster of several ({@link BrokerCluster}) is told which by system properties:
+ * {@code pa.broker.node-id}, {@code pa.broker.voters} (every controller, {@code id@host:port,...}),
+ * {@code pa.broker.cluster-id} and {@code pa.broker.replicas}.
  */
 public final class BrokerMain {
     private BrokerMain() {
@@ -18,7 +22,12 @@ public final class BrokerMain {
         int port = args.length > 1 ? Integer.parseInt(args[1]) : 9092;
         int controllerPort = args.length > 2 ? Integer.parseInt(args[2]) : port + 1;
         int advertisedPort = args.length > 3 ? Integer.parseInt(args[3]) : port;
-        EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startPersistent(dir, port, controllerPort, advertisedPort);
+        String voters = System.getProperty("pa.broker.voters");
+        EmbeddedKafkaBroker broker = voters == null
+                ? EmbeddedKafkaBroker.startPersistent(dir, port, controllerPort, advertisedPort)
+                : EmbeddedKafkaBroker.startPersistent(dir, port, controllerPort, advertisedPort, new EmbeddedKafkaBroker.ClusterNode(
+                        Integer.getInteger("pa.broker.node-id"), voters, System.getProperty("pa.broker.cluster-id"),
+                        Integer.getInteger("pa.broker.replicas", 3)));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             broker.close();

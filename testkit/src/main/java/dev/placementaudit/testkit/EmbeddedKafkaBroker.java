@@ -43,14 +43,32 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
     private final int controllerPort;
     /** The port clients are told to connect to: the broker's own, or a proxy's in front of it. */
     private final int advertisedPort;
+    private final ClusterNode node;
     private KafkaRaftServer server;
 
-    private EmbeddedKafkaBroker(Path dataDir, boolean deleteOnClose, int brokerPort, int controllerPort, int advertisedPort) {
+    private EmbeddedKafkaBroker(Path dataDir, boolean deleteOnClose, int brokerPort, int controllerPort, int advertisedPort, ClusterNode node) {
         this.dataDir = dataDir;
         this.deleteOnClose = deleteOnClose;
         this.brokerPort = brokerPort;
         this.controllerPort = controllerPort;
         this.advertisedPort = advertisedPort;
+        this.node = node;
+    }
+
+    /**
+     * Which node of which cluster this broker is: its id, every controller of the static quorum ({@code id@host:port},
+     * comma-separated), the cluster id all nodes are formatted with, and how many replicas every topic has (the
+     * internal ones included; {@code min.insync.replicas} is one less, as production runs three).
+     */
+    public record ClusterNode(int id, String voters, String clusterId, int replicas) {
+        /** The one node of a single-node cluster: everything at one replica. */
+        static ClusterNode single(int controllerPort) {
+            return new ClusterNode(1, "1@localhost:" + controllerPort, Uuid.randomUuid().toString(), 1);
+        }
+
+        int minInSync() {
+            return Math.max(1, replicas - 1);
+        }
     }
 
     /** A throwaway broker on free ports in a temporary directory, deleted on close. */
@@ -60,7 +78,8 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
             Path dir = createTempDir();
             // Free ports are picked, released, then bound by the broker: another process can take one in between.
             int port = freePort();
-            EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dir, true, port, freePort(), port);
+            int controllerPort = freePort();
+            EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dir, true, port, controllerPort, port, ClusterNode.single(controllerPort));
             try {
                 broker.start();
                 return broker;
@@ -84,7 +103,12 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
      * the broker's own to itself included; the proxy must be listening before this is called.
      */
     public static EmbeddedKafkaBroker startPersistent(Path dataDir, int brokerPort, int controllerPort, int advertisedPort) {
-        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dataDir, false, brokerPort, controllerPort, advertisedPort);
+        return startPersistent(dataDir, brokerPort, controllerPort, advertisedPort, ClusterNode.single(controllerPort));
+    }
+
+    /** One node of a cluster of several ({@link BrokerCluster}): ready once a quorum of its controllers answers. */
+    public static EmbeddedKafkaBroker startPersistent(Path dataDir, int brokerPort, int controllerPort, int advertisedPort, ClusterNode node) {
+        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dataDir, false, brokerPort, controllerPort, advertisedPort, node);
         broker.start();
         return broker;
     }
@@ -142,8 +166,8 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
         Properties props = new Properties();
         props.putAll(Map.ofEntries(
                 Map.entry("process.roles", "broker,controller"),
-                Map.entry("node.id", "1"),
-                Map.entry("controller.quorum.voters", "1@localhost:" + controllerPort),
+                Map.entry("node.id", Integer.toString(node.id())),
+                Map.entry("controller.quorum.voters", node.voters()),
                 Map.entry("listeners", "PLAINTEXT://localhost:" + brokerPort + ",CONTROLLER://localhost:" + controllerPort),
                 Map.entry("advertised.listeners", "PLAINTEXT://localhost:" + advertisedPort),
                 Map.entry("controller.listener.names", "CONTROLLER"),
@@ -151,14 +175,18 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
                 Map.entry("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"),
                 Map.entry("log.dirs", logDir.toString()),
                 Map.entry("num.partitions", "1"),
-                Map.entry("offsets.topic.replication.factor", "1"),
+                Map.entry("default.replication.factor", Integer.toString(node.replicas())),
+                Map.entry("offsets.topic.replication.factor", Integer.toString(node.replicas())),
                 Map.entry("offsets.topic.num.partitions", "1"),
-                Map.entry("transaction.state.log.replication.factor", "1"),
-                Map.entry("transaction.state.log.min.isr", "1"),
+                Map.entry("transaction.state.log.replication.factor", Integer.toString(node.replicas())),
+                Map.entry("transaction.state.log.min.isr", Integer.toString(node.minInSync())),
                 Map.entry("transaction.state.log.num.partitions", "1"),
-                Map.entry("share.coordinator.state.topic.replication.factor", "1"),
-                Map.entry("share.coordinator.state.topic.min.isr", "1"),
-                Map.entry("min.insync.replicas", "1"),
+                Map.entry("share.coordinator.state.topic.replication.factor", Integer.toString(node.replicas())),
+                Map.entry("share.coordinator.state.topic.min.isr", Integer.toString(node.minInSync())),
+                Map.entry("min.insync.replicas", Integer.toString(node.minInSync())),
+                // A node killed with SIGKILL is fenced by the controllers, and so leaves every ISR, after this long without a
+                // heartbeat: until then, writes with acks=all to a partition it followed wait for it (default 9 s).
+                Map.entry("broker.session.timeout.ms", "6000"),
                 Map.entry("group.initial.rebalance.delay.ms", "0"),
                 // Services create their topics; a typo in a topic name must fail, not silently create one.
                 Map.entry("auto.create.topics.enable", "false"),
@@ -178,7 +206,7 @@ public final class EmbeddedKafkaBroker implements KafkaBroker {
             throw new UncheckedIOException("cannot write " + config, e);
         }
         ByteArrayOutputStream output = new ByteArrayOutputStream();
-        int rc = StorageTool.execute(new String[]{"format", "-t", Uuid.randomUuid().toString(), "-c", config.toString(),
+        int rc = StorageTool.execute(new String[]{"format", "-t", node.clusterId(), "-c", config.toString(),
                 "--ignore-formatted"}, new PrintStream(output, true, StandardCharsets.UTF_8));
         if (rc != 0) {
             throw new IllegalStateException("formatting Kafka storage in " + dataDir + " failed (exit " + rc + "): "

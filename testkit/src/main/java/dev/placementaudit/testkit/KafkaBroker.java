@@ -26,10 +26,15 @@ public interface KafkaBroker extends AutoCloseable {
         return config;
     }
 
+    /** How many replicas a topic of this cluster has: 1 on a single broker, 3 on {@link BrokerCluster}. */
+    default short replicationFactor() {
+        return 1;
+    }
+
     /** Creates the topics (idempotently) and waits until the broker knows them. */
     default void createTopics(int partitions, String... names) {
         try (Admin admin = Admin.create(clientConfig())) {
-            List<NewTopic> topics = Arrays.stream(names).map(name -> new NewTopic(name, partitions, (short) 1)).toList();
+            List<NewTopic> topics = Arrays.stream(names).map(name -> new NewTopic(name, partitions, replicationFactor())).toList();
             try {
                 admin.createTopics(topics).all().get(30, TimeUnit.SECONDS);
             } catch (ExecutionException e) {
