@@ -30,6 +30,10 @@ import java.util.Map;
  * @param commitOverlap     two transactional producers used in turn ({@code worker.commit.overlap}, true): a batch's
  *                          offsets and end of transaction go to the broker while the next batch's outputs are sent on
  *                          the other producer, whose transactional id is this one's with {@code #2} added
+ * @param reconcileAfter    how long the group may have committed past a load with neither its summary nor its dead
+ *                          letter visible before the reconciler resolves it again ({@code worker.reconcile.after}, 2 min;
+ *                          0 turns the reconciler off)
+ * @param reconcileLookback how far back the reconciler reads at start ({@code worker.reconcile.lookback}, 24 h)
  */
 public record WorkerConfig(
         Map<String, Object> kafka,
@@ -52,7 +56,9 @@ public record WorkerConfig(
         int batchesAhead,
         boolean commitOverlap,
         Duration connectTimeout,
-        Duration healthBound) {
+        Duration healthBound,
+        Duration reconcileAfter,
+        Duration reconcileLookback) {
 
     public WorkerConfig {
         kafka = Map.copyOf(kafka);
@@ -84,7 +90,9 @@ public record WorkerConfig(
                 settings.integer("worker.batches.ahead", 1, 0, 16),
                 settings.bool("worker.commit.overlap", true),
                 settings.connectTimeout(),
-                settings.duration("worker.health.bound", Duration.ofSeconds(60)));
+                settings.duration("worker.health.bound", Duration.ofSeconds(60)),
+                settings.duration("worker.reconcile.after", Duration.ofMinutes(2)),
+                settings.duration("worker.reconcile.lookback", Duration.ofHours(24)));
         settings.unreadKeys("worker.").forEach(key -> LoggerFactory.getLogger(WorkerConfig.class)
                 .warn("configuration {} is not a resolver-worker setting (misspelt?); ignored", key));
         return config;
@@ -100,6 +108,15 @@ public record WorkerConfig(
      */
     public String secondTransactionalId() {
         return transactionalId() + "#2";
+    }
+
+    /** The reconciler's own transactional id: it publishes the loads it resolves again beside the loop, never with it. */
+    public String reconcilerTransactionalId() {
+        return transactionalId() + "#reconciler";
+    }
+
+    public boolean reconciles() {
+        return !reconcileAfter.isZero();
     }
 
     public String bootstrapServers() {

@@ -42,6 +42,7 @@ import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -146,6 +147,8 @@ public final class ResolverLoop extends ConsumerLoop {
     private final Deque<Batch> ahead = new ArrayDeque<>();
     /** A look-ahead poll's failure, raised once the open transaction has committed. */
     private KafkaException pollFailure;
+    /** The input partitions assigned to this loop now, as the reconciler asks from its own thread. */
+    private final Set<Integer> owned = ConcurrentHashMap.newKeySet();
 
     /** A loop with one transactional producer: each batch commits before the next one's outputs are sent. */
     public ResolverLoop(WorkerConfig config, Consumer<byte[], byte[]> consumer, Supplier<Producer<byte[], byte[]>> producers,
@@ -173,6 +176,11 @@ public final class ResolverLoop extends ConsumerLoop {
         this.resolution = resolution;
         this.preparation = new RecordPreparation(config, resolution, clock);
         this.witness = witness;
+    }
+
+    /** The input partitions this loop owns now: the reconciler looks after these only. */
+    public Set<Integer> owned() {
+        return Set.copyOf(owned);
     }
 
     @Override
@@ -857,6 +865,7 @@ public final class ResolverLoop extends ConsumerLoop {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             LOG.info("partitions revoked: {}", partitions);
+            partitions.forEach(partition -> owned.remove(partition.partition()));
             dropAhead(partitions);
             try {
                 settleRevoked();
@@ -886,6 +895,7 @@ public final class ResolverLoop extends ConsumerLoop {
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             LOG.warn("partitions lost: {}", partitions);
+            partitions.forEach(partition -> owned.remove(partition.partition()));
             dropAhead(partitions);
             try {
                 if (settledPreviousFailed()) {
@@ -903,6 +913,7 @@ public final class ResolverLoop extends ConsumerLoop {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             LOG.info("partitions assigned: {}", partitions);
+            partitions.forEach(partition -> owned.add(partition.partition()));
         }
 
         /**

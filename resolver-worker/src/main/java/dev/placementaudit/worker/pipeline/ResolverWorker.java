@@ -2,14 +2,18 @@ package dev.placementaudit.worker.pipeline;
 
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.service.ConsumerService;
+import dev.placementaudit.service.DaemonThreads;
+import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.WorkerVersion;
+import dev.placementaudit.worker.reconcile.Reconciler;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -26,6 +30,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /** A running resolver-worker: topics ensured, clients built, the loop on its own thread, the ops endpoint up. */
@@ -34,13 +39,46 @@ public final class ResolverWorker extends ConsumerService {
 
     private final WorkerConfig config;
     private final ResolverLoop loop;
+    /** Null when {@code worker.reconcile.after} is 0. */
+    private final Reconciler reconciler;
     private final List<AutoCloseable> resources;
 
-    private ResolverWorker(WorkerConfig config, ResolverLoop loop, List<AutoCloseable> resources) {
+    private ResolverWorker(WorkerConfig config, ResolverLoop loop, Reconciler reconciler, List<AutoCloseable> resources) {
         super("resolver-worker " + config.instanceId(), loop, LOG);
         this.config = config;
         this.loop = loop;
+        this.reconciler = reconciler;
         this.resources = resources;
+    }
+
+    /**
+     * The reconciler: reads the input and the worker's outputs on a consumer of its own (read_committed, no group), resolves
+     * again what the group committed past with no output, and publishes it on a transactional producer of its own.
+     */
+    private static Reconciler reconciler(WorkerConfig config, Admin admin, LoadResolution resolution, ResolverLoop loop, PrometheusMeterRegistry registry) {
+        Map<String, Object> reading = new HashMap<>(config.kafka());
+        reading.put(ConsumerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId() + "-reconciler");
+        reading.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        reading.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        reading.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        reading.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(reading, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        Map<String, Object> publishing = producerConfig(config, config.reconcilerTransactionalId(), "-reconciler");
+        Clock clock = Clock.systemUTC();
+        RecordPreparation preparation = new RecordPreparation(config, resolution, clock);
+        Function<ConsumerRecord<byte[], byte[]>, Reconciler.Redo> redo = record -> {
+            Prepared again = preparation.prepare(record);
+            if (again.reason() != null) {
+                return new Reconciler.Redo(List.of(DeadLetter.of(config.deadLetterTopic(), record, again.reason(), again.detail(), again.field(),
+                        again.error(), resolution.resolverVersion(), clock.instant())), null);
+            }
+            return new Reconciler.Redo(again.outputs(), again.summary().getLoadId().toString());
+        };
+        Reconciler.Settings settings = new Reconciler.Settings(config.inputTopic(), config.resolvedTopic(), config.deadLetterTopic(),
+                List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic()), config.groupId(), config.reconcileAfter(),
+                config.reconcileLookback(), config.transactionTimeout().plus(Duration.ofSeconds(30)));
+        return new Reconciler(settings, consumer, admin, () -> new KafkaProducer<>(publishing, new ByteArraySerializer(), new ByteArraySerializer()),
+                redo, loop::owned, registry, clock);
     }
 
     /** @throws dev.placementaudit.service.cli.CommandFailure when no broker answers within {@code connect.timeout} */
@@ -75,11 +113,21 @@ public final class ResolverWorker extends ConsumerService {
         List<AutoCloseable> resources = new ArrayList<>(List.of(sweep, consumerMetrics, admin));
         resources.addAll(made);
         CommitWitness witness = new ReadCommittedWitness(config.kafka(), "resolver-" + config.instanceId() + "-witness", config.connectTimeout());
+        LoadResolution resolution = new LoadResolution(WorkerVersion.resolverVersion());
         ResolverLoop loop = new ResolverLoop(config, consumer, producers, List.<LeftOpen>copyOf(hanging), witness, metrics,
-                new LoadResolution(WorkerVersion.resolverVersion()), Clock.systemUTC());
+                resolution, Clock.systemUTC());
+        Reconciler reconciler = config.reconciles() ? reconciler(config, admin, resolution, loop, registry) : null;
         loop.start("resolver-loop-" + config.instanceId());
         sweep.start("hanging-transactions-" + config.instanceId());
-        ResolverWorker worker = new ResolverWorker(config, loop, resources);
+        if (reconciler != null) {
+            Thread thread = DaemonThreads.start("reconciler-" + config.instanceId(), reconciler);
+            // Stopped before the admin client it shares is closed.
+            resources.add(0, () -> {
+                reconciler.stop();
+                thread.join(10_000);
+            });
+        }
+        ResolverWorker worker = new ResolverWorker(config, loop, reconciler, resources);
         worker.serve(config.http(), registry, routes -> { });
         LOG.info("resolver-worker {} consuming {} as group {} (transactional id {}), resolver {}{}", config.instanceId(),
                 config.inputTopic(), config.groupId(), String.join(" and ", ids), WorkerVersion.resolverVersion(),
@@ -180,6 +228,9 @@ public final class ResolverWorker extends ConsumerService {
     @Override
     protected List<String> problems() {
         List<String> problems = new ArrayList<>();
+        if (reconciler != null) {
+            problems.addAll(reconciler.problems());
+        }
         String recovering = loop.recovering();
         if (recovering != null) {
             problems.add("making the transactional producer anew after: " + recovering);

@@ -1,0 +1,321 @@
+package dev.placementaudit.worker.reconcile;
+
+import dev.placementaudit.events.LoadResolved;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.service.DeadLetter;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * How the worker proves its own completeness, whatever Kafka does: it reads the input, the summaries and the dead
+ * letters read_committed, and every load the worker's group has committed past that still has neither a summary nor a
+ * dead letter after {@code worker.reconcile.after} is resolved again and published in a transaction of its own. Its
+ * decision ids are the same, so the store takes it once; a load that was only late appears twice on the worker's
+ * topics, each such load named in a warning that begins {@link #RECONCILED}. Counted by {@code pa_worker_reconciled_total}.
+ *
+ * <p>It also watches the worker's output partitions for a transaction left hanging (readers held at one offset for longer
+ * than any transaction may stay open), which it reports with the operator's commands, on {@code /health} and in
+ * {@code pa_worker_hanging_partitions}, and never aborts (docs/adr/0020-completeness-by-reconciliation.md).
+ */
+public final class Reconciler implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
+    /** How every warning of a load resolved again begins: what to search a worker's log for (the chaos soak does). */
+    public static final String RECONCILED = "reconciled: ";
+    private static final EventSerde<LoadResolved> SUMMARIES = EventSerde.of(LoadResolved.class);
+
+    /** What a load is resolved into again: its outputs (or its dead letter), in order, and the load id when it decodes. */
+    public record Redo(List<ProducerRecord<byte[], byte[]>> outputs, String loadId) {
+    }
+
+    /** @param after how long the group may be past a load with no output before it is resolved again */
+    public record Settings(String inputTopic, String resolvedTopic, String deadLetterTopic, List<String> watchedTopics, String groupId,
+                           Duration after, Duration lookback, Duration hangingBound) {
+    }
+
+    private final Settings settings;
+    private final Consumer<byte[], byte[]> consumer;
+    private final Admin admin;
+    private final Supplier<Producer<byte[], byte[]>> producers;
+    private final Function<ConsumerRecord<byte[], byte[]>, Redo> redo;
+    private final Supplier<Set<Integer>> owned;
+    private final Clock clock;
+    private final Completeness completeness = new Completeness();
+    private final HangingWatch hangingWatch;
+    private final Counter reconciled;
+    private final AtomicInteger overdue = new AtomicInteger();
+    private final AtomicInteger hangingCount = new AtomicInteger();
+    private volatile List<String> hanging = List.of();
+    private volatile boolean running = true;
+    private Producer<byte[], byte[]> producer;
+
+    /**
+     * @param producers makes the transactional producer it publishes with (its own transactional id), when first needed
+     * @param redo      resolves a load again, as the worker's loop does
+     * @param owned     the input partitions this instance's loop owns now: only those are reconciled here
+     */
+    public Reconciler(Settings settings, Consumer<byte[], byte[]> consumer, Admin admin, Supplier<Producer<byte[], byte[]>> producers,
+                      Function<ConsumerRecord<byte[], byte[]>, Redo> redo, Supplier<Set<Integer>> owned, MeterRegistry registry, Clock clock) {
+        this.settings = settings;
+        this.consumer = consumer;
+        this.admin = admin;
+        this.producers = producers;
+        this.redo = redo;
+        this.owned = owned;
+        this.clock = clock;
+        this.hangingWatch = new HangingWatch(settings.hangingBound());
+        this.reconciled = Counter.builder("pa.worker.reconciled").description("loads resolved again: the group was past them, with no output "
+                + "after worker.reconcile.after").register(registry);
+        Gauge.builder("pa.worker.reconcile.overdue", overdue, AtomicInteger::get).description("loads the group committed past with no summary "
+                + "or dead letter read yet").register(registry);
+        Gauge.builder("pa.worker.hanging.partitions", hangingCount, AtomicInteger::get).description("output partitions whose readers are held "
+                + "by a transaction left open (the runbook: docs/operations.md)").register(registry);
+    }
+
+    /** The problems a person must act on, for {@code /health}: a transaction left hanging. */
+    public List<String> problems() {
+        List<String> now = hanging;
+        return now.isEmpty() ? List.of() : List.of("a transaction left hanging holds read_committed readers of " + now
+                + " (docs/operations.md: kafka-transactions.sh find-hanging, then abort)");
+    }
+
+    public double reconciledTotal() {
+        return reconciled.count();
+    }
+
+    @Override
+    public void run() {
+        int failures = 0;
+        Instant nextCheck = Instant.EPOCH;
+        boolean started = false;
+        while (running) {
+            try {
+                if (!started) {
+                    start();
+                    started = true;
+                }
+                read();
+                if (!clock.instant().isBefore(nextCheck)) {
+                    check();
+                    nextCheck = clock.instant().plus(checkEvery());
+                }
+                failures = 0;
+            } catch (WakeupException e) {
+                if (running) {
+                    throw e;
+                }
+            } catch (KafkaException e) {
+                failures++;
+                LOG.warn("reconciling failed ({}); trying again", e.toString());
+                closeProducer();
+                pause(Math.min(5_000, 200L << Math.min(failures, 5)));
+            }
+        }
+        closeProducer();
+        consumer.close(Duration.ofSeconds(5));
+    }
+
+    /** Stops the thread within one poll. */
+    public void stop() {
+        running = false;
+        consumer.wakeup();
+    }
+
+    /** Every partition of the input and of the outputs it looks for, from {@code lookback} ago. */
+    private void start() {
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (String topic : List.of(settings.inputTopic(), settings.resolvedTopic(), settings.deadLetterTopic())) {
+            consumer.partitionsFor(topic, Duration.ofSeconds(30)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+        }
+        consumer.assign(partitions);
+        long since = clock.millis() - settings.lookback().toMillis();
+        Map<TopicPartition, Long> times = new HashMap<>();
+        // An output is written after its load: a minute earlier covers the clocks of the producer and the worker.
+        partitions.forEach(p -> times.put(p, p.topic().equals(settings.inputTopic()) ? since : since - 60_000));
+        Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(times, Duration.ofSeconds(30));
+        Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, Duration.ofSeconds(30));
+        for (TopicPartition partition : partitions) {
+            OffsetAndTimestamp at = found.get(partition);
+            long offset = at == null ? ends.get(partition) : at.offset();
+            consumer.seek(partition, offset);
+            if (partition.topic().equals(settings.inputTopic())) {
+                completeness.startAt(partition.partition(), offset);
+            }
+        }
+        LOG.info("reconciler reading {} from {} ago: a load the group has committed past with no summary or dead letter after {} is "
+                + "resolved again", settings.inputTopic(), settings.lookback(), settings.after());
+    }
+
+    private void read() {
+        for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+            if (record.topic().equals(settings.inputTopic())) {
+                completeness.loaded(record);
+            } else if (record.topic().equals(settings.resolvedTopic())) {
+                settledBySummary(record);
+            } else {
+                settledByDeadLetter(record);
+            }
+        }
+    }
+
+    private void settledBySummary(ConsumerRecord<byte[], byte[]> record) {
+        LoadResolved summary;
+        try {
+            summary = SUMMARIES.decode(record.value());
+        } catch (RuntimeException e) {
+            LOG.debug("a record on {} that is not a summary: {}", record.topic(), e.toString());
+            return;
+        }
+        String from = summary.getSourceTopic();
+        if (from == null || from.equals(settings.inputTopic())) {
+            completeness.settled(summary.getSourcePartition(), summary.getSourceOffset());
+        }
+    }
+
+    private void settledByDeadLetter(ConsumerRecord<byte[], byte[]> record) {
+        String topic = header(record, DeadLetter.SOURCE_TOPIC);
+        String partition = header(record, DeadLetter.SOURCE_PARTITION);
+        String offset = header(record, DeadLetter.SOURCE_OFFSET);
+        if (settings.inputTopic().equals(topic) && partition != null && offset != null) {
+            completeness.settled(Integer.parseInt(partition), Long.parseLong(offset));
+        }
+    }
+
+    private static String header(ConsumerRecord<byte[], byte[]> record, String key) {
+        Header header = record.headers().lastHeader(key);
+        return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+
+    /** The group's offsets against what was read; loads overdue resolved again; the output partitions looked at for a hang. */
+    private void check() {
+        Map<Integer, Long> committed = new HashMap<>();
+        try {
+            admin.listConsumerGroupOffsets(settings.groupId()).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS)
+                    .forEach((partition, offset) -> {
+                        if (partition.topic().equals(settings.inputTopic()) && offset != null) {
+                            committed.put(partition.partition(), offset.offset());
+                        }
+                    });
+        } catch (Exception e) {
+            throw new KafkaException("reading the group's committed offsets failed", e);
+        }
+        Instant now = clock.instant();
+        List<ConsumerRecord<byte[], byte[]>> late = completeness.overdue(committed, owned.get(), now, settings.after());
+        if (!late.isEmpty()) {
+            resolveAgain(late);
+        }
+        overdue.set(completeness.committedPastUnsettled(committed));
+        lookForHanging(now);
+    }
+
+    private void resolveAgain(List<ConsumerRecord<byte[], byte[]>> late) {
+        if (producer == null) {
+            producer = producers.get();
+            producer.initTransactions();
+        }
+        List<String> named = new ArrayList<>();
+        producer.beginTransaction();
+        try {
+            for (ConsumerRecord<byte[], byte[]> load : late) {
+                Redo again = redo.apply(load);
+                again.outputs().forEach(producer::send);
+                named.add((again.loadId() == null ? "an undecodable load" : "load " + again.loadId()) + " (" + load.topic() + "-" + load.partition()
+                        + "@" + load.offset() + ")");
+            }
+            producer.commitTransaction();
+        } catch (KafkaException e) {
+            // Not resolved again: they come back on the next check, since the group is still past them with no output.
+            completeness.retry(late);
+            throw e;
+        }
+        reconciled.increment(late.size());
+        for (String load : named) {
+            LOG.warn(RECONCILED + "{} had no summary nor dead letter {} after the group committed past it: resolved again (a Kafka transaction "
+                    + "that committed its offsets without its outputs, or outputs that were only late; the store takes it once)", load,
+                    settings.after());
+        }
+    }
+
+    private void lookForHanging(Instant now) {
+        List<TopicPartition> outputs = new ArrayList<>();
+        for (String topic : settings.watchedTopics()) {
+            consumer.partitionsFor(topic, Duration.ofSeconds(10)).forEach(p -> outputs.add(new TopicPartition(topic, p.partition())));
+        }
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        outputs.forEach(p -> latest.put(p, OffsetSpec.latest()));
+        Map<TopicPartition, Long> stable = new HashMap<>();
+        Map<TopicPartition, Long> high = new HashMap<>();
+        try {
+            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(10, TimeUnit.SECONDS)
+                    .forEach((p, info) -> stable.put(p, info.offset()));
+            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(10, TimeUnit.SECONDS)
+                    .forEach((p, info) -> high.put(p, info.offset()));
+        } catch (Exception e) {
+            throw new KafkaException("reading the outputs' offsets failed", e);
+        }
+        Map<TopicPartition, Long> stuck = hangingWatch.observe(stable, high, now);
+        List<String> names = HangingWatch.names(stuck);
+        if (!names.equals(hanging) && !names.isEmpty()) {
+            LOG.error("a transaction left hanging holds every read_committed reader of {} (open for over {}); the worker does not abort it. "
+                    + "An operator: {} (docs/operations.md, 'A transaction left hanging')", names, settings.hangingBound(), HangingWatch.runbook(stuck));
+        } else if (!names.equals(hanging)) {
+            LOG.info("no transaction left hanging on the worker's outputs any more");
+        }
+        hanging = names;
+        hangingCount.set(names.size());
+    }
+
+    private Duration checkEvery() {
+        Duration quarter = settings.after().dividedBy(4);
+        return quarter.compareTo(Duration.ofSeconds(5)) > 0 ? Duration.ofSeconds(5) : quarter.compareTo(Duration.ofMillis(500)) < 0
+                ? Duration.ofMillis(500) : quarter;
+    }
+
+    private void closeProducer() {
+        if (producer != null) {
+            try {
+                producer.close(Duration.ZERO);
+            } catch (KafkaException e) {
+                LOG.debug("closing the reconciler's producer: {}", e.toString());
+            }
+            producer = null;
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
