@@ -8,7 +8,8 @@ import org.testcontainers.kafka.KafkaContainer;
  * that Testcontainers is never loaded (nor its Docker probing logged) unless this fixture is chosen.
  */
 final class ContainerKafkaBroker implements KafkaBroker {
-    static final String DEFAULT_IMAGE = "apache/kafka:4.1.0";
+    /** The broker image of the same Kafka version as these clients and the in-JVM broker: one version everywhere. */
+    static final String DEFAULT_IMAGE = "apache/kafka:" + org.apache.kafka.common.utils.AppInfoParser.getVersion();
 
     private final KafkaContainer container;
 

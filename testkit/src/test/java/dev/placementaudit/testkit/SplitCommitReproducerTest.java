@@ -72,7 +72,7 @@ class SplitCommitReproducerTest {
     @MethodSource("cases")
     void everyTransactionAcknowledgedAsCommittedIsVisibleEverywhereAfterKills(String cluster, short transactionVersion) throws Exception {
         Random random = new Random(Long.getLong("pa.repro.seed", 54L) + transactionVersion);
-        try (Chaos chaos = cluster.equals("one broker") ? new OneBroker(BrokerProcess.startEphemeral()) : new ThreeNodes(BrokerCluster.startEphemeral())) {
+        try (BrokerChaos chaos = BrokerChaos.start(cluster)) {
             KafkaBroker broker = chaos.broker();
             setTransactionVersion(broker, transactionVersion);
             for (String topic : TOPICS) {
@@ -88,7 +88,10 @@ class SplitCommitReproducerTest {
                     committer.awaitCommits(10, kills);
                     // A kill at a random moment of a stream of commits: inside one, or just after one while the next begins.
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(random.nextInt(300)));
-                    kills.add(chaos.killAndRestart(random));
+                    kills.add(chaos.kill());
+                    // How long the nodes stay away is the fault under test, not a wait for a condition.
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1_000 + random.nextInt(3_000)));
+                    chaos.restart();
                 }
                 committer.awaitCommits(10, kills);
             } finally {
@@ -284,67 +287,6 @@ class SplitCommitReproducerTest {
                 }
             });
             return split;
-        }
-    }
-
-    /** Takes brokers away and brings them back; says what it did. */
-    private interface Chaos extends AutoCloseable {
-        KafkaBroker broker();
-
-        String killAndRestart(Random random);
-
-        @Override
-        void close();
-    }
-
-    private record OneBroker(BrokerProcess broker) implements Chaos {
-        @Override
-        public String killAndRestart(Random random) {
-            broker.kill();
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1_000 + random.nextInt(3_000)));
-            broker.start();
-            return "the broker";
-        }
-
-        @Override
-        public void close() {
-            broker.close();
-        }
-    }
-
-    /** Kills, in turn: the transaction coordinator's leader, it and another at once, all three, another node. */
-    private static final class ThreeNodes implements Chaos {
-        private final BrokerCluster cluster;
-        private int round;
-
-        ThreeNodes(BrokerCluster cluster) {
-            this.cluster = cluster;
-        }
-
-        @Override
-        public KafkaBroker broker() {
-            return cluster;
-        }
-
-        @Override
-        public String killAndRestart(Random random) {
-            int coordinator = cluster.transactionCoordinator().orElse(1);
-            int other = coordinator % 3 + 1;
-            List<Integer> victims = switch (round++ % 4) {
-                case 0 -> List.of(coordinator);
-                case 1 -> List.of(coordinator, other);
-                case 2 -> cluster.nodeIds();
-                default -> List.of(other);
-            };
-            cluster.kill(victims);
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1_000 + random.nextInt(3_000)));
-            cluster.start(victims);
-            return "nodes " + victims + (victims.contains(coordinator) ? " (coordinator " + coordinator + ")" : "");
-        }
-
-        @Override
-        public void close() {
-            cluster.close();
         }
     }
 }

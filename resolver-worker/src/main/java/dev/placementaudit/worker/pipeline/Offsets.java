@@ -5,12 +5,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
 
 /** Where records stand, and the offsets a transaction commits after them. */
 final class Offsets {
@@ -26,50 +24,24 @@ final class Offsets {
         return offsets;
     }
 
-    /** Per partition, the offset of its first record among these. */
-    static Map<TopicPartition, Long> firstOffsets(List<ConsumerRecord<byte[], byte[]>> records) {
-        Map<TopicPartition, Long> first = new HashMap<>();
-        for (ConsumerRecord<byte[], byte[]> record : records) {
-            first.putIfAbsent(partition(record), record.offset());
-        }
-        return first;
-    }
-
     static TopicPartition partition(ConsumerRecord<?, ?> record) {
         return new TopicPartition(record.topic(), record.partition());
     }
 
-    /**
-     * Seeks every assigned partition back to its committed offset: what an aborted transaction did is undone; or, where
-     * {@code ahead} (given the group's committed offsets of the assigned partitions) says so, to the offset it names:
-     * the offsets of a transaction the caller has proven committed with its outputs, which an outage lost on the
-     * offsets partition only (see {@link HangingTransactions}); going back there would resolve its loads a second time.
-     *
-     * @return the partitions sought to an offset of {@code ahead}'s, with that offset
-     */
-    static Map<TopicPartition, OffsetAndMetadata> seekToCommitted(Consumer<?, ?> consumer,
-            Function<Map<TopicPartition, OffsetAndMetadata>, Map<TopicPartition, OffsetAndMetadata>> ahead) {
+    /** Seeks every assigned partition back to its committed offset (its beginning when none): what an aborted transaction did is undone. */
+    static void seekToCommitted(Consumer<?, ?> consumer) {
         Set<TopicPartition> assigned = consumer.assignment();
         if (assigned.isEmpty()) {
-            return Map.of();
+            return;
         }
-        Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>(consumer.committed(assigned));
-        assigned.forEach(partition -> committed.putIfAbsent(partition, null));
-        Map<TopicPartition, OffsetAndMetadata> putBack = new HashMap<>();
-        Map<TopicPartition, OffsetAndMetadata> proven = ahead.apply(Collections.unmodifiableMap(committed));
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(assigned);
         for (TopicPartition partition : assigned) {
             OffsetAndMetadata offset = committed.get(partition);
-            OffsetAndMetadata here = proven.get(partition);
-            if (here != null && (offset == null || offset.offset() < here.offset())) {
-                putBack.put(partition, here);
-                offset = here;
-            }
             if (offset == null) {
                 consumer.seekToBeginning(List.of(partition));
             } else {
                 consumer.seek(partition, offset.offset());
             }
         }
-        return putBack;
     }
 }

@@ -91,7 +91,6 @@ public final class ResolverWorker extends ConsumerService {
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig(config), new ByteArrayDeserializer(), new ByteArrayDeserializer());
         KafkaClientMetrics consumerMetrics = new KafkaClientMetrics(consumer);
         consumerMetrics.bindTo(registry);
-        List<String> written = List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic());
         Admin admin = Admin.create(config.kafka());
         List<String> ids = config.commitOverlap() ? List.of(config.transactionalId(), config.secondTransactionalId())
                 : List.of(config.transactionalId());
@@ -99,26 +98,17 @@ public final class ResolverWorker extends ConsumerService {
             retire(config, config.secondTransactionalId());
         }
         List<Supplier<Producer<byte[], byte[]>>> producers = new ArrayList<>();
-        List<HangingTransactions> hanging = new ArrayList<>();
-        List<AutoCloseable> made = new ArrayList<>();
+        List<AutoCloseable> resources = new ArrayList<>(List.of(consumerMetrics, admin));
         for (int i = 0; i < ids.size(); i++) {
             Producers factory = new Producers(config, ids.get(i), i == 0 ? "" : "-2", registry);
             producers.add(factory);
-            hanging.add(new HangingTransactions(admin, ids.get(i), written, config.groupId(), config.connectTimeout()));
-            made.add(factory);
+            resources.add(factory);
         }
         WorkerMetrics metrics = new WorkerMetrics(registry);
-        HangingSweep sweep = new HangingSweep(hanging, metrics, Clock.systemUTC(), config.transactionTimeout());
-        // Closed in this order: the sweep stops before the admin client it uses is closed.
-        List<AutoCloseable> resources = new ArrayList<>(List.of(sweep, consumerMetrics, admin));
-        resources.addAll(made);
-        CommitWitness witness = new ReadCommittedWitness(config.kafka(), "resolver-" + config.instanceId() + "-witness", config.connectTimeout());
         LoadResolution resolution = new LoadResolution(WorkerVersion.resolverVersion());
-        ResolverLoop loop = new ResolverLoop(config, consumer, producers, List.<LeftOpen>copyOf(hanging), witness, metrics,
-                resolution, Clock.systemUTC());
+        ResolverLoop loop = new ResolverLoop(config, consumer, producers, metrics, resolution, Clock.systemUTC());
         Reconciler reconciler = config.reconciles() ? reconciler(config, admin, resolution, loop, registry) : null;
         loop.start("resolver-loop-" + config.instanceId());
-        sweep.start("hanging-transactions-" + config.instanceId());
         if (reconciler != null) {
             Thread thread = DaemonThreads.start("reconciler-" + config.instanceId(), reconciler);
             // Stopped before the admin client it shares is closed.
@@ -242,8 +232,8 @@ public final class ResolverWorker extends ConsumerService {
     }
 
     /**
-     * The batch in hand has committed (or aborted) and the loop's clients are closed: the sweep for hanging transactions
-     * stops, then the clients' metrics and the admin client go.
+     * The batch in hand has committed (or aborted) and the loop's clients are closed: the reconciler stops, then the
+     * clients' metrics and the admin client go.
      */
     @Override
     protected void closeResources() {

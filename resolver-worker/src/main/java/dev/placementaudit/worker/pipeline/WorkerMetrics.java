@@ -55,9 +55,6 @@ public final class WorkerMetrics {
     private final Counter committed;
     private final Counter aborted;
     private final Counter producerRecreated;
-    private final Counter hangingAborted;
-    private final Counter offsetsRecommitted;
-    private final Counter commitsUnproven;
     private final Counter runtimeReported;
     private final Counter diverged;
     private final Counter divergedLoads;
@@ -79,17 +76,6 @@ public final class WorkerMetrics {
         aborted = Counter.builder("pa.worker.transactions").tag("outcome", "aborted").register(registry);
         producerRecreated = Counter.builder("pa.worker.producer.recreated")
                 .description("transactional producers made anew after a broker outage or an aborted epoch left the last one unusable")
-                .register(registry);
-        hangingAborted = Counter.builder("pa.worker.hanging.transactions.aborted")
-                .description("transactions an older incarnation of the producer left open on a partition after a broker outage, aborted")
-                .register(registry);
-        offsetsRecommitted = Counter.builder("pa.worker.offsets.recommitted")
-                .description("rewinds after an outage that found the group's committed offsets behind this worker's last commit, with only the "
-                        + "offsets' part of it left open, and resumed after it instead of resolving those loads again")
-                .register(registry);
-        commitsUnproven = Counter.builder("pa.worker.commits.unproven")
-                .description("input partitions whose last commit, seen to succeed, came back from an outage neither in the group's offsets "
-                        + "nor visible on every partition it wrote: redone, so loads of it that did commit somewhere are resolved twice")
                 .register(registry);
         runtimeReported = Counter.builder("pa.worker.runtime.reported.tensors")
                 .description("tensors whose load carried the runtime's own decision").register(registry);
@@ -136,20 +122,8 @@ public final class WorkerMetrics {
         aborted.increment();
     }
 
-    public void commitUnproven() {
-        commitsUnproven.increment();
-    }
-
-    public void offsetsRecommitted() {
-        offsetsRecommitted.increment();
-    }
-
     public void producerRecreated() {
         producerRecreated.increment();
-    }
-
-    public void hangingAborted(int transactions) {
-        hangingAborted.increment(transactions);
     }
 
     public double producersRecreated() {

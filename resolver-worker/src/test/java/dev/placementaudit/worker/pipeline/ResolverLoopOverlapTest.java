@@ -58,20 +58,6 @@ class ResolverLoopOverlapTest {
     private final LoggingProducer p0 = new LoggingProducer("p0");
     private final LoggingProducer p1 = new LoggingProducer("p1");
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    /** What each recovery's look for transactions left open aborts, per producer; nothing at start. */
-    private volatile List<TopicPartition> abortedWhenMadeAnew = List.of();
-    /** Where the transaction the look aborts began, per partition; unknown (-1) when not said. */
-    private final Map<TopicPartition, Long> abortedFrom = new ConcurrentHashMap<>();
-    /** What the read_committed witness answers, and each record it was asked about. */
-    private volatile boolean witnessSeesIt;
-    /** Answers for the witness's first questions, in turn, before {@code witnessSeesIt} answers the rest. */
-    private final Deque<Boolean> witnessAnswers = new ConcurrentLinkedDeque<>();
-    private final List<String> witnessed = Collections.synchronizedList(new ArrayList<>());
-    private final CommitWitness witness = records -> {
-        witnessed.add(records.toString());
-        Boolean answer = witnessAnswers.poll();
-        return answer != null ? answer : witnessSeesIt;
-    };
     private ResolverLoop loop;
     private Thread thread;
 
@@ -94,11 +80,8 @@ class ResolverLoopOverlapTest {
     private void start(Supplier<MockProducer<byte[], byte[]>> first, Supplier<MockProducer<byte[], byte[]>> second) {
         WorkerConfig config = WorkerConfig.from(Settings.of(Map.of("kafka.bootstrap.servers", "unused:9092", "worker.input.topic", INPUT,
                 "worker.instance.id", "overlap-test", "worker.poll.timeout", "10ms", "worker.http.port", "-1")));
-        AtomicLong looks = new AtomicLong();
-        LeftOpen leftOpen = () -> looks.getAndIncrement() == 0 ? List.of() : abortedWhenMadeAnew.stream()
-                .map(partition -> new LeftOpen.Aborted(partition, abortedFrom.getOrDefault(partition, -1L))).toList();
-        loop = new ResolverLoop(config, consumer, List.of(first::get, second::get), List.of(leftOpen, LeftOpen.NONE), witness,
-                new WorkerMetrics(registry), new LoadResolution("test"), Clock.systemUTC());
+        loop = new ResolverLoop(config, consumer, List.of(first::get, second::get), new WorkerMetrics(registry), new LoadResolution("test"),
+                Clock.systemUTC());
         thread = new Thread(loop, "overlap-loop-under-test");
         thread.start();
     }
@@ -226,156 +209,6 @@ class ResolverLoopOverlapTest {
         assertThat(registry.counter("pa.worker.producer.recreated").count()).isEqualTo(1);
         MockClients.assertExactlyOnce(Stream.of(p0, p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
         assertThat(loop.state()).isEqualTo(ResolverLoop.State.RUNNING);
-    }
-
-    /**
-     * An outage lost the offsets' part of a transaction that committed: its outputs have their commit markers, its part
-     * on the offsets partition none, and the look for transactions left open aborted that part. The group's committed
-     * offsets are behind what the loop saw commit (here none at all). Made anew, the loop resumes after what committed
-     * and commits those offsets again, instead of resolving the first batch's loads a second time.
-     */
-    @Test
-    void aTransactionWhoseOffsetsAloneAnOutageLostIsNotRedone() {
-        abortedWhenMadeAnew = List.of(new TopicPartition("__consumer_offsets", 0));
-        witnessAnswers.add(true); // the first batch's records are there; the second's, whose commit timed out, are not
-        List<LoggingProducer> anew = committedThenOutage();
-
-        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 2);
-
-        assertThat(anew.get(0).consumerGroupOffsetsHistory()).as("the offsets committed again, then the redone second batch's")
-                .satisfies(history -> assertThat(history.get(0).values()).containsExactly(Map.of(P0, new OffsetAndMetadata(2))))
-                .satisfies(history -> assertThat(history.get(1).values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
-        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isEqualTo(1);
-        assertThat(witnessed).as("asked about the first batch, then the second").hasSize(2);
-        assertThat(registry.counter("pa.worker.commits.unproven").count()).as("a timed-out commit that did not commit is no split").isZero();
-        MockClients.assertExactlyOnce(Stream.of(p0, p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
-    }
-
-    /**
-     * The same outage, but the look for transactions left open aborted the committed transaction's part on an output
-     * partition too: its outputs may be gone, so the loop redoes from the group's offsets (a load twice rather than none).
-     */
-    @Test
-    void aTransactionWhoseOutputsWereAbortedTooIsRedone() {
-        abortedWhenMadeAnew = List.of(new TopicPartition("allocation-decided", 0), new TopicPartition("__consumer_offsets", 0));
-        List<LoggingProducer> anew = committedThenOutage();
-
-        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 1);
-
-        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isZero();
-        // The first batch's outputs, committed on p0, were aborted on the broker: what counts is what the new producers wrote.
-        MockClients.assertExactlyOnce(Stream.of(p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
-    }
-
-    /**
-     * The same outage, but the first batch's record is not visible read_committed: the commit the loop saw succeed did
-     * not hold (an outage brought one back with no marker anywhere, aborted whole). It is redone, not skipped.
-     */
-    @Test
-    void aCommitWhoseFirstRecordIsNotVisibleIsRedoneNotSkipped() {
-        abortedWhenMadeAnew = List.of(new TopicPartition("__consumer_offsets", 0));
-        witnessSeesIt = false;
-        List<LoggingProducer> anew = committedThenOutage();
-
-        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 1);
-
-        assertThat(witnessed).as("asked about the first batch's records, once").hasSize(1);
-        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isZero();
-        assertThat(registry.counter("pa.worker.commits.unproven").count()).isEqualTo(1);
-        MockClients.assertExactlyOnce(Stream.of(p1, anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
-    }
-
-    /**
-     * An outage left the first batch's part on a decisions partition open while its offsets committed (the group stands
-     * after it): the look aborts that part, and its records there are gone. The loop redoes the batch from where it
-     * began, behind the group's offset, instead of leaving its loads without decisions for good.
-     */
-    @Test
-    void aCommittedTransactionWhoseOutputTheLookAbortedIsRedoneBehindTheGroupsOffset() {
-        TopicPartition decided = new TopicPartition("allocation-decided", 0);
-        abortedWhenMadeAnew = List.of(decided);
-        abortedFrom.put(decided, 0L); // where the first batch's records began there (p0's first record)
-        // The group's offsets stand after the first batch, which committed there.
-        List<LoggingProducer> anew = committedThenOutage(() -> consumer.commitSync(Map.of(P0, new OffsetAndMetadata(2))));
-
-        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(0).commitCount() == 1);
-
-        assertThat(registry.counter("pa.worker.commits.unproven").count()).isEqualTo(1);
-        assertThat(anew.get(0).consumerGroupOffsetsHistory()).singleElement()
-                .satisfies(offsets -> assertThat(offsets.values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
-        // The first batch's records on p0 count for nothing: the broker aborted part of them.
-        MockClients.assertExactlyOnce(Stream.of(anew.get(0), anew.get(1)).flatMap(producer -> producer.history().stream()).toList(), loads);
-    }
-
-    /**
-     * Two outages in a row. At the first, the look aborted the first batch's outputs too (its commit, seen to succeed, did
-     * not hold), and the loop redoes everything in one transaction, whose commit times out. At the second, only the
-     * offsets partition had a transaction open, and the witness answers yes to whatever it is asked: what the loop saw
-     * commit before the first outage is no evidence any more (it was just undone), so what is put back is the redo's own
-     * transaction (offset 3), never the first batch's (2). Before the evidence was cleared at each recovery, the
-     * broker-outage test lost loads this way.
-     */
-    @Test
-    void whatWasSeenCommittedBeforeAnOutageIsNoEvidenceAtTheNext() {
-        witnessSeesIt = true;
-        abortedWhenMadeAnew = List.of(new TopicPartition("allocation-decided", 0), new TopicPartition("__consumer_offsets", 0));
-        List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
-        firstCommitsSecondTimesOut(() -> { });
-        consumer.schedulePollTask(() -> {
-            abortedWhenMadeAnew = List.of(new TopicPartition("__consumer_offsets", 0)); // what the second outage leaves
-            redeliver(0, 1, 2); // redone on q0, whose commit times out
-        });
-        consumer.schedulePollTask(() -> { }); // idle: the second timeout is learnt, the producers made anew again
-        consumer.schedulePollTask(() -> redeliver(0, 1, 2));
-        AtomicLong made = new AtomicLong();
-        start(() -> {
-            long n = made.getAndIncrement();
-            if (n == 0) {
-                return p0;
-            }
-            LoggingProducer producer = new LoggingProducer("q" + n);
-            if (n == 1) {
-                producer.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
-            }
-            anew.add(producer);
-            return producer;
-        }, made(p1, "r", Collections.synchronizedList(new ArrayList<>())));
-
-        await().atMost(Duration.ofSeconds(10)).until(() -> anew.size() == 2 && anew.get(1).commitCount() == 1);
-
-        assertThat(witnessed).as("one question: the redo's transaction").hasSize(1);
-        assertThat(registry.counter("pa.worker.offsets.recommitted").count()).isEqualTo(1);
-        assertThat(anew.get(1).consumerGroupOffsetsHistory()).singleElement()
-                .satisfies(offsets -> assertThat(offsets.values()).containsExactly(Map.of(P0, new OffsetAndMetadata(3))));
-    }
-
-    /**
-     * The first batch commits on p0; the second's commit on p1 times out; both producers are made anew, and the broker
-     * offers every record again from the group's committed offsets (none, in the mock).
-     */
-    private List<LoggingProducer> committedThenOutage() {
-        return committedThenOutage(() -> { });
-    }
-
-    /** The same, with {@code whileIdle} done in the idle poll where the loop learns of the timeout. */
-    private List<LoggingProducer> committedThenOutage(Runnable whileIdle) {
-        List<LoggingProducer> anew = Collections.synchronizedList(new ArrayList<>());
-        firstCommitsSecondTimesOut(whileIdle);
-        consumer.schedulePollTask(() -> redeliver(0, 1, 2));
-        start(made(p0, "q0", anew), made(p1, "q1", anew));
-        return anew;
-    }
-
-    /**
-     * The polls up to the first outage: the first batch (0, 1) sent on p0 and committed; the second (2) sent on p1, whose
-     * commit times out; the look-ahead; the idle poll where the loop learns of the timeout, doing {@code whileIdle}.
-     */
-    private void firstCommitsSecondTimesOut(Runnable whileIdle) {
-        p1.commitTransactionException = new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn(true)");
-        consumer.schedulePollTask(() -> assignAndAdd(0, 1));
-        consumer.schedulePollTask(() -> add(2));
-        consumer.schedulePollTask(() -> { }); // the look-ahead while the second batch is sent
-        consumer.schedulePollTask(whileIdle); // idle: the loop learns of the timeout and makes both producers anew
     }
 
     /** The given producer first; every later call a new one, named so, noted in {@code anew}. */
