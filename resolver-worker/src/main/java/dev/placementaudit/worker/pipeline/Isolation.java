@@ -22,12 +22,14 @@ final class Isolation {
 
     private final ResolverLoop loop;
     private final Commits commits;
+    private final Outputs outputs;
     private final RecordPreparation preparation;
     private final WorkerMetrics metrics;
 
-    Isolation(ResolverLoop loop, Commits commits, RecordPreparation preparation, WorkerMetrics metrics) {
+    Isolation(ResolverLoop loop, Commits commits, Outputs outputs, RecordPreparation preparation, WorkerMetrics metrics) {
         this.loop = loop;
         this.commits = commits;
+        this.outputs = outputs;
         this.preparation = preparation;
         this.metrics = metrics;
     }
@@ -47,7 +49,7 @@ final class Isolation {
             try {
                 Outcome outcome = new Outcome();
                 commits.producer().begin();
-                loop.deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
+                outputs.deadLetter(record, DeadLetter.Reason.PRODUCE_FAILED, Failures.rootName(failed), null, Failures.causeChain(failed), outcome);
                 commits.commit(after(record), loop.consumer().groupMetadata(), outcome);
             } catch (KafkaException e) {
                 if (Commits.passesThrough(e)) {
@@ -65,7 +67,7 @@ final class Isolation {
         try {
             Prepared prepared = preparation.prepare(record);
             commits.producer().begin();
-            loop.send(prepared, outcome);
+            outputs.send(prepared, outcome);
             commits.commit(after(record), loop.consumer().groupMetadata(), outcome);
             return null;
         } catch (KafkaException e) {

@@ -3,18 +3,15 @@ package dev.placementaudit.worker.pipeline;
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.service.ConsumerLoop;
 import dev.placementaudit.service.ConsumerVitals;
-import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.worker.WorkerConfig;
 import dev.placementaudit.worker.pipeline.Transactions.OpenTransaction;
 import dev.placementaudit.worker.pipeline.Transactions.Outcome;
 import dev.placementaudit.worker.pipeline.WorkerMetrics.Phase;
 import io.micrometer.core.instrument.Timer;
-import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
@@ -56,10 +53,9 @@ public final class ResolverLoop extends ConsumerLoop {
     private final WorkerConfig config;
     private final Commits commits;
     private final WorkerMetrics metrics;
-    private final Clock clock;
-    private final LoadResolution resolution;
     private final RecordPreparation preparation;
-    private final Rebalances rebalances = new Rebalances(this);
+    private final Outputs outputs;
+    private final Rebalances rebalances;
     private final Isolation isolation;
     private volatile LoopState state = LoopState.STARTING;
     /** Why the producers are being made anew, while they are; null otherwise (shown by {@code /health}). */
@@ -87,11 +83,11 @@ public final class ResolverLoop extends ConsumerLoop {
         super("resolver loop", consumer, new ConsumerVitals(config.healthBound(), clock), LOG);
         this.config = config;
         this.commits = new Commits(producers, metrics, vitals());
+        this.rebalances = new Rebalances(this, commits);
         this.metrics = metrics;
-        this.clock = clock;
-        this.resolution = resolution;
         this.preparation = new RecordPreparation(config, resolution, clock);
-        this.isolation = new Isolation(this, commits, preparation, metrics);
+        this.outputs = new Outputs(config, commits, resolution, clock);
+        this.isolation = new Isolation(this, commits, outputs, preparation, metrics);
     }
 
     /** The input partitions this loop owns now: the reconciler looks after these only. */
@@ -184,7 +180,7 @@ public final class ResolverLoop extends ConsumerLoop {
                 long asked = System.nanoTime();
                 Prepared prepared = RecordPreparation.await(one);
                 long ready = System.nanoTime();
-                send(prepared, open.outcome);
+                outputs.send(prepared, open.outcome);
                 resolving += ready - asked;
                 sending += System.nanoTime() - ready;
             }
@@ -216,25 +212,6 @@ public final class ResolverLoop extends ConsumerLoop {
             isolateNextBatch = !Failures.isGroupChange(e);
             return false;
         }
-    }
-
-    /** A prepared record's outputs, or its dead letter, sent in the open transaction. */
-    void send(Prepared prepared, Outcome outcome) {
-        if (prepared.reason() != null) {
-            deadLetter(prepared.record(), prepared.reason(), prepared.detail(), prepared.field(), prepared.error(), outcome);
-            return;
-        }
-        for (ProducerRecord<byte[], byte[]> output : prepared.outputs()) {
-            commits.producer().send(output);
-        }
-        outcome.resolved(prepared.summary());
-    }
-
-    void deadLetter(ConsumerRecord<byte[], byte[]> record, DeadLetter.Reason reason, String detail, String field, String error, Outcome outcome) {
-        commits.producer().send(DeadLetter.of(config.deadLetterTopic(), record, reason, detail, field, error, resolution.resolverVersion(),
-                clock.instant()));
-        outcome.deadLettered(reason);
-        LOG.warn("dead-lettered {}-{}@{} as {}/{}: {}", record.topic(), record.partition(), record.offset(), reason, detail, error);
     }
 
     /**
@@ -282,46 +259,19 @@ public final class ResolverLoop extends ConsumerLoop {
         return new Batch(records, prepare ? preparation.prepareAll(records) : List.of());
     }
 
-    /**
-     * In a rebalance ({@link Rebalances}): the commit in flight ends first; then the open transaction, if any, commits
-     * with the generation that still owns its partitions ({@code revoked}) or, the partitions being lost already,
-     * aborts. A failure is kept and handled once the poll returns.
-     */
-    void settleOpen(boolean revoked, Collection<TopicPartition> partitions) {
-        KafkaException previous = commits.awaitCommit();
-        if (previous != null) {
-            if (open != null && open.failure == null) {
-                open.failure = previous;
-                abortInCallback();
-            } else if (open == null) {
-                commitFailure = previous;
-            }
-            return;
-        }
-        if (open == null || open.failure != null) {
-            return;
-        }
-        if (!revoked) {
-            open.failure = new CommitFailedException("partitions " + partitions + " were lost with a transaction open; it is aborted");
-            abortInCallback();
-            return;
-        }
-        try {
-            commits.commit(open.offsets, consumer.groupMetadata(), open.outcome);
-            open = null;
-        } catch (KafkaException e) {
-            open.failure = e;
-            abortInCallback();
-        }
+    /** The transaction whose outputs are sent and not yet committed, or null: what a rebalance settles. */
+    OpenTransaction open() {
+        return open;
     }
 
-    /** A fencing error here is not lost: the loop rethrows the open transaction's failure after the poll. */
-    private void abortInCallback() {
-        try {
-            commits.producer().abortQuietly();
-        } catch (KafkaException fatal) {
-            LOG.debug("abort in rebalance callback failed: {}", fatal.toString());
-        }
+    /** A rebalance committed the open transaction. */
+    void openCommitted() {
+        open = null;
+    }
+
+    /** The commit in flight failed while a rebalance waited for it, with nothing open: handled once the poll returns. */
+    void commitFailedMeanwhile(KafkaException failure) {
+        commitFailure = failure;
     }
 
     /** After a rebalance: records of partitions this worker no longer owns leave the batches ahead, unsent. */
