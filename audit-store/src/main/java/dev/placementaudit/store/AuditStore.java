@@ -7,6 +7,7 @@ import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.alerts.AlertPublisher;
+import dev.placementaudit.store.alerts.AlertsTopicPublishers;
 import dev.placementaudit.store.api.ApiRoutes;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.config.StoreConfig;
@@ -114,8 +115,9 @@ public final class AuditStore extends ConsumerService {
         producerConfig.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-dlq");
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         KafkaProducer<byte[], byte[]> deadLetters = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
-        AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.perLoadAlerts(),
-                new IncidentPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.incidentUpdateInterval(),
+        AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.groupId(),
+                config.perLoadAlerts(), new IncidentPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.groupId(),
+                config.incidentUpdateInterval(),
                         clock));
         ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic(), config.groupId());
         // Health stays on the system clock: it measures how long the consumer has really been silent, which a clock moved
@@ -143,10 +145,10 @@ public final class AuditStore extends ConsumerService {
     }
 
     /**
-     * Reads the chain topic once, half a minute after the start (off the path of a restart, whose first commit should
-     * not share the CPU with it), and warns when another projection (another store group) publishes its heads there
-     * too: each projection's {@code verify} reads only its own, but one topic per projection keeps them apart for
-     * whoever reads the topic by hand.
+     * Reads the chain topic and the alerts topic once, half a minute after the start (off the path of a restart, whose
+     * first commit should not share the CPU with it), and warns when another projection (another store group) publishes
+     * there too: each projection's {@code verify} reads only its own heads and each incident is keyed by its projection,
+     * but one topic per projection keeps them apart for whoever reads the topic by hand.
      */
     private static void warnOfOtherProjections(StoreConfig config) {
         DaemonThreads.start("audit-store-chain-topic-check", () -> {
@@ -158,8 +160,14 @@ public final class AuditStore extends ConsumerService {
                     LOG.warn("the chain topic {} also holds the heads of other projections {}: this store (projection {}) publishes and verifies "
                             + "only its own, but give each projection a store.chain.topic of its own", config.chainTopic(), others, config.groupId());
                 }
+                Set<String> alerting = AlertsTopicPublishers.others(config.kafka(), config.alertsTopic(), config.groupId(), config.connectTimeout());
+                if (!alerting.isEmpty()) {
+                    LOG.warn("the alerts topic {} also carries the incidents and alerts of other projections {}: this store's (projection {}) are "
+                            + "keyed and marked with its projection, so a reader keeps them apart, but give each projection a store.alerts.topic "
+                            + "of its own", config.alertsTopic(), alerting, config.groupId());
+                }
             } catch (RuntimeException e) {
-                LOG.debug("could not read the chain topic {} to look for other projections: {}", config.chainTopic(), e.toString());
+                LOG.debug("could not read the chain or alerts topic to look for other projections: {}", e.toString());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

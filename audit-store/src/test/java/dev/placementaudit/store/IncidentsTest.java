@@ -141,12 +141,14 @@ class IncidentsTest {
             assertThat(h.count("SELECT COUNT(*) FROM incidents WHERE published_version = version")).as("the ack went out with the reopening").isEqualTo(1);
             assertThat(registry.scrape()).as("open again, but acknowledged: it pages nobody").doesNotContain("incident=\"" + opened.incidentId());
 
-            // On placement-alerts: the incident's state changes, keyed by its id. c joining and the acknowledgement fell
+            // On placement-alerts: the incident's state changes, keyed by its id and this store's projection, which each
+            // event also carries (another projection on the same topic keeps its own versions under its own key). c joining and the acknowledgement fell
             // within a minute of the opening (the default update interval), so they went out with the next state change;
             // a's reload and e's flap published nothing. No per-load alert is there (store.alerts.per.load is off by default).
             List<PlacementIncident> events = TopicReader.readCommitted(broker, h.alerts, 3, Duration.ofSeconds(30), Duration.ofSeconds(2))
-                    .stream().peek(r -> assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo(opened.incidentId()))
+                    .stream().peek(r -> assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo(opened.incidentId() + "@" + h.group))
                     .map(r -> INCIDENTS.decode(r.value())).toList();
+            assertThat(events).extracting(PlacementIncident::getProjection).containsOnly(h.group);
             assertThat(events).extracting(PlacementIncident::getEvent)
                     .containsExactly(IncidentEvent.OPENED, IncidentEvent.RESOLVED, IncidentEvent.REOPENED);
             // Opened by the first of a and b to complete (b may have come in the same batch or within the minute after).

@@ -6,12 +6,15 @@ import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.service.cli.ServiceSettingsOptions;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import dev.placementaudit.service.UntilKafkaAnswers;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -31,14 +34,21 @@ public final class CollectorMain {
     }
 
     @Command(name = "run", mixinStandardHelpOptions = true,
-            description = "Serve POST /v1/loads (and /health, /metrics, /openapi.json), publishing to Kafka. Stops gracefully on SIGTERM.")
+            description = "Serve POST /v1/loads (and /health, /metrics, /openapi.json), publishing to Kafka. Started while no Kafka broker "
+                    + "answers, it stays up (/health DOWN) and starts when one does. Stops gracefully on SIGTERM.")
     static final class Run implements Callable<Integer> {
         @Mixin ServiceSettingsOptions settings = new ServiceSettingsOptions();
 
         @Override
         public Integer call() throws InterruptedException {
             CollectorConfig collectorConfig = CollectorConfig.from(settings.load("collector.properties"));
-            Collector collector = Collector.start(collectorConfig, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            Optional<Collector> started = UntilKafkaAnswers.start("collector", collectorConfig.kafka(), collectorConfig.connectTimeout(),
+                    collectorConfig.http(), registry, () -> Collector.start(collectorConfig, registry), LoggerFactory.getLogger(CollectorMain.class));
+            if (started.isEmpty()) {
+                return 0;
+            }
+            Collector collector = started.get();
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 collector.close();

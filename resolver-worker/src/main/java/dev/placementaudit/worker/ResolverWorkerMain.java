@@ -5,14 +5,18 @@ import dev.placementaudit.worker.pipeline.ResolverLoop;
 import dev.placementaudit.worker.pipeline.ResolverWorker;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import dev.placementaudit.service.UntilKafkaAnswers;
 import dev.placementaudit.service.cli.CliErrors;
 import dev.placementaudit.service.cli.ProjectVersion;
 import dev.placementaudit.service.cli.ServiceSettingsOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /** {@code placement-audit worker run [--config worker.properties] [--set key=value]...} */
@@ -20,6 +24,8 @@ import java.util.concurrent.Callable;
         description = "Resolves where every tensor of every model load lands, exactly once.",
         subcommands = {ResolverWorkerMain.Run.class})
 public final class ResolverWorkerMain {
+    private static final Logger LOG = LoggerFactory.getLogger(ResolverWorkerMain.class);
+
     /** {@code worker run} with one-line errors (the launcher mounts it as {@code placement-audit worker}). */
     public static CommandLine commandLine() {
         return CliErrors.install(new CommandLine(new ResolverWorkerMain()));
@@ -32,7 +38,7 @@ public final class ResolverWorkerMain {
 
     @Command(name = "run", mixinStandardHelpOptions = true,
             description = "Consume model loads and emit one AllocationDecided per tensor and one LoadResolved per load. "
-                    + "Stops gracefully on SIGTERM.")
+                    + "Started while no Kafka broker answers, it stays up (/health DOWN) and starts when one does. Stops gracefully on SIGTERM.")
     static final class Run implements Callable<Integer> {
         @Mixin ServiceSettingsOptions settings = new ServiceSettingsOptions();
 
@@ -40,7 +46,12 @@ public final class ResolverWorkerMain {
         public Integer call() throws InterruptedException {
             WorkerConfig workerConfig = WorkerConfig.from(settings.load("worker.properties"));
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            ResolverWorker worker = ResolverWorker.start(workerConfig, registry);
+            Optional<ResolverWorker> started = UntilKafkaAnswers.start("resolver-worker", workerConfig.kafka(), workerConfig.connectTimeout(),
+                    workerConfig.http(), registry, () -> ResolverWorker.start(workerConfig, registry), LOG);
+            if (started.isEmpty()) {
+                return 0;
+            }
+            ResolverWorker worker = started.get();
             Thread hook = new Thread(worker::close, "resolver-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             while (!worker.awaitTermination(Duration.ofSeconds(1))) {

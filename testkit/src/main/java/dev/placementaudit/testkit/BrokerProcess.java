@@ -41,11 +41,19 @@ public final class BrokerProcess implements KafkaBroker {
 
     /** A broker on free ports in a new temporary directory, deleted on {@link #close()}; started. */
     public static BrokerProcess startEphemeral() {
+        BrokerProcess broker = unstarted();
+        broker.start();
+        return broker;
+    }
+
+    /**
+     * The same, not started yet: its address is known before anything listens there, for a test of what starts first
+     * (nothing listens on its ports until {@link #start()}, though another process could take one meanwhile).
+     */
+    public static BrokerProcess unstarted() {
         try {
-            BrokerProcess broker = new BrokerProcess(Files.createTempDirectory("pa-broker-process-"), EmbeddedKafkaBroker.freePort(),
-                    EmbeddedKafkaBroker.freePort(), List.of());
-            broker.start();
-            return broker;
+            return new BrokerProcess(Files.createTempDirectory("pa-broker-process-"), EmbeddedKafkaBroker.freePort(), EmbeddedKafkaBroker.freePort(),
+                    List.of());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a directory for the broker", e);
         }

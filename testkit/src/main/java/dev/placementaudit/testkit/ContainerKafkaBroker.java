@@ -9,7 +9,7 @@ import org.testcontainers.kafka.KafkaContainer;
  */
 final class ContainerKafkaBroker implements KafkaBroker {
     /** The broker image of the same Kafka version as these clients and the in-JVM broker: one version everywhere. */
-    static final String DEFAULT_IMAGE = "apache/kafka:" + org.apache.kafka.common.utils.AppInfoParser.getVersion();
+    static final String DEFAULT_IMAGE = "apache/kafka:" + KafkaVersion.current();
 
     private final KafkaContainer container;
 

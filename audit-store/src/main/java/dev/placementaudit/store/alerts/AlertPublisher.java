@@ -53,21 +53,25 @@ public final class AlertPublisher implements AutoCloseable {
     private final String topic;
     private final Producer<String, PlacementAlert> producer;
     private final boolean perLoad;
+    private final String projection;
     private final IncidentPublisher incidents;
 
     /** Publishes the per-load alert outbox only. */
-    public AlertPublisher(DataSource database, Map<String, Object> kafka, String topic) {
-        this(database, kafka, topic, true, null);
+    public AlertPublisher(DataSource database, Map<String, Object> kafka, String topic, String projection) {
+        this(database, kafka, topic, projection, true, null);
     }
 
     /**
      * @param perLoad   whether the per-load alerts go to the topic too ({@code store.alerts.per.load}); when not, they are
      *                  recorded (the CLI and API read them) but the topic carries incidents alone
      * @param incidents what publishes the incidents, or null
+     * @param projection the store's projection (its group id), which every alert carries
      */
-    public AlertPublisher(DataSource database, Map<String, Object> kafka, String topic, boolean perLoad, IncidentPublisher incidents) {
+    public AlertPublisher(DataSource database, Map<String, Object> kafka, String topic, String projection, boolean perLoad,
+                          IncidentPublisher incidents) {
         this.database = database;
         this.topic = topic;
+        this.projection = projection;
         this.perLoad = perLoad;
         this.incidents = incidents;
         this.producer = OutboxProducer.open(kafka, "audit-store-alerts", EventSerde.of(PlacementAlert.class));
@@ -167,7 +171,7 @@ public final class AlertPublisher implements AutoCloseable {
         }
     }
 
-    private static PlacementAlert alert(ResultSet rs) throws SQLException {
+    private PlacementAlert alert(ResultSet rs) throws SQLException {
         List<Map<String, Object>> top;
         try {
             top = JSON.readValue(rs.getString("text_top_tensors"), new TypeReference<>() { });
@@ -210,6 +214,7 @@ public final class AlertPublisher implements AutoCloseable {
                         .build()).toList())
                 .setDetectedAt(rs.getTimestamp("detected_at").toInstant())
                 .setCauses(causes)
+                .setProjection(projection)
                 .build();
     }
 

@@ -51,12 +51,18 @@ public final class IncidentPublisher implements AutoCloseable {
     private final DataSource database;
     private final String topic;
     private final Duration interval;
+    private final String projection;
     private final Clock clock;
     private final Producer<String, PlacementIncident> producer;
 
-    public IncidentPublisher(DataSource database, Map<String, Object> kafka, String topic, Duration interval, Clock clock) {
+    /**
+     * @param projection the store's projection (its group id): each event carries it, and is keyed
+     *                   {@code incidentId@projection}, so two projections on one topic never overwrite each other's incidents
+     */
+    public IncidentPublisher(DataSource database, Map<String, Object> kafka, String topic, String projection, Duration interval, Clock clock) {
         this.database = database;
         this.topic = topic;
+        this.projection = projection;
         this.interval = interval;
         this.clock = clock;
         this.producer = OutboxProducer.open(kafka, "audit-store-incidents", EventSerde.of(PlacementIncident.class));
@@ -70,7 +76,7 @@ public final class IncidentPublisher implements AutoCloseable {
             return 0;
         }
         try {
-            Sends.all(producer, pending.stream().map(i -> new ProducerRecord<>(topic, i.getIncidentId(), i)).toList());
+            Sends.all(producer, pending.stream().map(i -> new ProducerRecord<>(topic, key(i.getIncidentId(), projection), i)).toList());
         } catch (Exception e) {
             LOG.warn("publishing {} incident events failed; they go out on a later sweep: {}", pending.size(), e.toString());
             release(pending);
@@ -152,12 +158,17 @@ public final class IncidentPublisher implements AutoCloseable {
         }
     }
 
-    private static PlacementIncident event(Incidents.Incident i, long version, String publishedState, List<String> tensors, Instant now) {
+    /** The key of a projection's incident on the topic: its latest event there is the incident as that projection holds it. */
+    public static String key(String incidentId, String projection) {
+        return incidentId + "@" + projection;
+    }
+
+    private PlacementIncident event(Incidents.Incident i, long version, String publishedState, List<String> tensors, Instant now) {
         IncidentEvent event = publishedState == null ? IncidentEvent.OPENED
                 : publishedState.equals(i.state()) ? IncidentEvent.UPDATED
                 : i.open() ? IncidentEvent.REOPENED : IncidentEvent.RESOLVED;
         return PlacementIncident.newBuilder()
-                .setIncidentId(i.incidentId()).setEvent(event).setState(IncidentState.valueOf(i.state())).setVersion(version)
+                .setIncidentId(i.incidentId()).setProjection(projection).setEvent(event).setState(IncidentState.valueOf(i.state())).setVersion(version)
                 .setModelId(i.modelId()).setFromRelease(i.fromRelease()).setToRelease(i.toRelease())
                 .setPrimaryKind(i.primaryKind()).setKinds(i.kinds()).setCause(i.cause())
                 .setTensorCount(i.tensorCount()).setTensors(tensors.subList(0, Math.min(TENSORS_PER_EVENT, tensors.size())))

@@ -42,8 +42,8 @@ class AlertOutboxClaimTest {
         try (AuditDatabase database = AuditDatabase.open(db.jdbcUrl(), db.user(), db.password(), db.schema(), 4)) {
             pending(database, ALERTS);
             ExecutorService instances = Executors.newFixedThreadPool(2);
-            try (AlertPublisher a = new AlertPublisher(database.dataSource(), broker.clientConfig(), topic);
-                 AlertPublisher b = new AlertPublisher(database.dataSource(), broker.clientConfig(), topic)) {
+            try (AlertPublisher a = new AlertPublisher(database.dataSource(), broker.clientConfig(), topic, "claim-test");
+                 AlertPublisher b = new AlertPublisher(database.dataSource(), broker.clientConfig(), topic, "claim-test")) {
                 List<Future<Integer>> drained = instances.invokeAll(List.of(drain(a, database), drain(b, database)));
 
                 assertThat(drained.get(0).get() + drained.get(1).get()).isEqualTo(ALERTS);

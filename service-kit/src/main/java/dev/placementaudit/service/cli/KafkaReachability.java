@@ -51,7 +51,7 @@ public final class KafkaReachability {
                 admin.describeTopics(topics).allTopicNames().get(millis, TimeUnit.MILLISECONDS);
             }
         } catch (TimeoutException e) {
-            throw new CommandFailure(unanswered(servers, timeout), e);
+            throw new Unreachable(unanswered(servers, timeout), e);
         } catch (ExecutionException e) {
             throw failure(e.getCause(), kafka, timeout, topics);
         } catch (InterruptedException e) {
@@ -73,9 +73,21 @@ public final class KafkaReachability {
                     + " (is this the right cluster? the services create their topics when they start)", e);
         }
         if (e instanceof org.apache.kafka.common.errors.TimeoutException) {
-            return new CommandFailure(unanswered(kafka.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG), timeout), e);
+            return new Unreachable(unanswered(kafka.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG), timeout), e);
         }
         return new CommandFailure("cannot use " + where + ": " + rootMessage(e), e);
+    }
+
+    /**
+     * No broker answered within the bound: a one-shot command gives up with it; a long-running service waits for the
+     * broker instead ({@link dev.placementaudit.service.UntilKafkaAnswers}).
+     */
+    public static final class Unreachable extends CommandFailure {
+        private static final long serialVersionUID = 1L;
+
+        Unreachable(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /** No broker answered within the bound, whichever client asked. */
