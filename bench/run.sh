@@ -10,7 +10,8 @@
 #                          bench/run.sh restart [--runs N] [--under-load]   (a store killed with SIGKILL: restart to first commit; bench/restart.sh)
 #                          bench/run.sh soak [--minutes N]   (the chaos soak: services killed at random, every invariant checked; bench/soak.sh)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,
-# so the broker's heap and GC are not shared with the JVM being measured. BENCH_RTT_MS=1 puts that broker one
+# so the broker's heap and GC are not shared with the JVM being measured; BENCH_CLUSTER=3 starts the three-node cluster
+# the guarantees are tested on instead (replication factor 3, min.insync.replicas 2: testkit's ClusterMain). BENCH_RTT_MS=1 puts that broker one
 # emulated network hop away (bench/.../LatencyProxy: every round trip 1 ms longer). BENCH_JAVA_OPTS adds JVM options to the runner
 # (a profiler, say: BENCH_JAVA_OPTS=-XX:StartFlightRecording=filename=worker.jfr,settings=profile).
 set -euo pipefail
@@ -36,7 +37,17 @@ case "$runner" in
   collector) main=dev.placementaudit.bench.CollectorBench ;;
   *) echo "unknown runner '$runner' (worker, store, collector, loader, prepare, jmh, cli, restart, soak)"; exit 2 ;;
 esac
-if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ]; then
+if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ] && [ "${BENCH_CLUSTER:-1}" = 3 ]; then
+  dir=$(mktemp -d /tmp/pa-bench-cluster.XXXXXX)
+  java -Xmx256m -cp "$cp" dev.placementaudit.testkit.ClusterMain > "$dir/cluster.log" 2>&1 &
+  pids="$!"
+  trap 'status=$?; kill $pids 2>/dev/null; wait $pids 2>/dev/null || true; rm -rf "$dir"; exit "$status"' EXIT
+  for _ in $(seq 1 240); do grep -q "^pids " "$dir/cluster.log" && break; sleep 0.5; done
+  grep -q "^pids " "$dir/cluster.log" || { cat "$dir/cluster.log"; exit 1; }
+  export KAFKA_BOOTSTRAP_SERVERS="$(sed -n 's/^cluster ready at //p' "$dir/cluster.log")" PA_BENCH_REPLICATION=3
+  export PA_BENCH_BROKER="a three-node cluster of separate JVM processes on this machine (replication factor 3, min.insync.replicas 2)"
+  export PA_BENCH_BROKER_PID="$(sed -n 's/^pids //p' "$dir/cluster.log")" PA_BENCH_CLK_TCK="$(getconf CLK_TCK)"
+elif [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ]; then
   dir=$(mktemp -d /tmp/pa-bench-kafka.XXXXXX)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')
   advertised=$port pids=""

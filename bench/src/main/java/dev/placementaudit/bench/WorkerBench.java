@@ -95,6 +95,9 @@ public final class WorkerBench {
         }
     }
 
+    /** Every topic's replicas: 3 against the three-node cluster ({@code BENCH_CLUSTER=3}), 1 on one broker. */
+    private static final short REPLICATION = Short.parseShort(System.getenv().getOrDefault("PA_BENCH_REPLICATION", "1"));
+
     private static final Variant PASSTHROUGH = new Variant(Mode.PASSTHROUGH, "", "", "");
     private static final Variant FANOUT = new Variant(Mode.FANOUT, "", "", "");
 
@@ -170,7 +173,9 @@ public final class WorkerBench {
     }
 
     private void fill() throws Exception {
-        broker.createTopics(3, input);
+        try (Admin admin = Admin.create(broker.clientConfig())) {
+            admin.createTopics(List.of(new NewTopic(input, 3, REPLICATION))).all().get(30, TimeUnit.SECONDS);
+        }
         FleetSimulator fleet = new FleetSimulator(1, loads, List.of("r1"), List.of(model), List.of(), Instant.parse("2026-11-01T00:00:00Z"));
         EventSerde<ModelLoaded> serde = EventSerde.of(ModelLoaded.class);
         Map<String, Object> config = broker.clientConfig();
@@ -229,7 +234,7 @@ public final class WorkerBench {
      */
     private void createOutputs(String... names) throws Exception {
         try (Admin admin = Admin.create(broker.clientConfig())) {
-            admin.createTopics(Arrays.stream(names).map(name -> new NewTopic(name, 3, (short) 1)
+            admin.createTopics(Arrays.stream(names).map(name -> new NewTopic(name, 3, REPLICATION)
                     .configs(Map.of(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, "0"))).toList()).all().get(30, TimeUnit.SECONDS);
         }
     }

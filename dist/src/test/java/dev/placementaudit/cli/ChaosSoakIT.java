@@ -12,7 +12,7 @@ import dev.placementaudit.testkit.TestDatabase;
 import dev.placementaudit.testkit.TopicReader;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -80,13 +80,18 @@ class ChaosSoakIT {
     private long phoneLoads;
     private String cluster;
 
+    /** Both by default; {@code -Dpa.soak.clusters="three nodes"} runs one. */
+    static List<String> clusters() {
+        return List.of(System.getProperty("pa.soak.clusters", "three nodes,one broker").split(","));
+    }
+
     /**
      * On one broker, as the demo runs, and on a three-node cluster (replication factor 3, {@code min.insync.replicas} 2)
      * as production runs, whose outages take the transaction coordinator's leader, it and another node, all three, and
      * another node, in turn.
      */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"three nodes", "one broker"})
+    @MethodSource("clusters")
     void survivesKillsOfEveryServiceAndOfTheBrokerWithEveryGuaranteeKept(String cluster) throws Exception {
         double minutes = Double.parseDouble(System.getProperty("pa.soak.minutes", "2.5"));
         Random random = new Random(Long.getLong("pa.soak.seed", 20261203L));
@@ -338,7 +343,9 @@ class ChaosSoakIT {
         assertThat(summaries).as("every load resolved by the worker").hasSize((int) expected);
         List<UUID> twice = summaries.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).toList();
         kills.put("loads resolved twice", twice.size());
-        assertThat(twice).as("no load resolved twice through the broker outages and worker kills, but those the reconciler resolved again")
+        assertThat(twice).as(() -> "no load resolved twice through the broker outages and worker kills, but those the reconciler resolved "
+                + "again; so far: " + kills + "; where each is on load-resolved (partition@offset <- model-loads partition@offset):"
+                + whereOnTopic(resolved, twice) + "\nwhat the worker said of them, and of its recoveries:\n" + workerLines(twice))
                 .allMatch(reconciled::contains);
         assertThat(count(db, "SELECT COUNT(*) FROM loads WHERE previous_load_id IS NOT NULL")).as("later releases compared").isPositive();
         assertThat(count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL")).as("every alert published")
@@ -417,6 +424,32 @@ class ChaosSoakIT {
             }
         }
         return text.toString();
+    }
+
+    private static String whereOnTopic(List<ConsumerRecord<byte[], byte[]>> resolved, List<UUID> loads) {
+        StringBuilder text = new StringBuilder();
+        for (ConsumerRecord<byte[], byte[]> record : resolved) {
+            LoadResolved summary = RESOLVED.decode(record.value());
+            if (loads.contains(summary.getLoadId())) {
+                text.append("\n  ").append(summary.getLoadId()).append(' ').append(record.partition()).append('@').append(record.offset())
+                        .append(" <- ").append(summary.getSourcePartition()).append('@').append(summary.getSourceOffset());
+            }
+        }
+        return text.toString();
+    }
+
+    /** The worker's log lines that name these loads or tell of a recovery, rewind, rebalance or start: the last 80. */
+    private String workerLines(List<UUID> loads) {
+        String log;
+        try {
+            log = workerLog();
+        } catch (IOException e) {
+            return "(the worker's log cannot be read: " + e + ")";
+        }
+        List<String> lines = log.lines().filter(line -> loads.stream().anyMatch(id -> line.contains(id.toString()))
+                || line.contains("anew") || line.contains("redoing") || line.contains("aborted") || line.contains("partitions ")
+                || line.contains("consuming model-loads") || line.contains("reconcil") || line.contains("isolating")).toList();
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 80), lines.size()));
     }
 
     /** Everything the worker logged, through every restart (each start keeps the last run's log in {@code .previous}). */

@@ -93,6 +93,11 @@ public final class BrokerCluster implements KafkaBroker {
         ids.forEach(id -> node(id).awaitReady());
     }
 
+    /** The nodes' process ids, for a bench that reads their CPU time. */
+    public List<Long> pids() {
+        return nodes.stream().map(BrokerProcess::pid).toList();
+    }
+
     public boolean isAlive(int id) {
         return node(id).isAlive();
     }

@@ -139,6 +139,11 @@ public final class BrokerProcess implements KafkaBroker {
         return port;
     }
 
+    /** The process id of the running broker, for a bench that reads its CPU time. */
+    synchronized long pid() {
+        return process.pid();
+    }
+
     public synchronized boolean isAlive() {
         return process != null && process.isAlive();
     }

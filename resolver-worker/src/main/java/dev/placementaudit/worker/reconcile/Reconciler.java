@@ -238,31 +238,32 @@ public final class Reconciler implements Runnable {
     }
 
     private void resolveAgain(List<ConsumerRecord<byte[], byte[]>> late) {
-        if (producer == null) {
-            producer = producers.get();
-            producer.initTransactions();
+        List<Redo> again = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> load : late) {
+            Redo redone = redo.apply(load);
+            again.add(redone);
+            // Said before it is published: a worker killed between the commit and a line after it would leave a load
+            // twice on its topics that nothing explains.
+            LOG.warn(RECONCILED + "{} ({}-{}@{}) has no summary nor dead letter {} after the group committed past it: resolving it again (a "
+                    + "Kafka transaction that kept its offsets and lost its outputs, or outputs that are only late; the store takes it once)",
+                    redone.loadId() == null ? "an undecodable load" : "load " + redone.loadId(), load.topic(), load.partition(), load.offset(),
+                    settings.after());
         }
-        List<String> named = new ArrayList<>();
-        producer.beginTransaction();
         try {
-            for (ConsumerRecord<byte[], byte[]> load : late) {
-                Redo again = redo.apply(load);
-                again.outputs().forEach(producer::send);
-                named.add((again.loadId() == null ? "an undecodable load" : "load " + again.loadId()) + " (" + load.topic() + "-" + load.partition()
-                        + "@" + load.offset() + ")");
+            if (producer == null) {
+                producer = producers.get();
+                producer.initTransactions();
             }
+            producer.beginTransaction();
+            again.forEach(redone -> redone.outputs().forEach(producer::send));
             producer.commitTransaction();
         } catch (KafkaException e) {
             // Not resolved again: they come back on the next check, since the group is still past them with no output.
+            LOG.warn("resolving {} load(s) again failed ({}); trying again at the next look", late.size(), e.toString());
             completeness.retry(late);
             throw e;
         }
         reconciled.increment(late.size());
-        for (String load : named) {
-            LOG.warn(RECONCILED + "{} had no summary nor dead letter {} after the group committed past it: resolved again (a Kafka transaction "
-                    + "that committed its offsets without its outputs, or outputs that were only late; the store takes it once)", load,
-                    settings.after());
-        }
     }
 
     private void lookForHanging(Instant now) {
