@@ -307,20 +307,25 @@ class ChaosSoakIT {
         // worker's own exactly-once is checked on its topic, as any read_committed consumer of it sees it.
         List<ConsumerRecord<byte[], byte[]>> resolved = TopicReader.readCommitted(broker, "load-resolved", (int) expected, Duration.ofSeconds(60),
                 Duration.ofSeconds(3));
-        // Exactly once, but for one case the guarantees name: a load the group committed past with no summary, which the
-        // worker's reconciler resolved again and named in a warning that begins "reconciled: load <id>" (Reconciler.RECONCILED).
-        Set<UUID> reconciled = new HashSet<>();
-        Matcher named = Pattern.compile("reconciled: load ([0-9a-f-]{36})").matcher(workerLog());
+        // Exactly once per input record, but for one case the guarantees name: a load the group committed past with no
+        // summary, which the worker's reconciler resolved again and named in a warning that begins "reconciled: load <id>
+        // (model-loads-P@O)" (Reconciler.RECONCILED). A load id may be on model-loads twice (a phone that timed out sent its
+        // batch again through the collector, docs/collector.md): each record is resolved once, and the store keeps one.
+        Set<String> reconciled = new HashSet<>();
+        Matcher named = Pattern.compile("reconciled: load [0-9a-f-]{36} \\(model-loads-(\\d+@\\d+)\\)").matcher(workerLog());
         while (named.find()) {
-            reconciled.add(UUID.fromString(named.group(1)));
+            reconciled.add(named.group(1));
         }
         kills.put("loads the worker's reconciler resolved again", reconciled.size());
-        Map<UUID, Long> summaries = new HashMap<>();
+        Map<String, Long> perInput = new HashMap<>();
+        Map<UUID, Set<String>> inputsOfLoad = new HashMap<>();
         Map<UUID, Integer> last = new HashMap<>();
         for (int i = 0; i < resolved.size(); i++) {
-            UUID load = RESOLVED.decode(resolved.get(i).value()).getLoadId();
-            summaries.merge(load, 1L, Long::sum);
-            last.put(load, i);
+            LoadResolved summary = RESOLVED.decode(resolved.get(i).value());
+            String input = summary.getSourcePartition() + "@" + summary.getSourceOffset();
+            perInput.merge(input, 1L, Long::sum);
+            inputsOfLoad.computeIfAbsent(summary.getLoadId(), id -> new HashSet<>()).add(input);
+            last.put(summary.getLoadId(), i);
         }
         // The store orders a deployment's history by its summaries' place in the log (ADR 6), so they must keep the order
         // of their loads in model-loads through the kills, the outages and the worker's overlapping commits (ADR 19). A
@@ -331,7 +336,7 @@ class ChaosSoakIT {
         for (int i = 0; i < resolved.size(); i++) {
             ConsumerRecord<byte[], byte[]> record = resolved.get(i);
             LoadResolved summary = RESOLVED.decode(record.value());
-            if (last.get(summary.getLoadId()) != i || reconciled.contains(summary.getLoadId())) {
+            if (last.get(summary.getLoadId()) != i || reconciled.contains(summary.getSourcePartition() + "@" + summary.getSourceOffset())) {
                 continue;
             }
             String stream = record.partition() + "<-" + summary.getSourcePartition();
@@ -340,12 +345,13 @@ class ChaosSoakIT {
                     .as("load-resolved partition %d: the summary of model-loads offset %d after that of %d", record.partition(),
                             summary.getSourceOffset(), before).isTrue();
         }
-        assertThat(summaries).as("every load resolved by the worker").hasSize((int) expected);
-        List<UUID> twice = summaries.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).toList();
-        kills.put("loads resolved twice", twice.size());
-        assertThat(twice).as(() -> "no load resolved twice through the broker outages and worker kills, but those the reconciler resolved "
-                + "again; so far: " + kills + "; where each is on load-resolved (partition@offset <- model-loads partition@offset):"
-                + whereOnTopic(resolved, twice) + "\nwhat the worker said of them, and of its recoveries:\n" + workerLines(twice))
+        assertThat(inputsOfLoad).as("every load resolved by the worker").hasSize((int) expected);
+        kills.put("loads on model-loads twice (sent again by a device)", (int) inputsOfLoad.values().stream().filter(inputs -> inputs.size() > 1).count());
+        List<String> twice = perInput.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).sorted().toList();
+        kills.put("input records resolved twice", twice.size());
+        assertThat(twice).as(() -> "no model-loads record (partition@offset) resolved twice through the broker outages and worker kills, but "
+                + "those the reconciler resolved again; so far: " + kills + "; where each is on load-resolved (partition@offset <- model-loads "
+                + "partition@offset):" + whereOnTopic(resolved, twice) + "\nwhat the worker said of them, and of its recoveries:\n" + workerLines(twice))
                 .allMatch(reconciled::contains);
         assertThat(count(db, "SELECT COUNT(*) FROM loads WHERE previous_load_id IS NOT NULL")).as("later releases compared").isPositive();
         assertThat(count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL")).as("every alert published")
@@ -426,11 +432,11 @@ class ChaosSoakIT {
         return text.toString();
     }
 
-    private static String whereOnTopic(List<ConsumerRecord<byte[], byte[]>> resolved, List<UUID> loads) {
+    private static String whereOnTopic(List<ConsumerRecord<byte[], byte[]>> resolved, List<String> inputs) {
         StringBuilder text = new StringBuilder();
         for (ConsumerRecord<byte[], byte[]> record : resolved) {
             LoadResolved summary = RESOLVED.decode(record.value());
-            if (loads.contains(summary.getLoadId())) {
+            if (inputs.contains(summary.getSourcePartition() + "@" + summary.getSourceOffset())) {
                 text.append("\n  ").append(summary.getLoadId()).append(' ').append(record.partition()).append('@').append(record.offset())
                         .append(" <- ").append(summary.getSourcePartition()).append('@').append(summary.getSourceOffset());
             }
@@ -438,15 +444,15 @@ class ChaosSoakIT {
         return text.toString();
     }
 
-    /** The worker's log lines that name these loads or tell of a recovery, rewind, rebalance or start: the last 80. */
-    private String workerLines(List<UUID> loads) {
+    /** The worker's log lines that name these input records or tell of a recovery, rewind, rebalance or start: the last 80. */
+    private String workerLines(List<String> inputs) {
         String log;
         try {
             log = workerLog();
         } catch (IOException e) {
             return "(the worker's log cannot be read: " + e + ")";
         }
-        List<String> lines = log.lines().filter(line -> loads.stream().anyMatch(id -> line.contains(id.toString()))
+        List<String> lines = log.lines().filter(line -> inputs.stream().anyMatch(input -> line.contains("-" + input))
                 || line.contains("anew") || line.contains("redoing") || line.contains("aborted") || line.contains("partitions ")
                 || line.contains("consuming model-loads") || line.contains("reconcil") || line.contains("isolating")).toList();
         return String.join("\n", lines.subList(Math.max(0, lines.size() - 80), lines.size()));

@@ -63,6 +63,8 @@ public final class ResolverWorker extends ConsumerService {
         reading.remove(ConsumerConfig.GROUP_ID_CONFIG);
         reading.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(reading, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        reading.put(ConsumerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId() + "-reconciler-refetch");
+        KafkaConsumer<byte[], byte[]> refetch = new KafkaConsumer<>(reading, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         Map<String, Object> publishing = producerConfig(config, config.reconcilerTransactionalId(), "-reconciler");
         Clock clock = Clock.systemUTC();
         RecordPreparation preparation = new RecordPreparation(config, resolution, clock);
@@ -77,7 +79,7 @@ public final class ResolverWorker extends ConsumerService {
         Reconciler.Settings settings = new Reconciler.Settings(config.inputTopic(), config.resolvedTopic(), config.deadLetterTopic(),
                 List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic()), config.groupId(), config.reconcileAfter(),
                 config.reconcileLookback(), config.transactionTimeout().plus(Duration.ofSeconds(30)));
-        return new Reconciler(settings, consumer, admin, () -> new KafkaProducer<>(publishing, new ByteArraySerializer(), new ByteArraySerializer()),
+        return new Reconciler(settings, consumer, refetch, admin, () -> new KafkaProducer<>(publishing, new ByteArraySerializer(), new ByteArraySerializer()),
                 redo, loop::owned, registry, clock);
     }
 

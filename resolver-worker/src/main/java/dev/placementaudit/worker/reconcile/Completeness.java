@@ -1,7 +1,5 @@
 package dev.placementaudit.worker.reconcile;
 
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,20 +19,18 @@ import java.util.TreeMap;
  *
  * <p>An output is a load's summary or its dead letter, each naming the input partition and offset it came from. Outputs
  * may be read before their load (the two topics are read side by side): those are kept until the load comes, only for
- * offsets not yet read, so what is kept stays bounded by what is in flight.
+ * offsets not yet read. A load is kept as its offset alone (a backlog of a million loads is some tens of megabytes):
+ * the few found overdue are read again by offset.
  */
 final class Completeness {
-    /** A load read from the input with no output seen yet; {@code committedPast} is when the group was first seen past it. */
-    private static final class Unsettled {
-        final ConsumerRecord<byte[], byte[]> record;
-        Instant committedPast;
-
-        Unsettled(ConsumerRecord<byte[], byte[]> record) {
-            this.record = record;
-        }
+    /** An input record: the load at this partition and offset. */
+    record Load(int partition, long offset) {
     }
 
-    private final Map<Integer, TreeMap<Long, Unsettled>> unsettled = new HashMap<>();
+    /** Per input partition, each load read with no output seen yet, and when the group was first seen past it (or null). */
+    private final Map<Integer, TreeMap<Long, Instant>> unsettled = new HashMap<>();
+    /** Not seen committed past yet: no real time is this one. */
+    private static final Instant NOT_YET = Instant.MIN;
     /** Per input partition, outputs read before their load, at offsets not read yet. */
     private final Map<Integer, Set<Long>> early = new HashMap<>();
     /** Per input partition, the next offset the reader will give. */
@@ -46,18 +42,18 @@ final class Completeness {
     }
 
     /** A load read from the input. */
-    void loaded(ConsumerRecord<byte[], byte[]> record) {
-        next.put(record.partition(), record.offset() + 1);
-        Set<Long> before = early.get(record.partition());
-        if (before != null && before.remove(record.offset())) {
+    void loaded(int partition, long offset) {
+        next.put(partition, offset + 1);
+        Set<Long> before = early.get(partition);
+        if (before != null && before.remove(offset)) {
             return;
         }
-        unsettled.computeIfAbsent(record.partition(), p -> new TreeMap<>()).put(record.offset(), new Unsettled(record));
+        unsettled.computeIfAbsent(partition, p -> new TreeMap<>()).put(offset, NOT_YET);
     }
 
     /** An output naming the input partition and offset of its load: that load is complete. */
     void settled(int partition, long offset) {
-        TreeMap<Long, Unsettled> waiting = unsettled.get(partition);
+        TreeMap<Long, Instant> waiting = unsettled.get(partition);
         if (waiting != null && waiting.remove(offset) != null) {
             return;
         }
@@ -72,20 +68,20 @@ final class Completeness {
      * will read, per partition) for at least {@code after} with still no output: taken out and returned, oldest first per
      * partition, for the caller to resolve again.
      */
-    List<ConsumerRecord<byte[], byte[]>> overdue(Map<Integer, Long> committed, Set<Integer> owned, Instant now, Duration after) {
-        List<ConsumerRecord<byte[], byte[]>> overdue = new ArrayList<>();
+    List<Load> overdue(Map<Integer, Long> committed, Set<Integer> owned, Instant now, Duration after) {
+        List<Load> overdue = new ArrayList<>();
         unsettled.forEach((partition, waiting) -> {
             Long groupAt = committed.get(partition);
             if (groupAt == null || !owned.contains(partition)) {
                 return;
             }
-            Iterator<Unsettled> behind = waiting.headMap(groupAt, false).values().iterator();
+            Iterator<Map.Entry<Long, Instant>> behind = waiting.headMap(groupAt, false).entrySet().iterator();
             while (behind.hasNext()) {
-                Unsettled load = behind.next();
-                if (load.committedPast == null) {
-                    load.committedPast = now;
-                } else if (!load.committedPast.plus(after).isAfter(now)) {
-                    overdue.add(load.record);
+                Map.Entry<Long, Instant> load = behind.next();
+                if (load.getValue().equals(NOT_YET)) {
+                    load.setValue(now);
+                } else if (!load.getValue().plus(after).isAfter(now)) {
+                    overdue.add(new Load(partition, load.getKey()));
                     behind.remove();
                 }
             }
@@ -94,18 +90,16 @@ final class Completeness {
     }
 
     /** Loads taken as overdue whose new outputs could not be published: overdue again at the next look. */
-    void retry(List<ConsumerRecord<byte[], byte[]>> loads) {
-        for (ConsumerRecord<byte[], byte[]> record : loads) {
-            Unsettled again = new Unsettled(record);
-            again.committedPast = Instant.EPOCH;
-            unsettled.computeIfAbsent(record.partition(), p -> new TreeMap<>()).put(record.offset(), again);
+    void retry(List<Load> loads) {
+        for (Load load : loads) {
+            unsettled.computeIfAbsent(load.partition(), p -> new TreeMap<>()).put(load.offset(), Instant.EPOCH);
         }
     }
 
     /** Loads the group has committed past with no output seen yet (some only lagging, some lost): a gauge. */
     int committedPastUnsettled(Map<Integer, Long> committed) {
         int count = 0;
-        for (Map.Entry<Integer, TreeMap<Long, Unsettled>> partition : unsettled.entrySet()) {
+        for (Map.Entry<Integer, TreeMap<Long, Instant>> partition : unsettled.entrySet()) {
             Long groupAt = committed.get(partition.getKey());
             if (groupAt != null) {
                 count += partition.getValue().headMap(groupAt, false).size();

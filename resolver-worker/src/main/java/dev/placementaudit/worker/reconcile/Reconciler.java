@@ -64,6 +64,8 @@ public final class Reconciler implements Runnable {
 
     private final Settings settings;
     private final Consumer<byte[], byte[]> consumer;
+    /** Reads again, by offset, the few loads found overdue (the reader keeps only offsets). */
+    private final Consumer<byte[], byte[]> refetch;
     private final Admin admin;
     private final Supplier<Producer<byte[], byte[]>> producers;
     private final Function<ConsumerRecord<byte[], byte[]>, Redo> redo;
@@ -79,14 +81,18 @@ public final class Reconciler implements Runnable {
     private Producer<byte[], byte[]> producer;
 
     /**
+     * @param consumer  reads the input and the outputs, read_committed, with no group
+     * @param refetch   reads an overdue load again by its offset, read_committed, with no group
      * @param producers makes the transactional producer it publishes with (its own transactional id), when first needed
      * @param redo      resolves a load again, as the worker's loop does
      * @param owned     the input partitions this instance's loop owns now: only those are reconciled here
      */
-    public Reconciler(Settings settings, Consumer<byte[], byte[]> consumer, Admin admin, Supplier<Producer<byte[], byte[]>> producers,
+    public Reconciler(Settings settings, Consumer<byte[], byte[]> consumer, Consumer<byte[], byte[]> refetch, Admin admin,
+                      Supplier<Producer<byte[], byte[]>> producers,
                       Function<ConsumerRecord<byte[], byte[]>, Redo> redo, Supplier<Set<Integer>> owned, MeterRegistry registry, Clock clock) {
         this.settings = settings;
         this.consumer = consumer;
+        this.refetch = refetch;
         this.admin = admin;
         this.producers = producers;
         this.redo = redo;
@@ -142,6 +148,7 @@ public final class Reconciler implements Runnable {
         }
         closeProducer();
         consumer.close(Duration.ofSeconds(5));
+        refetch.close(Duration.ofSeconds(5));
     }
 
     /** Stops the thread within one poll. */
@@ -178,7 +185,7 @@ public final class Reconciler implements Runnable {
     private void read() {
         for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
             if (record.topic().equals(settings.inputTopic())) {
-                completeness.loaded(record);
+                completeness.loaded(record.partition(), record.offset());
             } else if (record.topic().equals(settings.resolvedTopic())) {
                 settledBySummary(record);
             } else {
@@ -229,7 +236,7 @@ public final class Reconciler implements Runnable {
             throw new KafkaException("reading the group's committed offsets failed", e);
         }
         Instant now = clock.instant();
-        List<ConsumerRecord<byte[], byte[]>> late = completeness.overdue(committed, owned.get(), now, settings.after());
+        List<Completeness.Load> late = completeness.overdue(committed, owned.get(), now, settings.after());
         if (!late.isEmpty()) {
             resolveAgain(late);
         }
@@ -237,9 +244,16 @@ public final class Reconciler implements Runnable {
         lookForHanging(now);
     }
 
-    private void resolveAgain(List<ConsumerRecord<byte[], byte[]>> late) {
+    private void resolveAgain(List<Completeness.Load> late) {
         List<Redo> again = new ArrayList<>();
-        for (ConsumerRecord<byte[], byte[]> load : late) {
+        List<ConsumerRecord<byte[], byte[]>> records;
+        try {
+            records = read(late);
+        } catch (KafkaException e) {
+            completeness.retry(late);
+            throw e;
+        }
+        for (ConsumerRecord<byte[], byte[]> load : records) {
             Redo redone = redo.apply(load);
             again.add(redone);
             // Said before it is published: a worker killed between the commit and a line after it would leave a load
@@ -263,7 +277,32 @@ public final class Reconciler implements Runnable {
             completeness.retry(late);
             throw e;
         }
-        reconciled.increment(late.size());
+        reconciled.increment(records.size());
+    }
+
+    /** The records at these offsets of the input, read again read_committed; one that is not there (aborted) is left out. */
+    private List<ConsumerRecord<byte[], byte[]>> read(List<Completeness.Load> loads) {
+        List<ConsumerRecord<byte[], byte[]>> found = new ArrayList<>();
+        for (Completeness.Load load : loads) {
+            TopicPartition partition = new TopicPartition(settings.inputTopic(), load.partition());
+            refetch.assign(List.of(partition));
+            refetch.seek(partition, load.offset());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            boolean done = false;
+            while (!done && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> record : refetch.poll(Duration.ofMillis(500))) {
+                    if (record.offset() == load.offset()) {
+                        found.add(record);
+                    }
+                    done |= record.offset() >= load.offset();
+                }
+                done |= refetch.position(partition) > load.offset();
+            }
+            if (!done) {
+                throw new KafkaException("could not read " + partition + "@" + load.offset() + " again within 30 s");
+            }
+        }
+        return found;
     }
 
     private void lookForHanging(Instant now) {

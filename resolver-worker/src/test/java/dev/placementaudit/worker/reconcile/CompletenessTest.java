@@ -1,6 +1,5 @@
 package dev.placementaudit.worker.reconcile;
 
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -19,12 +18,12 @@ class CompletenessTest {
     @Test
     void aLoadTheGroupIsPastWithNoOutputIsOverdueOnlyOnceTheBoundHasPassedSinceTheGroupWasSeenPastIt() {
         completeness.startAt(0, 10);
-        completeness.loaded(load(0, 10));
-        completeness.loaded(load(0, 11));
+        completeness.loaded(0, 10);
+        completeness.loaded(0, 11);
 
         assertThat(completeness.overdue(Map.of(0, 12L), Set.of(0), t0, AFTER)).isEmpty();
         assertThat(completeness.overdue(Map.of(0, 12L), Set.of(0), t0.plus(AFTER).minusSeconds(1), AFTER)).isEmpty();
-        assertThat(completeness.overdue(Map.of(0, 12L), Set.of(0), t0.plus(AFTER), AFTER)).extracting(ConsumerRecord::offset)
+        assertThat(completeness.overdue(Map.of(0, 12L), Set.of(0), t0.plus(AFTER), AFTER)).extracting(Completeness.Load::offset)
                 .containsExactly(10L, 11L);
         assertThat(completeness.unsettled()).isZero();
     }
@@ -32,11 +31,11 @@ class CompletenessTest {
     @Test
     void aLoadTheGroupIsNotPastIsOnlyLaggingAndNeverOverdue() {
         completeness.startAt(0, 0);
-        completeness.loaded(load(0, 0));
-        completeness.loaded(load(0, 1));
+        completeness.loaded(0, 0);
+        completeness.loaded(0, 1);
 
         completeness.overdue(Map.of(0, 1L), Set.of(0), t0, AFTER);
-        assertThat(completeness.overdue(Map.of(0, 1L), Set.of(0), t0.plus(Duration.ofHours(1)), AFTER)).extracting(ConsumerRecord::offset)
+        assertThat(completeness.overdue(Map.of(0, 1L), Set.of(0), t0.plus(Duration.ofHours(1)), AFTER)).extracting(Completeness.Load::offset)
                 .containsExactly(0L);
         assertThat(completeness.unsettled()).isEqualTo(1);
     }
@@ -44,10 +43,10 @@ class CompletenessTest {
     @Test
     void anOutputSettlesItsLoadWhetherReadBeforeOrAfterIt() {
         completeness.startAt(0, 0);
-        completeness.loaded(load(0, 0));
+        completeness.loaded(0, 0);
         completeness.settled(0, 0);
         completeness.settled(0, 1);
-        completeness.loaded(load(0, 1));
+        completeness.loaded(0, 1);
 
         completeness.overdue(Map.of(0, 2L), Set.of(0), t0, AFTER);
         assertThat(completeness.overdue(Map.of(0, 2L), Set.of(0), t0.plus(AFTER), AFTER)).isEmpty();
@@ -58,21 +57,21 @@ class CompletenessTest {
     void outputsOfLoadsBeforeWhereReadingStartedAreNotKept() {
         completeness.startAt(0, 100);
         completeness.settled(0, 5);
-        completeness.loaded(load(0, 100));
+        completeness.loaded(0, 100);
 
         completeness.overdue(Map.of(0, 101L), Set.of(0), t0, AFTER);
-        assertThat(completeness.overdue(Map.of(0, 101L), Set.of(0), t0.plus(AFTER), AFTER)).extracting(ConsumerRecord::offset).containsExactly(100L);
+        assertThat(completeness.overdue(Map.of(0, 101L), Set.of(0), t0.plus(AFTER), AFTER)).extracting(Completeness.Load::offset).containsExactly(100L);
     }
 
     @Test
     void onlyTheOwnedPartitionsAreReconciledHere() {
         completeness.startAt(0, 0);
         completeness.startAt(1, 0);
-        completeness.loaded(load(0, 0));
-        completeness.loaded(load(1, 0));
+        completeness.loaded(0, 0);
+        completeness.loaded(1, 0);
 
         completeness.overdue(Map.of(0, 1L, 1, 1L), Set.of(1), t0, AFTER);
-        assertThat(completeness.overdue(Map.of(0, 1L, 1, 1L), Set.of(1), t0.plus(AFTER), AFTER)).extracting(ConsumerRecord::partition)
+        assertThat(completeness.overdue(Map.of(0, 1L, 1, 1L), Set.of(1), t0.plus(AFTER), AFTER)).extracting(Completeness.Load::partition)
                 .containsExactly(1);
         assertThat(completeness.committedPastUnsettled(Map.of(0, 1L, 1, 1L))).isEqualTo(1);
     }
@@ -80,16 +79,12 @@ class CompletenessTest {
     @Test
     void loadsWhoseRedoFailedAreOverdueAgainAtOnce() {
         completeness.startAt(0, 0);
-        completeness.loaded(load(0, 0));
+        completeness.loaded(0, 0);
         completeness.overdue(Map.of(0, 1L), Set.of(0), t0, AFTER);
-        List<ConsumerRecord<byte[], byte[]>> late = completeness.overdue(Map.of(0, 1L), Set.of(0), t0.plus(AFTER), AFTER);
+        List<Completeness.Load> late = completeness.overdue(Map.of(0, 1L), Set.of(0), t0.plus(AFTER), AFTER);
 
         completeness.retry(late);
 
-        assertThat(completeness.overdue(Map.of(0, 1L), Set.of(0), t0.plus(AFTER), AFTER)).extracting(ConsumerRecord::offset).containsExactly(0L);
-    }
-
-    private static ConsumerRecord<byte[], byte[]> load(int partition, long offset) {
-        return new ConsumerRecord<>("model-loads", partition, offset, new byte[0], new byte[0]);
+        assertThat(completeness.overdue(Map.of(0, 1L), Set.of(0), t0.plus(AFTER), AFTER)).extracting(Completeness.Load::offset).containsExactly(0L);
     }
 }
