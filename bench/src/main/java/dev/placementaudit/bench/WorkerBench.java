@@ -112,6 +112,8 @@ public final class WorkerBench {
     private final List<String> threadValues;
     /** ... and each worker.commit.overlap value ("" for the worker's default). */
     private final List<String> overlapValues;
+    /** The worker's {@code worker.reconcile.after} ("" for its default; 0s turns the reconciler off), to measure its cost. */
+    private final String reconcileAfter;
     private final CpuClock cpu = CpuClock.fromEnvironment();
     private final String input = KafkaBroker.uniqueTopic("bench-loads");
     private int tensorsPerLoad;
@@ -128,6 +130,7 @@ public final class WorkerBench {
         this.aheadValues = options.list("ahead");
         this.threadValues = options.list("threads");
         this.overlapValues = options.list("overlap");
+        this.reconcileAfter = options.text("reconcile", "");
     }
 
     /** Every mode of a round, in the order they run: the raw baselines, then each worker variant. */
@@ -333,6 +336,9 @@ public final class WorkerBench {
         settings.put("worker.instance.id", tag);
         settings.put("worker.max.poll.records", Integer.toString(MAX_POLL_RECORDS));
         settings.put("worker.poll.timeout", "200ms");
+        if (!reconcileAfter.isEmpty()) {
+            settings.put("worker.reconcile.after", reconcileAfter);
+        }
         settings.put("worker.http.port", "-1");
         // Its topics are created below, before the clock starts, as the raw modes' are: no admin round trips timed.
         settings.put("worker.topics.create", "false");

@@ -32,7 +32,7 @@ import java.util.Map;
  *                          the other producer, whose transactional id is this one's with {@code #2} added
  * @param reconcileAfter    how long the group may have committed past a load with neither its summary nor its dead
  *                          letter visible before the reconciler resolves it again ({@code worker.reconcile.after}, 2 min;
- *                          0 turns the reconciler off)
+ *                          0s turns the reconciler off)
  * @param reconcileLookback how far back the reconciler reads at start ({@code worker.reconcile.lookback}, 24 h)
  */
 public record WorkerConfig(
