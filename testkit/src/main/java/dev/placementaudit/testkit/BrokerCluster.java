@@ -103,7 +103,7 @@ public final class BrokerCluster implements KafkaBroker {
     }
 
     /** The node that leads {@code partition} now, as the live nodes answer; empty while none does or none answers. */
-    public Optional<Integer> leaderOf(TopicPartition partition) {
+    private Optional<Integer> leaderOf(TopicPartition partition) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, liveBootstrap(),
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5_000))) {
             TopicDescription topic = admin.describeTopics(List.of(partition.topic())).allTopicNames().get(6, TimeUnit.SECONDS).get(partition.topic());
@@ -117,11 +117,6 @@ public final class BrokerCluster implements KafkaBroker {
     /** The node that leads the transaction coordinator's partition (the cluster has one: {@code __transaction_state-0}). */
     public Optional<Integer> transactionCoordinator() {
         return leaderOf(new TopicPartition("__transaction_state", 0));
-    }
-
-    /** What node {@code id} printed in its current run and the ones before: for a test's failure message. */
-    public String output(int id) {
-        return node(id).output();
     }
 
     @Override

@@ -153,13 +153,4 @@ public final class BrokerProcess implements KafkaBroker {
         kill();
         EmbeddedKafkaBroker.deleteRecursively(dir);
     }
-
-    /** What the process printed in its current run. */
-    String output() {
-        try {
-            return Files.readString(dir.resolve("broker.log"));
-        } catch (IOException e) {
-            return "";
-        }
-    }
 }

@@ -114,10 +114,6 @@ public final class Reconciler implements Runnable {
                 + " (docs/operations.md: kafka-transactions.sh find-hanging, then abort)");
     }
 
-    public double reconciledTotal() {
-        return reconciled.count();
-    }
-
     @Override
     public void run() {
         int failures = 0;
