@@ -27,10 +27,14 @@ final class Completeness {
     record Load(int partition, long offset) {
     }
 
-    /** Per input partition, each load read with no output seen yet, and when the group was first seen past it (or null). */
-    private final Map<Integer, TreeMap<Long, Instant>> unsettled = new HashMap<>();
-    /** Not seen committed past yet: no real time is this one. */
-    private static final Instant NOT_YET = Instant.MIN;
+    /** When the group was first seen past a load, and at which look (the reconciler numbers its looks). */
+    private record Seen(Instant at, long look) {
+    }
+
+    /** Per input partition, each load read with no output seen yet, and when the group was first seen past it. */
+    private final Map<Integer, TreeMap<Long, Seen>> unsettled = new HashMap<>();
+    /** Not seen committed past yet: no real look is this one. */
+    private static final Seen NOT_YET = new Seen(Instant.MIN, Long.MIN_VALUE);
     /** Per input partition, outputs read before their load, at offsets not read yet. */
     private final Map<Integer, Set<Long>> early = new HashMap<>();
     /** Per input partition, the next offset the reader will give. */
@@ -53,7 +57,7 @@ final class Completeness {
 
     /** An output naming the input partition and offset of its load: that load is complete. */
     void settled(int partition, long offset) {
-        TreeMap<Long, Instant> waiting = unsettled.get(partition);
+        TreeMap<Long, Seen> waiting = unsettled.get(partition);
         if (waiting != null && waiting.remove(offset) != null) {
             return;
         }
@@ -67,20 +71,28 @@ final class Completeness {
      * The loads of the {@code owned} partitions that the group has committed past ({@code committed}: the next offset it
      * will read, per partition) for at least {@code after} with still no output: taken out and returned, oldest first per
      * partition, for the caller to resolve again.
+     *
+     * <p>Only loads first seen committed past at a look no later than {@code readThrough} qualify: the newest look whose
+     * outputs, as far as they had been written then, the reader has read since. The outputs of a load the group was past
+     * at that look were written by then, so if the reader has read that far and not seen them, they are not there. A
+     * reader held back (a transaction open on an output, hanging or slow) holds {@code readThrough} back with it, and
+     * nothing is resolved again on a guess.
+     *
+     * @param look this look's number, increasing
      */
-    List<Load> overdue(Map<Integer, Long> committed, Set<Integer> owned, Instant now, Duration after) {
+    List<Load> overdue(Map<Integer, Long> committed, Set<Integer> owned, Instant now, Duration after, long look, long readThrough) {
         List<Load> overdue = new ArrayList<>();
         unsettled.forEach((partition, waiting) -> {
             Long groupAt = committed.get(partition);
             if (groupAt == null || !owned.contains(partition)) {
                 return;
             }
-            Iterator<Map.Entry<Long, Instant>> behind = waiting.headMap(groupAt, false).entrySet().iterator();
+            Iterator<Map.Entry<Long, Seen>> behind = waiting.headMap(groupAt, false).entrySet().iterator();
             while (behind.hasNext()) {
-                Map.Entry<Long, Instant> load = behind.next();
+                Map.Entry<Long, Seen> load = behind.next();
                 if (load.getValue().equals(NOT_YET)) {
-                    load.setValue(now);
-                } else if (!load.getValue().plus(after).isAfter(now)) {
+                    load.setValue(new Seen(now, look));
+                } else if (!load.getValue().at().plus(after).isAfter(now) && load.getValue().look() <= readThrough) {
                     overdue.add(new Load(partition, load.getKey()));
                     behind.remove();
                 }
@@ -92,14 +104,14 @@ final class Completeness {
     /** Loads taken as overdue whose new outputs could not be published: overdue again at the next look. */
     void retry(List<Load> loads) {
         for (Load load : loads) {
-            unsettled.computeIfAbsent(load.partition(), p -> new TreeMap<>()).put(load.offset(), Instant.EPOCH);
+            unsettled.computeIfAbsent(load.partition(), p -> new TreeMap<>()).put(load.offset(), new Seen(Instant.EPOCH, Long.MIN_VALUE + 1));
         }
     }
 
     /** Loads the group has committed past with no output seen yet (some only lagging, some lost): a gauge. */
     int committedPastUnsettled(Map<Integer, Long> committed) {
         int count = 0;
-        for (Map.Entry<Integer, TreeMap<Long, Instant>> partition : unsettled.entrySet()) {
+        for (Map.Entry<Integer, TreeMap<Long, Seen>> partition : unsettled.entrySet()) {
             Long groupAt = committed.get(partition.getKey());
             if (groupAt != null) {
                 count += partition.getValue().headMap(groupAt, false).size();

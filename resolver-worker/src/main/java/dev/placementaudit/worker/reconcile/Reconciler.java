@@ -31,6 +31,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -51,6 +52,7 @@ public final class Reconciler implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
     /** How every warning of a load resolved again begins: what to search a worker's log for (the chaos soak does). */
     public static final String RECONCILED = "reconciled: ";
+    private static final String OFFSETS_TOPIC = "__consumer_offsets";
     private static final EventSerde<LoadResolved> SUMMARIES = EventSerde.of(LoadResolved.class);
 
     /** What a load is resolved into again: its outputs (or its dead letter), in order, and the load id when it decodes. */
@@ -78,6 +80,10 @@ public final class Reconciler implements Runnable {
     private final AtomicInteger hangingCount = new AtomicInteger();
     private volatile List<String> hanging = List.of();
     private volatile boolean running = true;
+    /** Looks numbered; per look not yet read through, where each summary and dead-letter partition ended then. */
+    private long looks;
+    private long readThrough;
+    private final TreeMap<Long, Map<TopicPartition, Long>> written = new TreeMap<>();
     private Producer<byte[], byte[]> producer;
 
     /**
@@ -231,13 +237,38 @@ public final class Reconciler implements Runnable {
         } catch (Exception e) {
             throw new KafkaException("reading the group's committed offsets failed", e);
         }
+        // Read after the group's offsets: whatever that commit vouched for was written below these ends.
+        Outputs outputs = outputs();
+        long look = ++looks;
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        outputs.high().forEach((partition, end) -> {
+            if (partition.topic().equals(settings.resolvedTopic()) || partition.topic().equals(settings.deadLetterTopic())) {
+                ends.put(partition, end);
+            }
+        });
+        written.put(look, ends);
         Instant now = clock.instant();
-        List<Completeness.Load> late = completeness.overdue(committed, owned.get(), now, settings.after());
+        List<Completeness.Load> late = completeness.overdue(committed, owned.get(), now, settings.after(), look, readThrough());
         if (!late.isEmpty()) {
             resolveAgain(late);
         }
         overdue.set(completeness.committedPastUnsettled(committed));
-        lookForHanging(now);
+        lookForHanging(outputs, now);
+    }
+
+    /** The newest look whose outputs' ends the reader has read up to on every summary and dead-letter partition. */
+    private long readThrough() {
+        while (!written.isEmpty()) {
+            Map.Entry<Long, Map<TopicPartition, Long>> oldest = written.firstEntry();
+            for (Map.Entry<TopicPartition, Long> end : oldest.getValue().entrySet()) {
+                if (consumer.position(end.getKey(), Duration.ofSeconds(10)) < end.getValue()) {
+                    return readThrough;
+                }
+            }
+            readThrough = oldest.getKey();
+            written.pollFirstEntry();
+        }
+        return readThrough;
     }
 
     private void resolveAgain(List<Completeness.Load> late) {
@@ -301,13 +332,18 @@ public final class Reconciler implements Runnable {
         return found;
     }
 
-    private void lookForHanging(Instant now) {
-        List<TopicPartition> outputs = new ArrayList<>();
+    /** Where read_committed readers stop on each output partition, and where its log ends. */
+    private record Outputs(Map<TopicPartition, Long> stable, Map<TopicPartition, Long> high) {
+    }
+
+    private Outputs outputs() {
+        List<TopicPartition> partitions = new ArrayList<>();
         for (String topic : settings.watchedTopics()) {
-            consumer.partitionsFor(topic, Duration.ofSeconds(10)).forEach(p -> outputs.add(new TopicPartition(topic, p.partition())));
+            consumer.partitionsFor(topic, Duration.ofSeconds(10)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
         }
+        partitions.add(groupOffsetsPartition());
         Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        outputs.forEach(p -> latest.put(p, OffsetSpec.latest()));
+        partitions.forEach(p -> latest.put(p, OffsetSpec.latest()));
         Map<TopicPartition, Long> stable = new HashMap<>();
         Map<TopicPartition, Long> high = new HashMap<>();
         try {
@@ -318,10 +354,28 @@ public final class Reconciler implements Runnable {
         } catch (Exception e) {
             throw new KafkaException("reading the outputs' offsets failed", e);
         }
+        return new Outputs(stable, high);
+    }
+
+    /**
+     * The {@code __consumer_offsets} partition holding the group's offsets (Kafka's own choice: the group id's hash modulo
+     * the partitions). A transaction left open there holds the group itself: its committed offsets cannot be read while
+     * they are unstable, so the loop cannot start again from them.
+     */
+    private TopicPartition groupOffsetsPartition() {
+        int count = consumer.partitionsFor(OFFSETS_TOPIC, Duration.ofSeconds(10)).size();
+        int hash = settings.groupId().hashCode();
+        return new TopicPartition(OFFSETS_TOPIC, (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % count);
+    }
+
+    private void lookForHanging(Outputs outputs, Instant now) {
+        Map<TopicPartition, Long> stable = outputs.stable();
+        Map<TopicPartition, Long> high = outputs.high();
         Map<TopicPartition, Long> stuck = hangingWatch.observe(stable, high, now);
         List<String> names = HangingWatch.names(stuck);
         if (!names.equals(hanging) && !names.isEmpty()) {
-            LOG.error("a transaction left hanging holds every read_committed reader of {} (open for over {}); the worker does not abort it. "
+            LOG.error("a transaction left hanging holds every read_committed reader of {} (open for over {}; on __consumer_offsets it holds the "
+                    + "worker's group, whose offsets cannot be read); the worker does not abort it. "
                     + "An operator: {} (docs/operations.md, 'A transaction left hanging')", names, settings.hangingBound(), HangingWatch.runbook(stuck));
         } else if (!names.equals(hanging)) {
             LOG.info("no transaction left hanging on the worker's outputs any more");

@@ -9,10 +9,15 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -70,6 +75,47 @@ class ReconcilerTest {
             assertThat(h.resolved(9)).extracting(LoadResolved::getLoadId).doesNotHaveDuplicates().hasSize(9);
             await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 0);
             assertThat(h.resolved(9)).extracting(LoadResolved::getLoadId).map(UUID.class::cast).doesNotHaveDuplicates();
+        }
+    }
+
+    /**
+     * A transaction left open on the summaries (here a stranger's, with a long timeout: what a hanging one looks like to
+     * readers) holds every read_committed reader. The worker reports it with the runbook, does not abort it, and resolves
+     * nothing again behind it on a guess; the operator's abort releases the summaries, each load there once.
+     */
+    @Test
+    void aTransactionLeftOpenOnTheSummariesIsReportedNotAbortedAndNothingIsResolvedAgainBehindIt(KafkaBroker broker) throws Exception {
+        WorkerHarness h = new WorkerHarness(broker, 1);
+        broker.createTopics(1, h.resolved);
+        Map<String, String> settings = h.settings("held");
+        settings.put("worker.transaction.timeout", "5s");
+        settings.put("worker.reconcile.after", "1s");
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        Map<String, Object> stranger = broker.clientConfig();
+        stranger.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "stranger-" + h.input);
+        stranger.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 600_000);
+        try (KafkaProducer<byte[], byte[]> open = new KafkaProducer<>(stranger, new ByteArraySerializer(), new ByteArraySerializer());
+             ResolverWorker worker = h.start(settings, registry)) {
+            open.initTransactions();
+            open.beginTransaction();
+            open.send(new ProducerRecord<>(h.resolved, 0, null, "not a summary".getBytes(StandardCharsets.UTF_8))).get(10, TimeUnit.SECONDS);
+            List<ModelLoaded> loads = IntStream.range(0, 5).mapToObj(i -> SampleEvents.edgeLoad("d" + i, "r1", 2)).toList();
+            h.send(loads);
+
+            // Reported once the hold has outlasted the worker's transaction timeout and 30 s.
+            await().atMost(Duration.ofSeconds(90)).until(() -> worker.problems().stream().anyMatch(p -> p.contains("left hanging")));
+            assertThat(worker.health().up()).isFalse();
+            assertThat(worker.problems()).singleElement().asString().contains("left hanging", h.resolved + "-0", "docs/operations.md");
+            assertThat(registry.get("pa.worker.hanging.partitions").gauge().value()).isEqualTo(1);
+            assertThat(h.openTransactions(h.resolved)).as("the worker did not abort it").contains("from 0");
+            assertThat(registry.get("pa.worker.reconciled").counter().count()).as("nothing resolved again behind the hold").isZero();
+
+            assertThat(h.abortHanging(worker.problems())).hasSize(1);
+
+            assertThat(h.resolved(5)).extracting(LoadResolved::getLoadId).containsExactlyInAnyOrderElementsOf(loads.stream().map(ModelLoaded::getLoadId).toList());
+            await().atMost(Duration.ofSeconds(30)).until(() -> worker.health().up());
+            assertThat(registry.get("pa.worker.hanging.partitions").gauge().value()).isZero();
+            assertThat(registry.get("pa.worker.reconciled").counter().count()).isZero();
         }
     }
 }

@@ -90,16 +90,17 @@ class WorkerBrokerOutageTest {
         // What Kafka loses, found within the test: a load the group committed past with no summary 5 s on is resolved again.
         settings.put("worker.reconcile.after", "5s");
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        List<String> aborted = new ArrayList<>();
         try (ResolverWorker worker = h.start(settings, registry)) {
             for (int i = 1; i <= outages; i++) {
                 int before = (i - 1) * LOADS;
-                awaitResolved(h, before + 20);
+                awaitResolved(h, worker, before + 20, aborted);
                 chaos.kill();
                 // The outage itself: how long the brokers stay away is the fault under test, not a wait for a condition.
                 LockSupport.parkNanos(outage.toNanos());
                 chaos.restart();
             }
-            awaitResolved(h, total);
+            awaitResolved(h, worker, total, aborted);
             assertThat(worker.state()).as("still running, by itself").isEqualTo(ResolverLoop.State.RUNNING);
             await().atMost(Duration.ofSeconds(30)).until(() -> worker.health().up());
         }
@@ -120,7 +121,8 @@ class WorkerBrokerOutageTest {
         decisions.stream().collect(Collectors.groupingBy(AllocationDecided::getDecisionId, Collectors.toList()))
                 .forEach((id, copies) -> { if (copies.size() > 1) twice.add(copies.get(0).getLoadId()); });
         double reconciled = registry.counter("pa.worker.reconciled").count();
-        assertThat(twice).as(() -> "loads resolved twice, where the reconciler resolved " + reconciled + " again; summaries twice:\n"
+        assertThat(twice).as(() -> "loads resolved twice, where the reconciler resolved " + reconciled + " again (hanging transactions aborted: "
+                        + aborted + "); summaries twice:\n"
                         + twice(records) + "transactions open on it now: " + h.openTransactions(h.resolved) + logOf(h.resolved))
                 .hasSizeLessThanOrEqualTo((int) reconciled);
     }
@@ -130,16 +132,31 @@ class WorkerBrokerOutageTest {
         return chaos.logDirectory().map(dir -> "\nthe topic's log:\n" + TopicLog.describe(dir, topic)).orElse("");
     }
 
-    /** Waits until {@code count} loads are resolved; if they are not, says where the group's offsets stand on the broker. */
-    private void awaitResolved(WorkerHarness h, int count) {
+    /**
+     * Waits until {@code count} loads are resolved; if they are not, says where the group's offsets stand on the broker.
+     * Meanwhile it is the operator on call: a transaction the worker's /health reports left hanging (seen once in CI on
+     * one broker killed every few seconds: at stop 53 an output's batch with no marker, its offsets committed; at stop 54 the
+     * group's own offsets held unstable on __consumer_offsets, so the loop could not read where to start again) is aborted
+     * as the runbook says, and the reconciler must then resolve again what that abort took away. Only what the worker
+     * reported is aborted, so a hang it fails to report still fails the test.
+     */
+    private void awaitResolved(WorkerHarness h, ResolverWorker worker, int count, List<String> aborted) {
         try {
-            await().atMost(Duration.ofSeconds(150)).until(() -> h.resolved(0).size() >= count);
+            await().atMost(Duration.ofSeconds(150)).until(() -> {
+                List<String> done = h.abortHanging(worker.problems());
+                if (!done.isEmpty()) {
+                    System.err.println("WorkerBrokerOutageTest: the worker reported a transaction left hanging; aborted as the runbook says: " + done);
+                    aborted.addAll(done);
+                }
+                return h.resolved(0).size() >= count;
+            });
         } catch (ConditionTimeoutException e) {
             // Short summaries with every offset committed are either a transaction hanging on an output (no marker: readers
             // stop at it) or one aborted there after its offsets committed (lost): the output's log and the transactions
             // still open on it tell which.
             throw new AssertionError("fewer than " + count + " loads resolved within 150 s; transactions open on " + h.resolved + " now: "
-                    + h.openTransactions(h.resolved) + logOf("__consumer_offsets") + logOf(h.resolved), e);
+                    + h.openTransactions(h.resolved) + ", on __consumer_offsets: " + h.openTransactions("__consumer_offsets")
+                    + "; the worker's problems: " + worker.problems() + logOf("__consumer_offsets") + logOf(h.resolved), e);
         }
     }
 
