@@ -40,6 +40,16 @@ public enum GgmlType {
         return Optional.empty();
     }
 
+    /** The type of this name ({@code Q4_0}, {@code F16}); empty for a name this table does not know. */
+    public static Optional<GgmlType> byName(String name) {
+        for (GgmlType type : values()) {
+            if (type.name().equals(name)) {
+                return Optional.of(type);
+            }
+        }
+        return Optional.empty();
+    }
+
     /** Elements a block holds: 1 for a dense type. */
     public int blockSize() {
         return blocks.elements();

@@ -35,11 +35,16 @@ final class ExplainCommand implements Callable<Integer> {
 
     @Option(names = "--all", description = "list every tensor (default: the 20 largest)") boolean all;
 
+    @Mixin LlamaCppOptions llamaCpp = new LlamaCppOptions();
+
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
+        if (llamaCpp.llamaCpp()) {
+            return llamaCpp.explain(out, model.file, all);
+        }
         StoredModel stored = model.read();
         PlannerProfile plannerProfile = plan.plannerProfile();
         StorageCapabilities caps = Platforms.byName(plan.platform);

@@ -74,6 +74,11 @@ final class LoadCommand implements Callable<Integer> {
     @Option(names = "--spool", paramLabel = "DIR", description = "with --collector: keep what cannot be delivered in DIR, delivered first next time")
     Path spoolDir;
 
+    @Mixin LlamaCppOptions llamaCpp = new LlamaCppOptions();
+
+    @Option(names = "--generate", paramLabel = "N", description = "with --runtime llama.cpp: generate N tokens after the load, to show the "
+            + "runtime really runs the model") int generate;
+
     @Option(names = "--format", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE})") Format format;
 
     enum Format { table, json }
@@ -83,6 +88,13 @@ final class LoadCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
+        if (llamaCpp.llamaCpp()) {
+            if (publish || collector != null || format == Format.json) {
+                throw new CommandFailure("--runtime llama.cpp loads and reports here only; --publish, --collector and --format json are not "
+                        + "built for it yet");
+            }
+            return llamaCpp.load(out, model.file, generate);
+        }
         publish |= collector != null;
         if (publish && (deployment == null || release == null)) {
             throw new CommandFailure((collector != null ? "--collector" : "--publish")

@@ -1,0 +1,93 @@
+package dev.placementaudit.producer.llamacpp;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import de.kherud.llama.InferenceParameters;
+import de.kherud.llama.LlamaModel;
+import de.kherud.llama.LogLevel;
+import de.kherud.llama.ModelParameters;
+import de.kherud.llama.args.LogFormat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The child process that loads a model through real llama.cpp (de.kherud:llama, in this JVM) and reports, as one JSON
+ * line after {@link #RESULT}, llama.cpp's log, how long the load took, and this process's memory before and after it.
+ * A child, so that a crash of the native code ends this process, not the caller's, and the memory measured is the
+ * load's alone. Exit codes: 0 loaded, 2 llama.cpp refused the file, 3 no native library for this platform.
+ */
+public final class LlamaCppProbe {
+    public static final String RESULT = "placement-audit-llama.cpp-result ";
+
+    private LlamaCppProbe() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path model = Path.of(args[0]);
+        boolean mmap = !List.of(args).contains("--no-mmap");
+        int generate = 0;
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--generate")) {
+                generate = Integer.parseInt(args[i + 1]);
+            }
+        }
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        StringBuilder partial = new StringBuilder();
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("platform", System.getProperty("os.name") + " " + System.getProperty("os.arch"));
+        int exit = 0;
+        try {
+            LlamaModel.setLogger(LogFormat.TEXT, (LogLevel level, String text) -> {
+                synchronized (partial) {
+                    partial.append(text);
+                    int newline;
+                    while ((newline = partial.indexOf("\n")) >= 0) {
+                        log.add(level + " " + partial.substring(0, newline));
+                        partial.delete(0, newline + 1);
+                    }
+                }
+            });
+            ProcessMemory.Reading before = ProcessMemory.read("self", model);
+            ModelParameters parameters = new ModelParameters().setModel(model.toString()).setLogVerbosity(10).setCtxSize(256)
+                    .setThreads(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())));
+            if (!mmap) {
+                parameters.disableMmap();
+            }
+            long start = System.nanoTime();
+            try (LlamaModel loaded = new LlamaModel(parameters)) {
+                long loadNanos = System.nanoTime() - start;
+                ProcessMemory.Reading after = ProcessMemory.read("self", model);
+                result.put("loadMillis", loadNanos / 1e6);
+                result.put("before", before);
+                result.put("after", after);
+                if (generate > 0) {
+                    String text = loaded.complete(new InferenceParameters("The model").setNPredict(generate).setSeed(1).setTemperature(0f));
+                    result.put("generatedTokens", loaded.encode(text).length);
+                }
+            }
+        } catch (RuntimeException e) {
+            // de.kherud.llama.LlamaException (not public): llama.cpp would not load the file; its reason is in the log.
+            if (!e.getClass().getName().equals("de.kherud.llama.LlamaException")) {
+                throw e;
+            }
+            exit = 2;
+            result.put("error", e.getMessage());
+        } catch (UnsatisfiedLinkError e) {
+            exit = 3;
+            result.put("error", e.getMessage());
+        }
+        synchronized (partial) {
+            if (partial.length() > 0) {
+                log.add("INFO " + partial);
+            }
+        }
+        result.put("log", new ArrayList<>(log));
+        System.out.println(RESULT + new ObjectMapper().writeValueAsString(result));
+        System.out.flush();
+        System.exit(exit);
+    }
+}
