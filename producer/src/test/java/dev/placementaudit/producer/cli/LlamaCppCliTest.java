@@ -9,6 +9,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import static dev.placementaudit.producer.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The llama.cpp commands as a user types them: write a tiny llama, explain it for two CPUs, load it through llama.cpp. */
@@ -19,20 +20,20 @@ class LlamaCppCliTest {
     @Test
     void writeExplainAndLoadATinyLlamaThroughRealLlamaCpp() {
         Path model = dir.resolve("tiny-q4_0.gguf");
-        Run wrote = run("sample-model", "--layout", "tiny-llama", "--type", "Q4_0", "--with-weights", "--out", model.toString());
+        CliRun wrote = run("sample-model", "--layout", "tiny-llama", "--type", "Q4_0", "--with-weights", "--out", model.toString());
         assertThat(wrote.exit()).as(wrote.err()).isZero();
         assertThat(wrote.out()).startsWith("wrote " + model + ": a tiny llama in Q4_0 with weights (seed 1), 21 tensors");
 
-        Run avx2 = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "avx2", "--all");
+        CliRun avx2 = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "avx2", "--all");
         assertThat(avx2.exit()).as(avx2.err()).isZero();
         assertThat(avx2.out()).contains("llama.cpp b4916 on avx2, mmap on")
                 .containsPattern("CPU_AARCH64 +864 KB +HOST_OFFHEAP")
                 .containsPattern("output.weight +Q4_0 +144 KB -> CPU_AARCH64 +repacked as q4_0_8x8 for avx2")
                 .containsPattern("token_embd.weight +Q4_0 +144 KB -> CPU_Mapped +read by row \\(get_rows\\)");
-        Run arm = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "arm-i8mm", "--all");
+        CliRun arm = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "arm-i8mm", "--all");
         assertThat(arm.out()).containsPattern("blk.0.attn_q.weight +Q4_0 .* repacked as q4_0_4x8 for arm-i8mm");
 
-        Run load = run("load", "--model", model.toString(), "--runtime", "llama.cpp", "--generate", "3");
+        CliRun load = run("load", "--model", model.toString(), "--runtime", "llama.cpp", "--generate", "3");
         assertThat(load.exit()).as(load.err()).isZero();
         assertThat(load.out()).contains("through llama.cpp b4916").containsPattern("CPU_AARCH64 +HOST_OFFHEAP +864 KB +0.84 MiB\\n")
                 .containsPattern("CPU_Mapped +MMAP_FILE .* 0.85 MiB\\n").contains("repacked as q4_0_8x8: 864 KB")
@@ -41,31 +42,18 @@ class LlamaCppCliTest {
 
     @Test
     void mistakesGetOneLineAndTheRightExitCode() throws Exception {
-        Run type = run("sample-model", "--layout", "tiny-llama", "--type", "Q5_K", "--out", dir.resolve("m.gguf").toString());
+        CliRun type = run("sample-model", "--layout", "tiny-llama", "--type", "Q5_K", "--out", dir.resolve("m.gguf").toString());
         assertThat(type.exit()).isEqualTo(2);
         assertThat(type.err().strip()).isEqualTo("error: a tiny llama is written in Q4_0, Q4_K, Q8_0 or F16, not 'Q5_K'");
 
-        Run cpu = run("explain", "--model", dir.resolve("m.gguf").toString(), "--runtime", "llama.cpp", "--cpu", "z80");
+        CliRun cpu = run("explain", "--model", dir.resolve("m.gguf").toString(), "--runtime", "llama.cpp", "--cpu", "z80");
         assertThat(cpu.exit()).isEqualTo(2);
 
         Path broken = dir.resolve("broken.gguf");
         Files.write(broken, new byte[]{'G', 'G', 'U', 'F', 3, 0, 0, 0});
-        Run refused = run("load", "--model", broken.toString(), "--runtime", "llama.cpp");
+        CliRun refused = run("load", "--model", broken.toString(), "--runtime", "llama.cpp");
         assertThat(refused.exit()).isEqualTo(2);
         assertThat(refused.err()).startsWith("error: llama.cpp refused " + broken + ": ").doesNotContain("\tat ");
         assertThat(refused.out()).isEmpty();
-    }
-
-    private record Run(int exit, String out, String err) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = ProducerCli.commandLine(null);
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int exit = cli.execute(args);
-        return new Run(exit, out.toString(), err.toString());
     }
 }

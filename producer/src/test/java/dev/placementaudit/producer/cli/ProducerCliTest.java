@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static dev.placementaudit.producer.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
@@ -57,12 +58,12 @@ class ProducerCliTest {
         String topic = KafkaBroker.uniqueTopic("model-loads");
         broker.createTopics(1, topic);
 
-        Run run = run("publish", "--model", file.toString(), "--deployment", "phone-7", "--release", "2026.12.1",
+        CliRun run = run("publish", "--model", file.toString(), "--deployment", "phone-7", "--release", "2026.12.1",
                 "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K",
                 "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
 
-        assertThat(run.exit).as(run.err).isZero();
-        assertThat(run.out).contains("published load").contains("4 tensors").contains("phone-7/2026.12.1");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("published load").contains("4 tensors").contains("phone-7/2026.12.1");
         ModelLoaded load = LOADS.decode(TopicReader.readCommitted(broker, topic, 1).get(0).value());
         GgufFile gguf = GgufReader.read(file);
         assertThat(load.getDeployment().getId()).isEqualTo("phone-7");
@@ -92,39 +93,39 @@ class ProducerCliTest {
         Path file = model();
         long started = System.nanoTime();
 
-        Run run = run("publish", "--model", file.toString(), "--deployment", "d", "--release", "r",
+        CliRun run = run("publish", "--model", file.toString(), "--deployment", "d", "--release", "r",
                 "--bootstrap-servers", "127.0.0.1:1", "--max-wait", "2s");
 
-        assertThat(run.exit).isEqualTo(2);
-        assertThat(run.err).contains("no Kafka broker at 127.0.0.1:1").contains("within 2 s");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("no Kafka broker at 127.0.0.1:1").contains("within 2 s");
         assertThat((System.nanoTime() - started) / 1e9).isLessThan(20);
     }
 
     @Test
     void aStrictProfileRefusesALoadItCouldNotRunAndPublishesNothing() throws Exception {
-        Run run = run("publish", "--model", model().toString(), "--deployment", "d", "--release", "r",
+        CliRun run = run("publish", "--model", model().toString(), "--deployment", "d", "--release", "r",
                 "--profile", "mobile-2gb", "--platform", "android", "--kernels", "dense-only", "--bootstrap-servers", "127.0.0.1:1");
 
-        assertThat(run.exit).isEqualTo(2);
-        assertThat(run.err).contains("strict profile 'mobile-2gb' refuses to dequantize 3 tensor(s)").contains("blk.0.ffn_down.weight (Q3_K)");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("strict profile 'mobile-2gb' refuses to dequantize 3 tensor(s)").contains("blk.0.ffn_down.weight (Q3_K)");
     }
 
     @Test
     void aCorruptFileIsRefusedWithItsOffset() throws Exception {
         Path file = new GgufTestFile().tensor("w", 0, 1024, 256).truncateBy(10).writeTo(dir.resolve("cut.gguf"));
 
-        Run run = run("explain", "--model", file.toString());
+        CliRun run = run("explain", "--model", file.toString());
 
-        assertThat(run.exit).isEqualTo(2);
-        assertThat(run.err).contains("cut.gguf at byte").contains("truncated");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("cut.gguf at byte").contains("truncated");
     }
 
     @Test
     void explainsWhereEveryTensorWouldLand() throws Exception {
-        Run run = run("explain", "--model", model().toString(), "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K", "--all");
+        CliRun run = run("explain", "--model", model().toString(), "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K", "--all");
 
-        assertThat(run.exit).as(run.err).isZero();
-        assertThat(run.out).contains("Tiny Llama: 4 tensors")
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("Tiny Llama: 4 tensors")
                 .contains("MMAP_FILE").contains("HOST_OFFHEAP")
                 .contains("blk.0.attn_q.weight: MMAP_FILE/MODEL")
                 .contains("blk.0.ffn_down.weight: HOST_OFFHEAP/MODEL \u2014 mapping asked, but it is re-encoded at load");
@@ -135,12 +136,12 @@ class ProducerCliTest {
         String topic = KafkaBroker.uniqueTopic("model-loads");
         broker.createTopics(2, topic);
 
-        Run run = run("simulate", "--deployments", "3", "--releases", "r1,r2", "--models", "qwen2.5-0.5b-q8_0",
+        CliRun run = run("simulate", "--deployments", "3", "--releases", "r1,r2", "--models", "qwen2.5-0.5b-q8_0",
                 "--drift", "r2:dequantize=*ffn_down*", "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
 
-        assertThat(run.exit).as(run.err).isZero();
-        assertThat(run.err).contains("100%").contains("6/6 loads");
-        assertThat(run.out).contains("simulated 6 loads (3 deployments x 2 releases x 1 models");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.err()).contains("100%").contains("6/6 loads");
+        assertThat(run.out()).contains("simulated 6 loads (3 deployments x 2 releases x 1 models");
         List<ModelLoaded> loads = TopicReader.readCommitted(broker, topic, 6).stream().map(r -> LOADS.decode(r.value())).toList();
         assertThat(loads).hasSize(6).extracting(ModelLoaded::getRelease).containsOnly("r1", "r2");
     }
@@ -151,12 +152,12 @@ class ProducerCliTest {
         String observations = KafkaBroker.uniqueTopic("load-observations");
         broker.createTopics(2, topic, observations);
 
-        Run run = run("simulate", "--deployments", "2", "--releases", "r1,r2", "--models", "qwen2.5-0.5b-q8_0", "--observe",
+        CliRun run = run("simulate", "--deployments", "2", "--releases", "r1,r2", "--models", "qwen2.5-0.5b-q8_0", "--observe",
                 "--drift", "r2:leak=512MB", "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic,
                 "--observations-topic", observations);
 
-        assertThat(run.exit).as(run.err).isZero();
-        assertThat(run.out).contains("simulated 4 loads").contains("each with its observation to " + observations);
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("simulated 4 loads").contains("each with its observation to " + observations);
         List<ModelLoaded> loads = TopicReader.readCommitted(broker, topic, 4).stream().map(r -> LOADS.decode(r.value())).toList();
         assertThat(loads).allSatisfy(l -> assertThat(l.getTensors()).allSatisfy(t -> assertThat(t.getRuntime()).isNotNull()));
         List<LoadObserved> seen = TopicReader.readCommitted(broker, observations, 4).stream()
@@ -166,10 +167,10 @@ class ProducerCliTest {
 
     @Test
     void leakDriftWithoutObserveIsRefusedBeforeAnythingIsPublished() {
-        Run run = run("simulate", "--drift", "r2:leak=512MB", "--bootstrap-servers", "127.0.0.1:1");
+        CliRun run = run("simulate", "--drift", "r2:leak=512MB", "--bootstrap-servers", "127.0.0.1:1");
 
-        assertThat(run.exit).isEqualTo(2);
-        assertThat(run.err).contains("leak and diverge drift are what a device observes: add --observe");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("leak and diverge drift are what a device observes: add --observe");
     }
 
     @Test
@@ -180,14 +181,14 @@ class ProducerCliTest {
             admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("max.message.bytes", "512")))).all().get(30, TimeUnit.SECONDS);
         }
 
-        Run run = run("simulate", "--deployments", "50", "--releases", "r1,r2", "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
+        CliRun run = run("simulate", "--deployments", "50", "--releases", "r1,r2", "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
 
-        assertThat(run.exit).as(run.err).isEqualTo(2);
-        assertThat(run.err).contains("error: simulation stopped: load ").contains("is too large for one Kafka record")
+        assertThat(run.exit()).as(run.err()).isEqualTo(2);
+        assertThat(run.err()).contains("error: simulation stopped: load ").contains("is too large for one Kafka record")
                 .contains("0 of 200 loads were acknowledged before it");
-        assertThat(run.err).doesNotContain("100%").doesNotContain("\tat ");
-        assertThat(run.err.lines().filter(l -> l.contains("loads acknowledged"))).allMatch(l -> l.contains(" 0/200 loads acknowledged"));
-        assertThat(run.out).isEmpty();
+        assertThat(run.err()).doesNotContain("100%").doesNotContain("\tat ");
+        assertThat(run.err().lines().filter(l -> l.contains("loads acknowledged"))).allMatch(l -> l.contains(" 0/200 loads acknowledged"));
+        assertThat(run.out()).isEmpty();
         assertThat(TopicReader.readCommitted(broker, topic, 0)).isEmpty();
     }
 
@@ -197,11 +198,11 @@ class ProducerCliTest {
         Path file = new GgufTestFile().tensor("blk.0.ffn_up.weight", 40, 4096, 1024, 8).tensor("output_norm.weight", 0, 1024, 256)
                 .writeTo(dir.resolve("nvfp4.gguf"));
 
-        Run run = run("explain", "--model", file.toString());
+        CliRun run = run("explain", "--model", file.toString());
 
-        assertThat(run.exit).as(run.err).isZero();
-        assertThat(run.out).contains("warning: tensor 'blk.0.ffn_up.weight' has unknown ggml type 40; its size is estimated as the 4096-byte gap");
-        assertThat(run.out.lines().filter(l -> l.contains("[size estimated]")))
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("warning: tensor 'blk.0.ffn_up.weight' has unknown ggml type 40; its size is estimated as the 4096-byte gap");
+        assertThat(run.out().lines().filter(l -> l.contains("[size estimated]")))
                 .singleElement().asString().startsWith("  blk.0.ffn_up.weight");
     }
 
@@ -212,10 +213,10 @@ class ProducerCliTest {
         String topic = KafkaBroker.uniqueTopic("model-loads");
         broker.createTopics(1, topic);
 
-        Run run = run("publish", "--model", file.toString(), "--deployment", "d", "--release", "r",
+        CliRun run = run("publish", "--model", file.toString(), "--deployment", "d", "--release", "r",
                 "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
 
-        assertThat(run.exit).as(run.err).isZero();
+        assertThat(run.exit()).as(run.err()).isZero();
         ModelLoaded load = LOADS.decode(TopicReader.readCommitted(broker, topic, 1).get(0).value());
         assertThat(load.getTensors()).extracting(TensorInfo::getName, TensorInfo::getStoredBytes, TensorInfo::getSizeEstimated)
                 .containsExactly(tuple("blk.0.ffn_up.weight", 4096L, true), tuple("output_norm.weight", 1024L, false));
@@ -225,17 +226,17 @@ class ProducerCliTest {
     void aSampleModelIsWrittenOnceAndNotOverwrittenUnlessForced() throws Exception {
         Path file = dir.resolve("sample.gguf");
 
-        Run first = run("sample-model", "--layout", "bitnet-2b-tq2_0", "--out", file.toString());
-        Run again = run("sample-model", "--layout", "bitnet-2b-tq2_0", "--out", file.toString());
-        Run forced = run("sample-model", "--layout", "smollm2-360m-f16", "--out", file.toString(), "--force");
-        Run explained = run("explain", "--model", file.toString());
+        CliRun first = run("sample-model", "--layout", "bitnet-2b-tq2_0", "--out", file.toString());
+        CliRun again = run("sample-model", "--layout", "bitnet-2b-tq2_0", "--out", file.toString());
+        CliRun forced = run("sample-model", "--layout", "smollm2-360m-f16", "--out", file.toString(), "--force");
+        CliRun explained = run("explain", "--model", file.toString());
 
-        assertThat(first.exit).as(first.err).isZero();
-        assertThat(first.out).contains("GGUF layout of BitNet b1.58 2B TQ2_0");
-        assertThat(again.exit).isEqualTo(2);
-        assertThat(again.err).contains("exists; pass --force to overwrite it");
-        assertThat(forced.exit).as(forced.err).isZero();
-        assertThat(explained.out).startsWith("SmolLM2 360M F16: ");
+        assertThat(first.exit()).as(first.err()).isZero();
+        assertThat(first.out()).contains("GGUF layout of BitNet b1.58 2B TQ2_0");
+        assertThat(again.exit()).isEqualTo(2);
+        assertThat(again.err()).contains("exists; pass --force to overwrite it");
+        assertThat(forced.exit()).as(forced.err()).isZero();
+        assertThat(explained.out()).startsWith("SmolLM2 360M F16: ");
     }
 
     @Test
@@ -245,12 +246,12 @@ class ProducerCliTest {
         String observations = KafkaBroker.uniqueTopic("load-observations");
         broker.createTopics(1, loads, observations);
 
-        Run run = run("load", "--model", file.toString(), "--deployment", "phone-7", "--release", "2026.12.1",
+        CliRun run = run("load", "--model", file.toString(), "--deployment", "phone-7", "--release", "2026.12.1",
                 "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K", "--publish",
                 "--bootstrap-servers", broker.bootstrapServers(), "--topic", loads, "--observations-topic", observations);
 
-        assertThat(run.exit).as(run.err).isZero();
-        assertThat(run.out).startsWith("loaded Tiny Llama: 4 tensors in ")
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).startsWith("loaded Tiny Llama: 4 tensors in ")
                 .containsPattern("off-heap +2 MB +2 MB +2 MB +the direct buffer pool")
                 .contains("direct memory cap: ")
                 .contains("published load ").contains(" with the loader's decisions to " + loads + "-0@0 and its observation to " + observations + "-0@0");
@@ -271,10 +272,10 @@ class ProducerCliTest {
 
     @Test
     void loadPrintsJsonAndNeedsNoBrokerWithoutPublish() throws Exception {
-        Run run = run("load", "--model", model().toString(), "--profile", "desktop", "--platform", "jvm", "--format", "json");
+        CliRun run = run("load", "--model", model().toString(), "--profile", "desktop", "--platform", "jvm", "--format", "json");
 
-        assertThat(run.exit).as(run.err).isZero();
-        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(run.out);
+        assertThat(run.exit()).as(run.err()).isZero();
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(run.out());
         assertThat(json.get("model").asText()).isEqualTo("Tiny Llama");
         assertThat(json.get("tensors").asInt()).isEqualTo(4);
         assertThat(json.get("planned").get("offHeapBytes").asLong()).isEqualTo(json.get("held").get("offHeapBytes").asLong()).isPositive();
@@ -287,10 +288,10 @@ class ProducerCliTest {
 
     @Test
     void loadWithPublishButNoDeploymentSaysWhatItNeeds() throws Exception {
-        Run run = run("load", "--model", model().toString(), "--publish", "--bootstrap-servers", "127.0.0.1:1");
+        CliRun run = run("load", "--model", model().toString(), "--publish", "--bootstrap-servers", "127.0.0.1:1");
 
-        assertThat(run.exit).isEqualTo(2);
-        assertThat(run.err).contains("--publish needs --deployment and --release").doesNotContain("Exception");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("--publish needs --deployment and --release").doesNotContain("Exception");
     }
 
     @Test
@@ -306,18 +307,5 @@ class ProducerCliTest {
         assertThat(err).contains("off-heap, but direct memory is capped at 1 MB (-XX:MaxDirectMemorySize")
                 .containsPattern("JAVA_OPTS=-XX:MaxDirectMemorySize=6\\dm").doesNotContain("\tat ");
         assertThat(new String(java.getInputStream().readAllBytes())).isEmpty();
-    }
-
-    private record Run(int exit, String out, String err) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = ProducerCli.commandLine(null);
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int exit = cli.execute(args);
-        return new Run(exit, out.toString(), err.toString());
     }
 }
