@@ -25,7 +25,8 @@ final class LlamaCppOptions {
             + "(its CPU backend, build " + LlamaCppPolicy.BUILD + ") (default: ${DEFAULT-VALUE})") String runtime;
 
     @Option(names = "--cpu", description = "with --runtime llama.cpp: the CPU to plan for: avx2, x86-sse, arm-dotprod, arm-i8mm, arm-sve256 "
-            + "(explain default: avx2; load plans for the CPU llama.cpp reports)") String cpu;
+            + "(explain default: avx2; load plans for the CPU llama.cpp reports; observe for the one its log reports, else this, else avx2)")
+    String cpu;
 
     @Option(names = "--no-mmap", description = "with --runtime llama.cpp: load as llama.cpp --no-mmap does (every weight copied)") boolean noMmap;
 
@@ -78,15 +79,48 @@ final class LlamaCppOptions {
         LlamaCppAudit audit = LlamaCppAudit.of(file, run);
         out.printf(Locale.ROOT, "loaded %s through llama.cpp %s in %.2f s (mmap %s; CPU %s)%n", file.getFileName(), audit.plan().build(),
                 run.loadMillis() / 1000, run.mmap() ? "on" : "off", audit.plan().cpu().describe());
+        buffers(out, audit, true);
+        out.printf(Locale.ROOT, "  measured: file pages resident %s of %s mapped; anonymous memory grown by %s (copies, KV cache, compute)%n",
+                ByteSizes.format(run.after().fileMappedResident()), ByteSizes.format(run.after().fileMappedSize()),
+                ByteSizes.format(run.anonymousGrowth()));
+        findings(out, audit);
+        if (run.generatedTokens() > 0) {
+            out.printf(Locale.ROOT, "  generated %d tokens%n", run.generatedTokens());
+        }
+        verdict(out, audit);
+        return 0;
+    }
+
+    /** {@code observe}: a process's memory (and log) against the plan. */
+    void printObservation(PrintWriter out, long pid, Path file, LlamaCppAudit audit, boolean withLog) {
+        out.printf(Locale.ROOT, "process %d holding %s: llama.cpp %s policy, mmap %s, CPU %s%n", pid, file.getFileName(), audit.plan().build(),
+                audit.plan().mmap() ? "on" : "off", audit.plan().cpu().describe() + (audit.run().log().systemInfo().isPresent() ? " (its log)" : " (--cpu)"));
+        buffers(out, audit, withLog);
+        out.printf(Locale.ROOT, "  measured: file pages resident %s of %s mapped; anonymous memory resident %s (the whole process's)%n",
+                ByteSizes.format(audit.run().after().fileMappedResident()), ByteSizes.format(audit.run().after().fileMappedSize()),
+                ByteSizes.format(audit.run().after().anonymousResident()));
+        long span = audit.plan().buffers().getOrDefault(LlamaCppPolicy.MAPPED, 0L);
+        if (audit.plan().mmap() && audit.run().after().fileMappedSize() == 0) {
+            out.println("  finding: the plan maps " + ByteSizes.format(span) + " of the file, but the process maps none of it (another file, or mmap off)");
+        }
+        findings(out, audit);
+        if (withLog) {
+            verdict(out, audit);
+        } else {
+            out.println("no log given: buffers and repacks were not checked (--log FILE)");
+        }
+    }
+
+    private static void buffers(PrintWriter out, LlamaCppAudit audit, boolean reported) {
         out.printf(Locale.ROOT, "  %-12s %-13s %12s %12s%n", "buffer", "domain", "planned", "llama.cpp");
         for (LlamaCppAudit.BufferCheck b : audit.buffers()) {
             out.printf(Locale.ROOT, "  %-12s %-13s %12s %12s%s%n", b.buffer(), b.buffer().equals(LlamaCppPolicy.MAPPED) ? "MMAP_FILE" : "HOST_OFFHEAP",
                     ByteSizes.format(b.plannedBytes()), b.reportedMiB() == null ? "-" : String.format(Locale.ROOT, "%.2f MiB", b.reportedMiB()),
-                    b.diverged() ? "  DIVERGED" : "");
+                    reported && b.diverged() ? "  DIVERGED" : "");
         }
-        out.printf(Locale.ROOT, "  measured: file pages resident %s of %s mapped; anonymous memory grown by %s (copies, KV cache, compute)%n",
-                ByteSizes.format(run.after().fileMappedResident()), ByteSizes.format(run.after().fileMappedSize()),
-                ByteSizes.format(run.anonymousGrowth()));
+    }
+
+    private static void findings(PrintWriter out, LlamaCppAudit audit) {
         Map<String, Long> repacks = new TreeMap<>();
         audit.plan().weights().forEach(p -> p.layout().ifPresent(layout -> repacks.merge(layout, p.weight().bytes(), Long::sum)));
         repacks.forEach((layout, bytes) -> out.printf(Locale.ROOT, "  repacked as %s: %s%n", layout, ByteSizes.format(bytes)));
@@ -94,15 +128,14 @@ final class LlamaCppOptions {
             out.printf(Locale.ROOT, "  finding: %s of repacked weights' file pages stay mapped and resident beside their copies (held twice: "
                     + "inside the CPU_Mapped span; --no-mmap gives them back)%n", ByteSizes.format(audit.repackedFilePagesResident()));
         }
-        if (run.generatedTokens() > 0) {
-            out.printf(Locale.ROOT, "  generated %d tokens%n", run.generatedTokens());
-        }
+    }
+
+    private static void verdict(PrintWriter out, LlamaCppAudit audit) {
         if (audit.diverged()) {
             out.println("DIVERGED from the llama.cpp " + audit.plan().build() + " policy:");
             audit.divergences().forEach(line -> out.println("  " + line));
         } else {
             out.println("as planned: every buffer and every repack as the llama.cpp " + audit.plan().build() + " policy says");
         }
-        return 0;
     }
 }

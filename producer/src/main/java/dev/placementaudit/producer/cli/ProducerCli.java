@@ -19,7 +19,7 @@ public final class ProducerCli {
 
     private static final Subcommands SUBCOMMANDS = new Subcommands().with("publish", PublishCommand::new)
             .with("simulate", SimulateCommand::new).with("explain", ExplainCommand::new).with("sample-model", SampleModelCommand::new)
-            .with("load", LoadCommand::new);
+            .with("load", LoadCommand::new).with("observe", ObserveCommand::new);
 
     public static void main(String[] args) {
         AvroTrust.install();

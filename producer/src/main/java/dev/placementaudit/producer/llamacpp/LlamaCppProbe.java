@@ -22,6 +22,8 @@ import java.util.Map;
  */
 public final class LlamaCppProbe {
     public static final String RESULT = "placement-audit-llama.cpp-result ";
+    /** With {@code --hold}: printed once the model is loaded; the process then holds it until its input closes. */
+    public static final String READY = "placement-audit-llama.cpp-ready";
 
     private LlamaCppProbe() {
     }
@@ -34,6 +36,10 @@ public final class LlamaCppProbe {
             if (args[i].equals("--generate")) {
                 generate = Integer.parseInt(args[i + 1]);
             }
+        }
+        if (List.of(args).contains("--hold")) {
+            hold(model, !List.of(args).contains("--no-mmap"));
+            return;
         }
         List<String> log = Collections.synchronizedList(new ArrayList<>());
         StringBuilder partial = new StringBuilder();
@@ -89,5 +95,25 @@ public final class LlamaCppProbe {
         System.out.println(RESULT + new ObjectMapper().writeValueAsString(result));
         System.out.flush();
         System.exit(exit);
+    }
+
+    /**
+     * A llama.cpp process as a team runs one (llama-server, a service embedding it): the model loaded and held, its log on
+     * standard output, until standard input closes. What {@code producer observe --pid} is tested against.
+     */
+    private static void hold(Path model, boolean mmap) throws Exception {
+        LlamaModel.setLogger(LogFormat.TEXT, (LogLevel level, String text) -> System.out.print(text));
+        ModelParameters parameters = new ModelParameters().setModel(model.toString()).setLogVerbosity(10).setCtxSize(256).setThreads(1);
+        if (!mmap) {
+            parameters.disableMmap();
+        }
+        try (LlamaModel loaded = new LlamaModel(parameters)) {
+            System.out.println();
+            System.out.println(READY + " pid=" + ProcessHandle.current().pid());
+            System.out.flush();
+            System.in.transferTo(java.io.OutputStream.nullOutputStream());
+        }
+        // llama.cpp's threads are not daemons: without an exit the JVM would outlive its input.
+        System.exit(0);
     }
 }

@@ -1,5 +1,6 @@
 package dev.placementaudit.producer.cli;
 
+import dev.placementaudit.producer.llamacpp.LlamaCppProbe;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -8,9 +9,12 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 import static dev.placementaudit.producer.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** The llama.cpp commands as a user types them: write a tiny llama, explain it for two CPUs, load it through llama.cpp. */
 class LlamaCppCliTest {
@@ -55,5 +59,35 @@ class LlamaCppCliTest {
         assertThat(refused.exit()).isEqualTo(2);
         assertThat(refused.err()).startsWith("error: llama.cpp refused " + broken + ": ").doesNotContain("\tat ");
         assertThat(refused.out()).isEmpty();
+    }
+
+    /** A llama.cpp process this project did not start, observed from outside, then gone. */
+    @Test
+    void observeAProcessHoldingAModelThroughItsProcFilesAndItsLog() throws Exception {
+        Path model = dir.resolve("tiny-q4_0.gguf");
+        assertThat(run("sample-model", "--layout", "tiny-llama", "--type", "Q4_0", "--with-weights", "--out", model.toString()).exit()).isZero();
+        Path log = dir.resolve("llama.log");
+        Process server = new ProcessBuilder(ProcessHandle.current().info().command().orElseThrow(), "-cp", System.getProperty("java.class.path"),
+                LlamaCppProbe.class.getName(), model.toString(), "--hold").redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains(LlamaCppProbe.READY));
+
+            CliRun seen = run("observe", "--runtime", "llama.cpp", "--pid", Long.toString(server.pid()), "--model", model.toString(),
+                    "--log", log.toString());
+            assertThat(seen.exit()).as(seen.err()).isZero();
+            assertThat(seen.out()).startsWith("process " + server.pid() + " holding tiny-q4_0.gguf: llama.cpp b4916 policy, mmap on, CPU ")
+                    .containsPattern("CPU_AARCH64 +HOST_OFFHEAP +864 KB +0.84 MiB\\n").containsPattern("file pages resident [1-9]")
+                    .contains("finding: ").contains("as planned: every buffer and every repack");
+
+            CliRun memoryOnly = run("observe", "--runtime", "llama.cpp", "--pid", Long.toString(server.pid()), "--model", model.toString());
+            assertThat(memoryOnly.exit()).isZero();
+            assertThat(memoryOnly.out()).contains("(--cpu)").contains("no log given: buffers and repacks were not checked (--log FILE)");
+        } finally {
+            server.getOutputStream().close();
+            assertThat(server.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+        CliRun gone = run("observe", "--runtime", "llama.cpp", "--pid", Long.toString(server.pid()), "--model", model.toString());
+        assertThat(gone.exit()).isEqualTo(2);
+        assertThat(gone.err().strip()).startsWith("error: no llama.cpp process " + server.pid() + " to observe: ");
     }
 }
