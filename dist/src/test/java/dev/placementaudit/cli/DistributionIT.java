@@ -61,6 +61,29 @@ class DistributionIT {
                 .contains("re-encoded at load (Float32/Q6_K -> Float32/Dense(4B))");
     }
 
+    /** llama.cpp from the distribution, as docs/runtimes.md types it: the native library ships in its jars, nothing else installed. */
+    @Test
+    void loadsATinyLlamaThroughRealLlamaCppFromTheDistribution(@TempDir Path work) throws Exception {
+        Launcher launcher = launcher(work);
+
+        Launcher.Run written = launcher.run(Duration.ofSeconds(30), "producer", "sample-model", "--layout", "tiny-llama", "--type", "Q4_0",
+                "--with-weights", "--out", "tiny.gguf");
+        Launcher.Run explained = launcher.run(Duration.ofSeconds(30), "producer", "explain", "--model", "tiny.gguf", "--runtime", "llama.cpp",
+                "--cpu", "arm-i8mm");
+        Launcher.Run loaded = launcher.run(Duration.ofSeconds(60), "producer", "load", "--model", "tiny.gguf", "--runtime", "llama.cpp",
+                "--generate", "4");
+        Launcher.Run refused = launcher.run(Duration.ofSeconds(30), "producer", "load", "--model", "model.gguf", "--runtime", "llama.cpp");
+
+        assertThat(written.exit()).as(written.toString()).isZero();
+        assertThat(explained.exit()).as(explained.toString()).isZero();
+        assertThat(explained.out()).contains("llama.cpp b4916 on arm-i8mm, mmap on").contains("repacked as q4_0_4x8 for arm-i8mm");
+        assertThat(loaded.exit()).as(loaded.toString()).isZero();
+        assertThat(loaded.out()).contains("through llama.cpp b4916").contains("generated ")
+                .contains("as planned: every buffer and every repack as the llama.cpp b4916 policy says");
+        assertThat(refused.exit()).as(refused.toString()).isEqualTo(2);
+        assertThat(refused.err()).startsWith("error: no model file at model.gguf").doesNotContain("\tat ");
+    }
+
     @Test
     void explainsASafetensorsSampleWithHuggingFaceNames(@TempDir Path work) throws Exception {
         Launcher launcher = launcher(work);
