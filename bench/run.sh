@@ -4,6 +4,7 @@
 #                          bench/run.sh store --store-heap 256m [--loads N]   (store run as its own process with that heap; its GC log read)
 #                          bench/run.sh collector [--loads 20000] [--rounds 3] [--warmup 1] [--seconds 10] [--senders 8] [--batch 100]   (the HTTPS collector against a direct producer; its heap at full rate)
 #                          bench/run.sh loader [--rounds 7] [--model bitnet-2b-tq2_0]   (the reference loader with and without measuring; no broker)
+#                          bench/run.sh llama [--rounds 7]   (real llama.cpp: its load bare against measured, ~110 MB Q4_0; producer load --runtime llama.cpp of the tiny model, JVM start included)
 #                          bench/run.sh prepare [JMH options]   (the worker's CPU per record, no broker: JMH)
 #                          bench/run.sh jmh [BENCHMARK] [JMH options]   (any JMH benchmark: ReaderBenchmark, the model file readers)
 #                          bench/run.sh cli [--runs N] [--baseline DIST_HOME]   (the launcher's commands, timed as a user feels them, beside another distribution's if given: bench/cli-latency.sh)
@@ -32,10 +33,11 @@ case "$runner" in
   prepare) exec java -cp "$cp" org.openjdk.jmh.Main PrepareBenchmark "$@" ;;
   jmh) exec java -cp "$cp" org.openjdk.jmh.Main "$@" ;;
   loader) exec java -Xmx1g -XX:MaxDirectMemorySize=4g ${BENCH_JAVA_OPTS:-} -cp "$cp" dev.placementaudit.bench.LoaderBench "$@" ;;
+  llama) exec java -Xmx512m ${BENCH_JAVA_OPTS:-} -cp "$cp" dev.placementaudit.bench.LlamaBench "$@" ;;
   worker) main=dev.placementaudit.bench.WorkerBench ;;
   store) main=dev.placementaudit.bench.StoreBench ;;
   collector) main=dev.placementaudit.bench.CollectorBench ;;
-  *) echo "unknown runner '$runner' (worker, store, collector, loader, prepare, jmh, cli, restart, soak)"; exit 2 ;;
+  *) echo "unknown runner '$runner' (worker, store, collector, loader, llama, prepare, jmh, cli, restart, soak)"; exit 2 ;;
 esac
 if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ] && [ "${BENCH_CLUSTER:-1}" = 3 ]; then
   dir=$(mktemp -d /tmp/pa-bench-cluster.XXXXXX)

@@ -32,7 +32,7 @@ public final class LlamaCppObservation {
                 .map(line -> line.contains("(mmap = true)")).orElse(now.fileMappedSize() > 0);
         CpuFeatures planned = log.systemInfo().map(CpuFeatures::fromSystemInfo).orElse(cpu);
         LlamaCppPolicy.Plan plan = LlamaCppPolicy.plan(LlamaCppAudit.weights(GgufReader.read(model)), planned, mmap);
-        LlamaCppRun.Result seen = new LlamaCppRun.Result(model, mmap, lines, log, Double.NaN, new ProcessMemory.Reading(0, 0, 0), now, 0);
+        LlamaCppRun.Result seen = new LlamaCppRun.Result(model, mmap, lines, log, Double.NaN, 0, new ProcessMemory.Reading(0, 0, 0), now, 0);
         return LlamaCppAudit.of(plan, seen);
     }
 

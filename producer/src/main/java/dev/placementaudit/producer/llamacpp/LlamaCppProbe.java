@@ -37,6 +37,10 @@ public final class LlamaCppProbe {
                 generate = Integer.parseInt(args[i + 1]);
             }
         }
+        if (List.of(args).contains("--bare")) {
+            bare(model);
+            return;
+        }
         if (List.of(args).contains("--hold")) {
             hold(model, !List.of(args).contains("--no-mmap"));
             return;
@@ -57,7 +61,9 @@ public final class LlamaCppProbe {
                     }
                 }
             });
+            long measuring = System.nanoTime();
             ProcessMemory.Reading before = ProcessMemory.read("self", model);
+            measuring = System.nanoTime() - measuring;
             ModelParameters parameters = new ModelParameters().setModel(model.toString()).setLogVerbosity(10).setCtxSize(256)
                     .setThreads(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())));
             if (!mmap) {
@@ -66,8 +72,11 @@ public final class LlamaCppProbe {
             long start = System.nanoTime();
             try (LlamaModel loaded = new LlamaModel(parameters)) {
                 long loadNanos = System.nanoTime() - start;
+                long reading = System.nanoTime();
                 ProcessMemory.Reading after = ProcessMemory.read("self", model);
+                measuring += System.nanoTime() - reading;
                 result.put("loadMillis", loadNanos / 1e6);
+                result.put("measuringMillis", measuring / 1e6);
                 result.put("before", before);
                 result.put("after", after);
                 if (generate > 0) {
@@ -114,6 +123,19 @@ public final class LlamaCppProbe {
             System.in.transferTo(java.io.OutputStream.nullOutputStream());
         }
         // llama.cpp's threads are not daemons: without an exit the JVM would outlive its input.
+        System.exit(0);
+    }
+
+    /** llama.cpp's load as it is without this project: its own logging, no log verbosity asked, nothing measured. The bench's baseline. */
+    private static void bare(Path model) throws Exception {
+        ModelParameters parameters = new ModelParameters().setModel(model.toString()).setCtxSize(256)
+                .setThreads(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())));
+        long start = System.nanoTime();
+        try (LlamaModel loaded = new LlamaModel(parameters)) {
+            long loadNanos = System.nanoTime() - start;
+            System.out.println(RESULT + new ObjectMapper().writeValueAsString(Map.of("loadMillis", loadNanos / 1e6)));
+            System.out.flush();
+        }
         System.exit(0);
     }
 }

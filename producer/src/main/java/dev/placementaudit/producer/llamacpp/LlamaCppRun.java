@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LlamaCppRun {
     /** What one load through llama.cpp gave. */
-    public record Result(Path model, boolean mmap, List<String> lines, LlamaCppLog log, double loadMillis,
+    public record Result(Path model, boolean mmap, List<String> lines, LlamaCppLog log, double loadMillis, double measuringMillis,
                          ProcessMemory.Reading before, ProcessMemory.Reading after, int generatedTokens) {
         /** Anonymous memory the load added to the process: repacked and copied weights, KV cache, compute buffers. */
         public long anonymousGrowth() {
@@ -51,17 +51,38 @@ public final class LlamaCppRun {
     }
 
     public static Result load(Path model, boolean mmap, int generate, Duration timeout) {
+        List<String> extra = new ArrayList<>();
+        if (!mmap) {
+            extra.add("--no-mmap");
+        }
+        if (generate > 0) {
+            extra.addAll(List.of("--generate", Integer.toString(generate)));
+        }
+        Child child = run(model, extra, timeout);
+        return parse(model, mmap, child.exit(), child.report(), child.direct());
+    }
+
+    /** llama.cpp's own load time, nothing measured and its logging as it comes: the baseline the measuring is timed against. */
+    public static double bareLoadMillis(Path model, Duration timeout) {
+        Child child = run(model, List.of("--bare"), timeout);
+        try {
+            return JSON.readTree(child.report()).path("loadMillis").asDouble();
+        } catch (IOException e) {
+            throw new LlamaCppException("the llama.cpp child's report cannot be read: " + e.getMessage(), 1);
+        }
+    }
+
+    /** What the child printed: its report (the JSON after the marker), and llama.cpp's lines that went straight to its streams. */
+    private record Child(int exit, String report, List<String> direct) {
+    }
+
+    private static Child run(Path model, List<String> extra, Duration timeout) {
         if (!Files.isRegularFile(model)) {
             throw new LlamaCppException("no model file at " + model, 2);
         }
         List<String> command = new ArrayList<>(List.of(javaCommand(), "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
                 LlamaCppProbe.class.getName(), model.toAbsolutePath().toString()));
-        if (!mmap) {
-            command.add("--no-mmap");
-        }
-        if (generate > 0) {
-            command.addAll(List.of("--generate", Integer.toString(generate)));
-        }
+        command.addAll(extra);
         Process child;
         try {
             child = new ProcessBuilder(command).start();
@@ -91,7 +112,7 @@ public final class LlamaCppRun {
         // Some of llama.cpp's lines (system_info among them) bypass the log callback and go straight to the child's streams.
         List<String> direct = new ArrayList<>(stdout.lines().filter(line -> !line.startsWith(LlamaCppProbe.RESULT)).toList());
         err.join().lines().forEach(direct::add);
-        return parse(model, mmap, exit, report.substring(LlamaCppProbe.RESULT.length()), direct);
+        return new Child(exit, report.substring(LlamaCppProbe.RESULT.length()), direct);
     }
 
     private static Result parse(Path model, boolean mmap, int exit, String json, List<String> direct) {
@@ -114,7 +135,7 @@ public final class LlamaCppRun {
         if (exit != 0) {
             throw new LlamaCppException("llama.cpp's child exited " + exit + " loading " + model, 1);
         }
-        return new Result(model, mmap, List.copyOf(lines), LlamaCppLog.parse(lines), node.path("loadMillis").asDouble(),
+        return new Result(model, mmap, List.copyOf(lines), LlamaCppLog.parse(lines), node.path("loadMillis").asDouble(), node.path("measuringMillis").asDouble(),
                 reading(node.path("before")), reading(node.path("after")), node.path("generatedTokens").asInt(0));
     }
 

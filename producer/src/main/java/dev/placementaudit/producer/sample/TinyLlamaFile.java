@@ -27,11 +27,16 @@ import java.util.Set;
 public final class TinyLlamaFile {
     /** The weight encodings a tiny llama can be written in. */
     public static final Set<GgmlType> TYPES = Set.of(GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q8_0, GgmlType.F16);
-    public static final int EMBD = 256;
-    public static final int FF = 512;
-    public static final int LAYERS = 2;
-    public static final int HEADS = 4;
     public static final int VOCAB = 1024;
+
+    /** A llama's dimensions: width, feed-forward width, layers, heads. */
+    public record Size(int embd, int ff, int layers, int heads) {
+    }
+
+    /** 2 layers, 256 wide: about 1 MB in Q4_0, loaded in a blink. */
+    public static final Size TINY = new Size(256, 512, 2, 4);
+    /** 12 layers, 1,024 wide: about 110 MB in Q4_0, for timing a load that is not all start-up. */
+    public static final Size SMALL = new Size(1024, 4096, 12, 8);
     private static final int ALIGNMENT = 32;
     private static final int GGUF_MAGIC = 0x46554747;
 
@@ -55,43 +60,55 @@ public final class TinyLlamaFile {
 
     /** The tensors of the tiny llama with its matrices in {@code type}, in file order. */
     public static List<Tensor> layout(GgmlType type) {
+        return layout(TINY, type);
+    }
+
+    /** The tensors of a llama of {@code size} with its matrices in {@code type}, in file order. */
+    public static List<Tensor> layout(Size size, GgmlType type) {
+        long embd = size.embd();
+        long ff = size.ff();
         if (!TYPES.contains(type)) {
             throw new IllegalArgumentException("a tiny llama is written in " + TYPES + ", not " + type);
         }
         List<Tensor> tensors = new ArrayList<>();
-        tensors.add(new Tensor("token_embd.weight", new long[]{EMBD, VOCAB}, type));
-        for (int i = 0; i < LAYERS; i++) {
+        tensors.add(new Tensor("token_embd.weight", new long[]{embd, VOCAB}, type));
+        for (int i = 0; i < size.layers(); i++) {
             String b = "blk." + i + ".";
-            tensors.add(new Tensor(b + "attn_norm.weight", new long[]{EMBD}, GgmlType.F32));
-            tensors.add(new Tensor(b + "attn_q.weight", new long[]{EMBD, EMBD}, type));
-            tensors.add(new Tensor(b + "attn_k.weight", new long[]{EMBD, EMBD}, type));
-            tensors.add(new Tensor(b + "attn_v.weight", new long[]{EMBD, EMBD}, type));
-            tensors.add(new Tensor(b + "attn_output.weight", new long[]{EMBD, EMBD}, type));
-            tensors.add(new Tensor(b + "ffn_norm.weight", new long[]{EMBD}, GgmlType.F32));
-            tensors.add(new Tensor(b + "ffn_gate.weight", new long[]{EMBD, FF}, type));
-            tensors.add(new Tensor(b + "ffn_down.weight", new long[]{FF, EMBD}, type));
-            tensors.add(new Tensor(b + "ffn_up.weight", new long[]{EMBD, FF}, type));
+            tensors.add(new Tensor(b + "attn_norm.weight", new long[]{embd}, GgmlType.F32));
+            tensors.add(new Tensor(b + "attn_q.weight", new long[]{embd, embd}, type));
+            tensors.add(new Tensor(b + "attn_k.weight", new long[]{embd, embd}, type));
+            tensors.add(new Tensor(b + "attn_v.weight", new long[]{embd, embd}, type));
+            tensors.add(new Tensor(b + "attn_output.weight", new long[]{embd, embd}, type));
+            tensors.add(new Tensor(b + "ffn_norm.weight", new long[]{embd}, GgmlType.F32));
+            tensors.add(new Tensor(b + "ffn_gate.weight", new long[]{embd, ff}, type));
+            tensors.add(new Tensor(b + "ffn_down.weight", new long[]{ff, embd}, type));
+            tensors.add(new Tensor(b + "ffn_up.weight", new long[]{embd, ff}, type));
         }
-        tensors.add(new Tensor("output_norm.weight", new long[]{EMBD}, GgmlType.F32));
-        tensors.add(new Tensor("output.weight", new long[]{EMBD, VOCAB}, type));
+        tensors.add(new Tensor("output_norm.weight", new long[]{embd}, GgmlType.F32));
+        tensors.add(new Tensor("output.weight", new long[]{embd, VOCAB}, type));
         return tensors;
     }
 
     /** Writes the model; the same {@code seed} writes the same bytes. @return the file's size */
     public static long write(GgmlType type, long seed, Path file) {
-        List<Tensor> tensors = layout(type);
+        return write(TINY, type, seed, file);
+    }
+
+    /** Writes a llama of {@code size}; the same {@code seed} writes the same bytes. @return the file's size */
+    public static long write(Size size, GgmlType type, long seed, Path file) {
+        List<Tensor> tensors = layout(size, type);
         Out header = new Out();
         header.u32(GGUF_MAGIC).u32(3).u64(tensors.size()).u64(20);
         header.string("general.architecture").u32(8).string("llama");
-        header.string("general.name").u32(8).string("tiny-llama-" + type.name().toLowerCase());
+        header.string("general.name").u32(8).string((size == TINY ? "tiny" : size.layers() + "-layer") + "-llama-" + type.name().toLowerCase());
         header.string("general.alignment").u32(4).u32(ALIGNMENT);
         header.string("llama.context_length").u32(4).u32(256);
-        header.string("llama.embedding_length").u32(4).u32(EMBD);
-        header.string("llama.block_count").u32(4).u32(LAYERS);
-        header.string("llama.feed_forward_length").u32(4).u32(FF);
-        header.string("llama.attention.head_count").u32(4).u32(HEADS);
-        header.string("llama.attention.head_count_kv").u32(4).u32(HEADS);
-        header.string("llama.rope.dimension_count").u32(4).u32(EMBD / HEADS);
+        header.string("llama.embedding_length").u32(4).u32(size.embd());
+        header.string("llama.block_count").u32(4).u32(size.layers());
+        header.string("llama.feed_forward_length").u32(4).u32(size.ff());
+        header.string("llama.attention.head_count").u32(4).u32(size.heads());
+        header.string("llama.attention.head_count_kv").u32(4).u32(size.heads());
+        header.string("llama.rope.dimension_count").u32(4).u32(size.embd() / size.heads());
         header.string("llama.attention.layer_norm_rms_epsilon").u32(6).f32(1e-5f);
         header.string("llama.vocab_size").u32(4).u32(VOCAB);
         header.string("tokenizer.ggml.model").u32(8).string("llama");

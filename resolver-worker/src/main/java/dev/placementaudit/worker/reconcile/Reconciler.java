@@ -38,9 +38,11 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * How the worker proves its own completeness, whatever Kafka does: it reads the input, the summaries and the dead
- * letters read_committed, and every load the worker's group has committed past that still has neither a summary nor a
- * dead letter after {@code worker.reconcile.after} is resolved again and published in a transaction of its own. Its
+ * How the worker proves its own completeness, whatever Kafka does: it reads the summaries and the dead letters
+ * read_committed (each names the input offset it came from; the input itself is not read), and every offset of the input
+ * the worker's group has committed past that still has neither a summary nor a dead letter after
+ * {@code worker.reconcile.after} is read again and, when a load is there, resolved again and published in a transaction of
+ * its own. Its
  * decision ids are the same, so the store takes it once; a load that was only late appears twice on the worker's
  * topics, each such load named in a warning that begins {@link #RECONCILED}. Counted by {@code pa_worker_reconciled_total}.
  *
@@ -80,10 +82,14 @@ public final class Reconciler implements Runnable {
     private final AtomicInteger hangingCount = new AtomicInteger();
     private volatile List<String> hanging = List.of();
     private volatile boolean running = true;
-    /** Looks numbered; per look not yet read through, where each summary and dead-letter partition ended then. */
-    private long looks;
+    /** One look: when, where the group's offsets stood, and where each summary and dead-letter partition ended then. */
+    private record Look(Instant at, Map<Integer, Long> committed, Map<TopicPartition, Long> ends) {
+    }
+
+    /** Looks by number, from the one bounding what is overdue on; the newest whose ends the reader has passed. */
+    private final TreeMap<Long, Look> looks = new TreeMap<>();
+    private long lastLook;
     private long readThrough;
-    private final TreeMap<Long, Map<TopicPartition, Long>> written = new TreeMap<>();
     private Producer<byte[], byte[]> producer;
 
     /**
@@ -159,36 +165,44 @@ public final class Reconciler implements Runnable {
         consumer.wakeup();
     }
 
-    /** Every partition of the input and of the outputs it looks for, from {@code lookback} ago. */
+    /**
+     * The summaries and dead letters from {@code lookback} ago (and a minute more: an output is written after its load, and
+     * the producer's and the worker's clocks differ); the input's offsets of that time, from which every offset is looked
+     * for. The input itself is not read.
+     */
     private void start() {
-        List<TopicPartition> partitions = new ArrayList<>();
-        for (String topic : List.of(settings.inputTopic(), settings.resolvedTopic(), settings.deadLetterTopic())) {
-            consumer.partitionsFor(topic, Duration.ofSeconds(30)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+        List<TopicPartition> outputs = new ArrayList<>();
+        for (String topic : List.of(settings.resolvedTopic(), settings.deadLetterTopic())) {
+            consumer.partitionsFor(topic, Duration.ofSeconds(30)).forEach(p -> outputs.add(new TopicPartition(topic, p.partition())));
         }
-        consumer.assign(partitions);
+        List<TopicPartition> inputs = new ArrayList<>();
+        consumer.partitionsFor(settings.inputTopic(), Duration.ofSeconds(30))
+                .forEach(p -> inputs.add(new TopicPartition(settings.inputTopic(), p.partition())));
+        consumer.assign(outputs);
         long since = clock.millis() - settings.lookback().toMillis();
         Map<TopicPartition, Long> times = new HashMap<>();
-        // An output is written after its load: a minute earlier covers the clocks of the producer and the worker.
-        partitions.forEach(p -> times.put(p, p.topic().equals(settings.inputTopic()) ? since : since - 60_000));
+        outputs.forEach(p -> times.put(p, since - 60_000));
+        inputs.forEach(p -> times.put(p, since));
         Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(times, Duration.ofSeconds(30));
-        Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, Duration.ofSeconds(30));
-        for (TopicPartition partition : partitions) {
+        List<TopicPartition> all = new ArrayList<>(outputs);
+        all.addAll(inputs);
+        Map<TopicPartition, Long> ends = consumer.endOffsets(all, Duration.ofSeconds(30));
+        for (TopicPartition partition : all) {
             OffsetAndTimestamp at = found.get(partition);
             long offset = at == null ? ends.get(partition) : at.offset();
-            consumer.seek(partition, offset);
             if (partition.topic().equals(settings.inputTopic())) {
                 completeness.startAt(partition.partition(), offset);
+            } else {
+                consumer.seek(partition, offset);
             }
         }
-        LOG.info("reconciler reading {} from {} ago: a load the group has committed past with no summary or dead letter after {} is "
-                + "resolved again", settings.inputTopic(), settings.lookback(), settings.after());
+        LOG.info("reconciler reading the summaries and dead letters of {} from {} ago: a load the group has committed past with no summary "
+                + "or dead letter after {} is resolved again", settings.inputTopic(), settings.lookback(), settings.after());
     }
 
     private void read() {
         for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-            if (record.topic().equals(settings.inputTopic())) {
-                completeness.loaded(record.partition(), record.offset());
-            } else if (record.topic().equals(settings.resolvedTopic())) {
+            if (record.topic().equals(settings.resolvedTopic())) {
                 settledBySummary(record);
             } else {
                 settledByDeadLetter(record);
@@ -239,36 +253,53 @@ public final class Reconciler implements Runnable {
         }
         // Read after the group's offsets: whatever that commit vouched for was written below these ends.
         Outputs outputs = outputs();
-        long look = ++looks;
+        Instant now = clock.instant();
         Map<TopicPartition, Long> ends = new HashMap<>();
         outputs.high().forEach((partition, end) -> {
             if (partition.topic().equals(settings.resolvedTopic()) || partition.topic().equals(settings.deadLetterTopic())) {
                 ends.put(partition, end);
             }
         });
-        written.put(look, ends);
-        Instant now = clock.instant();
-        List<Completeness.Load> late = completeness.overdue(committed, owned.get(), now, settings.after(), look, readThrough());
-        if (!late.isEmpty()) {
-            resolveAgain(late);
+        looks.put(++lastLook, new Look(now, committed, ends));
+        Map.Entry<Long, Look> boundary = boundary(now);
+        if (boundary != null) {
+            looks.headMap(boundary.getKey(), false).clear();
+            List<Completeness.Load> late = completeness.overdue(boundary.getValue().committed(), owned.get());
+            if (!late.isEmpty()) {
+                resolveAgain(late);
+            }
         }
         overdue.set(completeness.committedPastUnsettled(committed));
         lookForHanging(outputs, now);
     }
 
-    /** The newest look whose outputs' ends the reader has read up to on every summary and dead-letter partition. */
-    private long readThrough() {
-        while (!written.isEmpty()) {
-            Map.Entry<Long, Map<TopicPartition, Long>> oldest = written.firstEntry();
-            for (Map.Entry<TopicPartition, Long> end : oldest.getValue().entrySet()) {
-                if (consumer.position(end.getKey(), Duration.ofSeconds(10)) < end.getValue()) {
-                    return readThrough;
-                }
+    /**
+     * The newest look at least {@code after} old whose outputs' ends (as far as they were written then) the reader has read
+     * up to on every summary and dead-letter partition: the group's offsets then bound what is overdue now.
+     */
+    private Map.Entry<Long, Look> boundary(Instant now) {
+        for (Map.Entry<Long, Look> look : looks.tailMap(readThrough, false).entrySet()) {
+            if (!passed(look.getValue().ends())) {
+                break;
             }
-            readThrough = oldest.getKey();
-            written.pollFirstEntry();
+            readThrough = look.getKey();
         }
-        return readThrough;
+        Map.Entry<Long, Look> chosen = null;
+        for (Map.Entry<Long, Look> look : looks.headMap(readThrough, true).entrySet()) {
+            if (!look.getValue().at().plus(settings.after()).isAfter(now)) {
+                chosen = look;
+            }
+        }
+        return chosen;
+    }
+
+    private boolean passed(Map<TopicPartition, Long> ends) {
+        for (Map.Entry<TopicPartition, Long> end : ends.entrySet()) {
+            if (consumer.position(end.getKey(), Duration.ofSeconds(10)) < end.getValue()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void resolveAgain(List<Completeness.Load> late) {
