@@ -48,7 +48,7 @@ public final class LlamaCppProbe {
         List<String> log = Collections.synchronizedList(new ArrayList<>());
         StringBuilder partial = new StringBuilder();
         Map<String, Object> result = new LinkedHashMap<>();
-        result.put("platform", System.getProperty("os.name") + " " + System.getProperty("os.arch"));
+        result.put("platform", System.getProperty("os.name") + " " + System.getProperty("de.kherud.llama.osinfo.architecture", System.getProperty("os.arch")));
         int exit = 0;
         try {
             LlamaModel.setLogger(LogFormat.TEXT, (LogLevel level, String text) -> {

@@ -51,6 +51,11 @@ public final class LlamaCppRun {
     }
 
     public static Result load(Path model, boolean mmap, int generate, Duration timeout) {
+        return load(model, mmap, generate, timeout, List.of());
+    }
+
+    /** @param jvmOptions for the child JVM (e.g. {@code -Dde.kherud.llama.lib.path=DIR}, a llama.cpp library of one's own) */
+    public static Result load(Path model, boolean mmap, int generate, Duration timeout, List<String> jvmOptions) {
         List<String> extra = new ArrayList<>();
         if (!mmap) {
             extra.add("--no-mmap");
@@ -58,13 +63,13 @@ public final class LlamaCppRun {
         if (generate > 0) {
             extra.addAll(List.of("--generate", Integer.toString(generate)));
         }
-        Child child = run(model, extra, timeout);
+        Child child = run(model, jvmOptions, extra, timeout);
         return parse(model, mmap, child.exit(), child.report(), child.direct());
     }
 
     /** llama.cpp's own load time, nothing measured and its logging as it comes: the baseline the measuring is timed against. */
     public static double bareLoadMillis(Path model, Duration timeout) {
-        Child child = run(model, List.of("--bare"), timeout);
+        Child child = run(model, List.of(), List.of("--bare"), timeout);
         try {
             return JSON.readTree(child.report()).path("loadMillis").asDouble();
         } catch (IOException e) {
@@ -76,12 +81,13 @@ public final class LlamaCppRun {
     private record Child(int exit, String report, List<String> direct) {
     }
 
-    private static Child run(Path model, List<String> extra, Duration timeout) {
+    private static Child run(Path model, List<String> jvmOptions, List<String> extra, Duration timeout) {
         if (!Files.isRegularFile(model)) {
             throw new LlamaCppException("no model file at " + model, 2);
         }
-        List<String> command = new ArrayList<>(List.of(javaCommand(), "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-                LlamaCppProbe.class.getName(), model.toAbsolutePath().toString()));
+        List<String> command = new ArrayList<>(List.of(javaCommand(), "-Xmx256m", "-XX:+UseSerialGC"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), LlamaCppProbe.class.getName(), model.toAbsolutePath().toString()));
         command.addAll(extra);
         Process child;
         try {

@@ -99,4 +99,33 @@ class LlamaCppLoadTest {
                     assertThat(e.getMessage()).startsWith("llama.cpp refused " + model + ": ");
                 });
     }
+
+    @Test
+    void noNativeLibraryForThePlatformIsOneLineNamingItAndExitCodeThree() {
+        Path model = dir.resolve("tiny.gguf");
+        TinyLlamaFile.write(GgmlType.Q8_0, 7, model);
+
+        assertThatThrownBy(() -> LlamaCppRun.load(model, true, 0, TIMEOUT, java.util.List.of("-Dde.kherud.llama.osinfo.architecture=riscv64")))
+                .isInstanceOfSatisfying(LlamaCppRun.LlamaCppException.class, e -> {
+                    assertThat(e.exitCode()).isEqualTo(3);
+                    assertThat(e.getMessage()).startsWith("no llama.cpp native library for Linux riscv64 in de.kherud:llama: ").doesNotContain("\n");
+                });
+    }
+
+    /**
+     * The child aborted mid-load, as a native crash ends a process (here the JVM aborts itself where llama.cpp
+     * refuses a file): said so, with its last words, and no report.
+     */
+    @Test
+    void aChildThatDiesBeforeItReportsIsACrashNeverAHalfReport() throws Exception {
+        Path model = dir.resolve("broken.gguf");
+        Files.write(model, new byte[]{'G', 'G', 'U', 'F', 3, 0, 0, 0});
+
+        assertThatThrownBy(() -> LlamaCppRun.load(model, true, 0, TIMEOUT, java.util.List.of("-XX:+UnlockDiagnosticVMOptions",
+                "-XX:AbortVMOnException=de.kherud.llama.LlamaException", "-XX:-CreateCoredumpOnCrash", "-XX:ErrorFile=" + dir.resolve("hs_err.log"))))
+                .isInstanceOfSatisfying(LlamaCppRun.LlamaCppException.class, e -> {
+                    assertThat(e.exitCode()).isEqualTo(1);
+                    assertThat(e.getMessage()).startsWith("llama.cpp crashed loading " + model + " (").contains("); nothing was published. Its last words:");
+                });
+    }
 }
