@@ -13,6 +13,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -28,6 +29,9 @@ final class LlamaCppOptions {
             + "(explain default: avx2; load plans for the CPU llama.cpp reports; observe for the one its log reports, else this, else avx2)")
     String cpu;
 
+    @Option(names = "--versus", paramLabel = "CPU", description = "with explain --runtime llama.cpp: what would move on this other CPU "
+            + "(before moving a fleet to ARM servers, say): the weights placed differently and the bytes that change domain") String versus;
+
     @Option(names = "--no-mmap", description = "with --runtime llama.cpp: load as llama.cpp --no-mmap does (every weight copied)") boolean noMmap;
 
     boolean llamaCpp() {
@@ -37,15 +41,19 @@ final class LlamaCppOptions {
         if (!runtime.equals("skainet")) {
             throw new CommandFailure("no runtime named '" + runtime + "'; there are skainet and llama.cpp");
         }
-        if (cpu != null || noMmap) {
-            throw new CommandFailure((cpu != null ? "--cpu" : "--no-mmap") + " goes with --runtime llama.cpp");
+        if (cpu != null || noMmap || versus != null) {
+            throw new CommandFailure((cpu != null ? "--cpu" : noMmap ? "--no-mmap" : "--versus") + " goes with --runtime llama.cpp");
         }
         return false;
     }
 
     CpuFeatures cpuFeatures() {
+        return named(cpu == null ? "avx2" : cpu);
+    }
+
+    private static CpuFeatures named(String name) {
         try {
-            return CpuFeatures.named(cpu == null ? "avx2" : cpu);
+            return CpuFeatures.named(name);
         } catch (IllegalArgumentException e) {
             throw new CommandFailure(e.getMessage());
         }
@@ -53,7 +61,11 @@ final class LlamaCppOptions {
 
     /** {@code explain --runtime llama.cpp}: every weight's buffer and reason, then each buffer's size. */
     int explain(PrintWriter out, Path file, boolean all) {
-        LlamaCppPolicy.Plan plan = LlamaCppPolicy.plan(LlamaCppAudit.weights(GgufReader.read(file)), cpuFeatures(), !noMmap);
+        List<LlamaCppPolicy.Weight> weights = LlamaCppAudit.weights(GgufReader.read(file));
+        LlamaCppPolicy.Plan plan = LlamaCppPolicy.plan(weights, cpuFeatures(), !noMmap);
+        if (versus != null) {
+            return versus(out, file, plan, LlamaCppPolicy.plan(weights, named(versus), !noMmap), all);
+        }
         out.printf(Locale.ROOT, "%s: %d weights; llama.cpp %s on %s, mmap %s%n", file.getFileName(), plan.weights().size(), plan.build(),
                 plan.cpu().name(), plan.mmap() ? "on" : "off");
         new TreeMap<>(plan.buffers()).forEach((buffer, bytes) -> out.printf(Locale.ROOT, "  %-12s %10s  %s%n", buffer, ByteSizes.format(bytes),
@@ -137,5 +149,35 @@ final class LlamaCppOptions {
         } else {
             out.println("as planned: every buffer and every repack as the llama.cpp " + audit.plan().build() + " policy says");
         }
+    }
+
+    /** Two plans of one file side by side: each buffer on both CPUs, then every weight placed differently. */
+    private static int versus(PrintWriter out, Path file, LlamaCppPolicy.Plan from, LlamaCppPolicy.Plan to, boolean all) {
+        out.printf(Locale.ROOT, "%s: llama.cpp %s on %s versus %s, mmap %s%n", file.getFileName(), from.build(), from.cpu().name(), to.cpu().name(),
+                from.mmap() ? "on" : "off");
+        java.util.Set<String> buffers = new java.util.TreeSet<>(from.buffers().keySet());
+        buffers.addAll(to.buffers().keySet());
+        out.printf(Locale.ROOT, "  %-12s %12s %12s%n", "buffer", from.cpu().name(), to.cpu().name());
+        buffers.forEach(b -> out.printf(Locale.ROOT, "  %-12s %12s %12s%n", b, ByteSizes.format(from.buffers().getOrDefault(b, 0L)),
+                ByteSizes.format(to.buffers().getOrDefault(b, 0L))));
+        long moved = 0;
+        int changed = 0;
+        List<String> lines = new java.util.ArrayList<>();
+        for (int i = 0; i < from.weights().size(); i++) {
+            LlamaCppPolicy.Placed a = from.weights().get(i);
+            LlamaCppPolicy.Placed b = to.weights().get(i);
+            if (a.buffer().equals(b.buffer()) && a.layout().equals(b.layout())) {
+                continue;
+            }
+            changed++;
+            if (a.domain() != b.domain()) {
+                moved += a.weight().bytes();
+            }
+            lines.add(String.format(Locale.ROOT, "  %-28s %-6s %10s  %s -> %s", a.weight().name(), a.weight().type(), ByteSizes.format(a.weight().bytes()),
+                    a.layout().map(l -> a.buffer() + " (" + l + ")").orElse(a.buffer()), b.layout().map(l -> b.buffer() + " (" + l + ")").orElse(b.buffer())));
+        }
+        out.printf(Locale.ROOT, "%d weights placed differently, %s changing domain (file pages <-> host memory)%n", changed, ByteSizes.format(moved));
+        lines.stream().limit(all ? Long.MAX_VALUE : 20).forEach(out::println);
+        return 0;
     }
 }

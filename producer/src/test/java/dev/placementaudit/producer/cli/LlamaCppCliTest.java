@@ -37,6 +37,14 @@ class LlamaCppCliTest {
         CliRun arm = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "arm-i8mm", "--all");
         assertThat(arm.out()).containsPattern("blk.0.attn_q.weight +Q4_0 .* repacked as q4_0_4x8 for arm-i8mm");
 
+        CliRun versus = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "avx2", "--versus", "x86-sse");
+        assertThat(versus.exit()).as(versus.err()).isZero();
+        assertThat(versus.out()).contains("llama.cpp b4916 on avx2 versus x86-sse, mmap on")
+                .containsPattern("CPU_AARCH64 +864 KB +0 B").contains("15 weights placed differently, 864 KB changing domain")
+                .containsPattern("output.weight +Q4_0 +144 KB  CPU_AARCH64 \\(q4_0_8x8\\) -> CPU_Mapped");
+        CliRun sameBytes = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "avx2", "--versus", "arm-dotprod");
+        assertThat(sameBytes.out()).contains("15 weights placed differently, 0 B changing domain").contains("CPU_AARCH64 (q4_0_4x4)");
+
         CliRun load = run("load", "--model", model.toString(), "--runtime", "llama.cpp", "--generate", "3");
         assertThat(load.exit()).as(load.err()).isZero();
         assertThat(load.out()).contains("through llama.cpp b4916").containsPattern("CPU_AARCH64 +HOST_OFFHEAP +864 KB +0.84 MiB\\n")
