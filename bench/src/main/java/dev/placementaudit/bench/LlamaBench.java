@@ -17,7 +17,7 @@ import java.util.Locale;
  * What auditing a real llama.cpp costs (issue 57's figures), in one run on this machine:
  * <ol>
  *   <li>the measuring against llama.cpp's own load: a 12-layer llama of about 110 MB in Q4_0 loaded by llama.cpp in a
- *   child JVM, bare (its own logging, nothing read) and measured (log captured at verbosity 10, smaps and RssAnon read
+ *   child JVM, bare (its logging off, nothing read) and measured (log captured at verbosity 10, smaps and RssAnon read
  *   before and after), alternated in paired rounds after a warm-up of each, the file's pages cached;</li>
  *   <li>{@code producer load --runtime llama.cpp} of the tiny model as a user types it, JVM start included: the command's
  *   wall time, median of the runs.</li>
@@ -48,13 +48,15 @@ public final class LlamaBench {
             System.out.printf(Locale.ROOT, "round %d: bare %.1f ms, measured %.1f ms (of which reading /proc %.2f ms)%n", i + 1, b, withMeasuring,
                     m.measuringMillis());
         }
-        String cp = System.getProperty("java.class.path");
-        String java = ProcessHandle.current().info().command().orElse("java");
+        // As a user types it: the distribution's launcher when it is built (mvn package), else the class path on a plain JVM.
+        List<String> command = launcher().map(l -> new ArrayList<>(List.of(l.toString(), "producer"))).orElseGet(() -> new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
+                "dev.placementaudit.producer.cli.ProducerCli")));
+        command.addAll(List.of("load", "--model", tiny.toString(), "--runtime", "llama.cpp"));
         List<Double> cli = new ArrayList<>();
         for (int i = 0; i < rounds + 1; i++) {
             long start = System.nanoTime();
-            Process p = new ProcessBuilder(java, "-cp", cp, "dev.placementaudit.producer.cli.ProducerCli", "load",
-                    "--model", tiny.toString(), "--runtime", "llama.cpp").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes());
             if (p.waitFor() != 0 || !out.contains("as planned")) {
                 throw new IllegalStateException("producer load --runtime llama.cpp failed:\n" + out);
@@ -68,19 +70,29 @@ public final class LlamaBench {
                 .append(Runtime.getRuntime().availableProcessors()).append(" cores; llama.cpp b4916 (de.kherud:llama 4.1.0) in a child JVM; ")
                 .append(rounds).append(" paired rounds after a warm-up of each; the model's pages cached.\n\n")
                 .append("| what | median | rounds |\n|---|---|---|\n");
-        md.append(String.format(Locale.ROOT, "| llama.cpp's own load of a %d MB Q4_0 llama (12 layers, 1,024 wide), bare | %.1f ms | %s |%n",
+        md.append(String.format(Locale.ROOT, "| llama.cpp's own load of a %d MB Q4_0 llama (12 layers, 1,024 wide), bare (its log off, nothing read) | %.1f ms | %s |%n",
                 size >> 20, StoreBench.median(bare), list(bare)));
         md.append(String.format(Locale.ROOT, "| the same load, measured (log at verbosity 10, /proc read before and after) | %.1f ms | %s |%n",
                 StoreBench.median(measured), list(measured)));
         md.append(String.format(Locale.ROOT, "| measured / bare, median of the rounds' ratios | %.3f (%+.1f%%) | %s |%n",
                 StoreBench.median(ratios), (StoreBench.median(ratios) - 1) * 100, list(ratios)));
-        md.append(String.format(Locale.ROOT, "| `producer load --runtime llama.cpp` of the tiny model, JVM start included (wall) | %.0f ms | %s |%n",
+        md.append(String.format(Locale.ROOT, "| `%s` of the tiny model, JVM start included (wall) | %.0f ms | %s |%n",
+                launcher().isPresent() ? "placement-audit producer load --runtime llama.cpp" : "java -cp ... ProducerCli load --runtime llama.cpp",
                 StoreBench.median(cli), list(cli)));
         System.out.print(md);
         Path out = Path.of("bench", "results", "llama-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
         Files.createDirectories(out.getParent());
         Files.writeString(out, md.toString());
         System.out.println("written to " + out);
+    }
+
+    private static java.util.Optional<Path> launcher() {
+        try (var homes = Files.list(Path.of("dist", "target"))) {
+            return homes.filter(p -> p.getFileName().toString().startsWith("placement-audit-") && Files.isDirectory(p))
+                    .map(p -> p.resolve("bin").resolve("placement-audit")).filter(Files::isExecutable).findFirst();
+        } catch (java.io.IOException e) {
+            return java.util.Optional.empty();
+        }
     }
 
     private static String list(List<Double> values) {

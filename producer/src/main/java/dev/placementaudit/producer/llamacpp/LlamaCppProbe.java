@@ -126,9 +126,9 @@ public final class LlamaCppProbe {
         System.exit(0);
     }
 
-    /** llama.cpp's load as it is without this project: its own logging, no log verbosity asked, nothing measured. The bench's baseline. */
+    /** llama.cpp's load with nothing else: its logging off, nothing measured. The floor the bench times the measuring against. */
     private static void bare(Path model) throws Exception {
-        ModelParameters parameters = new ModelParameters().setModel(model.toString()).setCtxSize(256)
+        ModelParameters parameters = new ModelParameters().setModel(model.toString()).setCtxSize(256).disableLog()
                 .setThreads(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())));
         long start = System.nanoTime();
         try (LlamaModel loaded = new LlamaModel(parameters)) {

@@ -85,7 +85,11 @@ public final class LlamaCppRun {
         if (!Files.isRegularFile(model)) {
             throw new LlamaCppException("no model file at " + model, 2);
         }
-        List<String> command = new ArrayList<>(List.of(javaCommand(), "-Xmx256m", "-XX:+UseSerialGC"));
+        // A short-lived JVM: the quick compiler only, no perf data file, the native library taken out of its jar once.
+        List<String> command = new ArrayList<>(List.of(javaCommand(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData"));
+        if (jvmOptions.stream().noneMatch(option -> option.startsWith("-Dde.kherud.llama."))) {
+            NativeLibraryCache.folder().ifPresent(folder -> command.add("-Dde.kherud.llama.lib.path=" + folder));
+        }
         command.addAll(jvmOptions);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), LlamaCppProbe.class.getName(), model.toAbsolutePath().toString()));
         command.addAll(extra);
