@@ -8,6 +8,7 @@ import dev.placementaudit.testkit.BrokerChaos;
 import dev.placementaudit.testkit.EmbeddedKafkaBroker;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.PostgresServer;
+import dev.placementaudit.testkit.Runbook;
 import dev.placementaudit.testkit.TestDatabase;
 import dev.placementaudit.testkit.TopicReader;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -73,9 +74,11 @@ class ChaosSoakIT {
     Path work;
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    private final Map<String, Integer> kills = new HashMap<>();
-    private final List<Long> recoveries = new ArrayList<>();
-    private final List<Long> outages = new ArrayList<>();
+    private final SoakReport figures = new SoakReport();
+
+    private SoakLogs logs() {
+        return new SoakLogs(work, STORES);
+    }
     private static final String DEVICES_TOKEN = "soak-devices-token";
     private long phoneLoads;
     private String cluster;
@@ -118,26 +121,26 @@ class ChaosSoakIT {
                 env.put("PA_STORE_JDBC_PASSWORD", db.password());
             }
             Launcher launcher = Launcher.of(Launcher.packagedHome(), work).withEnv(env);
-            Service worker = new Service("worker", launcher.withEnv(Map.of("PA_WORKER_HTTP_PORT", Integer.toString(EmbeddedKafkaBroker.freePort()))),
+            SoakService worker = new SoakService(http, figures, "worker", launcher.withEnv(Map.of("PA_WORKER_HTTP_PORT", Integer.toString(EmbeddedKafkaBroker.freePort()))),
                     work.resolve("worker.log"), "consuming model-loads", "worker", "run");
-            List<Service> stores = new ArrayList<>();
+            List<SoakService> stores = new ArrayList<>();
             for (int i = 0; i < STORES; i++) {
-                stores.add(new Service("store-" + i, launcher.withEnv(Map.of("PA_STORE_INSTANCE_ID", "soak-store-" + i, "PA_STORE_HTTP_PORT",
+                stores.add(new SoakService(http, figures, "store-" + i, launcher.withEnv(Map.of("PA_STORE_INSTANCE_ID", "soak-store-" + i, "PA_STORE_HTTP_PORT",
                         Integer.toString(EmbeddedKafkaBroker.freePort()))), work.resolve("store-" + i + ".log"), "audit-store ingesting", "store", "run"));
             }
             // Phones report through the collector (docs/collector.md), which is killed like every other service: a device
             // that cannot deliver spools and delivers first next time, and each of its loads is stored once.
             Files.writeString(work.resolve("devices.token"), DEVICES_TOKEN);
-            Service collector = new Service("collector", launcher.withEnv(Map.of("PA_COLLECTOR_HTTP_PORT", Integer.toString(EmbeddedKafkaBroker.freePort()),
+            SoakService collector = new SoakService(http, figures, "collector", launcher.withEnv(Map.of("PA_COLLECTOR_HTTP_PORT", Integer.toString(EmbeddedKafkaBroker.freePort()),
                     "PA_COLLECTOR_FLEETS", "devices", "PA_COLLECTOR_FLEET_DEVICES_TOKEN_SHA256", sha256(DEVICES_TOKEN),
                     "PA_COLLECTOR_FLEET_DEVICES_DEPLOYMENTS", "phone-*", "PA_COLLECTOR_SEND_TIMEOUT", "3s", "PA_COLLECTOR_RETRY_AFTER", "2s")),
                     work.resolve("collector.log"), "collector taking", "collector", "run");
-            List<Service> services = new ArrayList<>(stores);
+            List<SoakService> services = new ArrayList<>(stores);
             services.add(0, worker);
             services.add(collector);
             try {
                 worker.start();
-                for (Service store : stores) {
+                for (SoakService store : stores) {
                     store.start();
                 }
                 collector.start();
@@ -154,10 +157,10 @@ class ChaosSoakIT {
                     published += publish(launcher, round, services, random);
                     phones += phoneLoad(launcher, collector, round);
                     if (round % 2 == 0 || System.nanoTime() >= chaosEnds) {
-                        phones += outage(chaos, random, services, () -> phoneLoad(launcher, collector, 1000 + outages.size()));
+                        phones += outage(chaos, random, services, () -> phoneLoad(launcher, collector, 1000 + figures.outages()));
                     }
                 }
-                for (Service service : services) {
+                for (SoakService service : services) {
                     service.ensureRunning();
                 }
                 // What phones still hold in their spool goes first with their next load.
@@ -175,21 +178,21 @@ class ChaosSoakIT {
                                 && count(db, "SELECT COUNT(*) FROM runtime_findings") == simulated / 3);
                 long catchUpMillis = (System.nanoTime() - caughtUpFrom) / 1_000_000;
                 // Caught up: each service says UP within a few polls, not a minute later.
-                for (Service service : services) {
+                for (SoakService service : services) {
                     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(service.health())
                             .as(service.name + " health").isEqualTo(200));
                 }
                 // Everything published while the stores still run: a store killed while publishing leaves its lease (90 s) on
                 // what it claimed, and only a running instance can take it over after that.
                 awaitPublished(db);
-                for (Service service : services) {
+                for (SoakService service : services) {
                     service.stop();
                 }
 
                 assertInvariants(db, broker, launcher, expected);
                 report(minutes, round, expected, catchUpMillis, (System.nanoTime() - started) / 1_000_000_000L);
             } finally {
-                for (Service service : services) {
+                for (SoakService service : services) {
                     service.kill();
                 }
             }
@@ -201,11 +204,11 @@ class ChaosSoakIT {
      * round dated a week before the one before it; the worker or a store is killed and restarted while it flows in.
      * Returns how many loads the simulator says were acknowledged.
      */
-    private long publish(Launcher launcher, int round, List<Service> services, Random random) throws Exception {
+    private long publish(Launcher launcher, int round, List<SoakService> services, Random random) throws Exception {
         String releases = "s" + round + "a,s" + round + "b,s" + round + "c";
         Instant start = LocalDateTime.of(2026, 11, 1, 0, 0).toInstant(ZoneOffset.UTC).minus(Duration.ofDays(7L * round));
         Thread chaos = new Thread(() -> {
-            Service victim = services.get(random.nextInt(services.size()));
+            SoakService victim = services.get(random.nextInt(services.size()));
             sleep(500 + random.nextInt(2_000));
             victim.killAndRestart(random);
         }, "soak-chaos-" + round);
@@ -225,13 +228,13 @@ class ChaosSoakIT {
      * A phone's runtime loads a model and reports it with its observation through the collector, keeping what it cannot
      * deliver in its spool; returns 1, the load it made (delivered now or later).
      */
-    private long phoneLoad(Launcher launcher, Service collector, int round) throws Exception {
+    private long phoneLoad(Launcher launcher, SoakService collector, int round) throws Exception {
         Launcher.Run load = launcher.run(Duration.ofSeconds(120), "producer", "load", "--model", "phone.gguf", "--profile", "mobile-2gb",
                 "--platform", "android", "--deployment", "phone-" + (round % 4), "--release", "p" + round, "--collector",
                 "http://127.0.0.1:" + collector.launcher.env("PA_COLLECTOR_HTTP_PORT"), "--token-file", "devices.token", "--spool", "spool");
         assertThat(load.exit()).as(load.toString()).isZero();
         if (load.out().contains("kept in spool")) {
-            kills.merge("phone loads spooled", 1, Integer::sum);
+            figures.increment("phone loads spooled (the collector away), each delivered later");
         }
         return 1;
     }
@@ -255,20 +258,23 @@ class ChaosSoakIT {
     }
 
     /** The broker killed while a phone reports a load (which the collector cannot publish: the phone spools it); 1, that load. */
-    private long outage(BrokerChaos chaos, Random random, List<Service> services, java.util.concurrent.Callable<Long> phoneMeanwhile) throws Exception {
+    private long outage(BrokerChaos chaos, Random random, List<SoakService> services, java.util.concurrent.Callable<Long> phoneMeanwhile) throws Exception {
         sleep(random.nextInt(3_000));
-        kills.merge("broker: " + chaos.kill(), 1, Integer::sum);
+        String killed = chaos.kill();
         long down = 4_000 + random.nextInt(12_000);
-        outages.add(down);
-        long killed = System.nanoTime();
+        figures.brokerKilled(killed, down);
+        long killedAt = System.nanoTime();
         long phone = phoneMeanwhile.call();
-        sleep(Math.max(0, down - (System.nanoTime() - killed) / 1_000_000));
+        sleep(Math.max(0, down - (System.nanoTime() - killedAt) / 1_000_000));
         long restarting = System.nanoTime();
         chaos.restart();
-        // The services carry on by themselves: none is restarted by hand here.
-        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> services.stream().allMatch(Service::isAlive)
-                && services.stream().allMatch(s -> s.health() == 200));
-        recoveries.add((System.nanoTime() - restarting) / 1_000_000);
+        // The services carry on by themselves: none is restarted by hand here. The soak is also the operator on call: a
+        // transaction the worker reports left hanging (Kafka's, seen on one broker killed often) is aborted by the runbook.
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            operatorOnCall(chaos.broker(), services.get(0));
+            return services.stream().allMatch(SoakService::isAlive) && services.stream().allMatch(s -> s.health() == 200);
+        });
+        figures.recovered((System.nanoTime() - restarting) / 1_000_000);
         return phone;
     }
 
@@ -282,10 +288,10 @@ class ChaosSoakIT {
                     count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL") == 0
                             && count(db, "SELECT COUNT(*) FROM incidents WHERE published_version IS NULL OR published_version < version") == 0);
         } catch (org.awaitility.core.ConditionTimeoutException e) {
-            throw new AssertionError("alerts or incidents not published as they stand: " + rows(db, "SELECT incident_id, state, version, "
+            throw new AssertionError("alerts or incidents not published as they stand: " + SoakLogs.rows(db, "SELECT incident_id, state, version, "
                     + "published_state, published_version, claimed_until FROM incidents WHERE published_version IS NULL OR published_version < version")
                     + "; alerts unpublished: " + count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL")
-                    + "\nthe stores said:\n" + logLines("Incident"), e);
+                    + "\nthe stores said:\n" + logs().logLines("Incident"), e);
         }
     }
 
@@ -312,11 +318,11 @@ class ChaosSoakIT {
         // (model-loads-P@O)" (Reconciler.RECONCILED). A load id may be on model-loads twice (a phone that timed out sent its
         // batch again through the collector, docs/collector.md): each record is resolved once, and the store keeps one.
         Set<String> reconciled = new HashSet<>();
-        Matcher named = Pattern.compile("reconciled: load [0-9a-f-]{36} \\(model-loads-(\\d+@\\d+)\\)").matcher(workerLog());
+        Matcher named = Pattern.compile("reconciled: load [0-9a-f-]{36} \\(model-loads-(\\d+@\\d+)\\)").matcher(logs().workerLog());
         while (named.find()) {
             reconciled.add(named.group(1));
         }
-        kills.put("loads the worker's reconciler resolved again", reconciled.size());
+        figures.count("loads the worker's reconciler resolved again", reconciled.size());
         Map<String, Long> perInput = new HashMap<>();
         Map<UUID, Set<String>> inputsOfLoad = new HashMap<>();
         Map<UUID, Integer> last = new HashMap<>();
@@ -346,12 +352,12 @@ class ChaosSoakIT {
                             summary.getSourceOffset(), before).isTrue();
         }
         assertThat(inputsOfLoad).as("every load resolved by the worker").hasSize((int) expected);
-        kills.put("loads on model-loads twice (sent again by a device)", (int) inputsOfLoad.values().stream().filter(inputs -> inputs.size() > 1).count());
+        figures.count("loads on model-loads twice (sent again by a device)", (int) inputsOfLoad.values().stream().filter(inputs -> inputs.size() > 1).count());
         List<String> twice = perInput.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).sorted().toList();
-        kills.put("input records resolved twice", twice.size());
+        figures.count("input records resolved twice", twice.size());
         assertThat(twice).as(() -> "no model-loads record (partition@offset) resolved twice through the broker outages and worker kills, but "
-                + "those the reconciler resolved again; so far: " + kills + "; where each is on load-resolved (partition@offset <- model-loads "
-                + "partition@offset):" + whereOnTopic(resolved, twice) + "\nwhat the worker said of them, and of its recoveries:\n" + workerLines(twice))
+                + "those the reconciler resolved again; so far: " + figures.render(cluster, 0, 0, 0, 0, DEPLOYMENTS, STORES, 0) + "; where each is on load-resolved (partition@offset <- model-loads "
+                + "partition@offset):" + SoakLogs.whereOnTopic(resolved, twice) + "\nwhat the worker said of them, and of its recoveries:\n" + logs().workerLines(twice))
                 .allMatch(reconciled::contains);
         assertThat(count(db, "SELECT COUNT(*) FROM loads WHERE previous_load_id IS NOT NULL")).as("later releases compared").isPositive();
         assertThat(count(db, "SELECT COUNT(*) FROM alerts WHERE suppressed_by IS NULL AND published_at IS NULL")).as("every alert published")
@@ -367,7 +373,7 @@ class ChaosSoakIT {
         Map<String, Long> perAlert = onTopic.stream().filter(r -> !isIncident(r)).collect(Collectors.groupingBy(r -> ALERTS.decode(r.value()).getAlertId(),
                 Collectors.counting()));
         assertThat(perAlert).as("every alert on the topic").hasSize((int) alerts);
-        kills.put("alerts published again after a kill", (int) perAlert.values().stream().filter(n -> n > 1).count());
+        figures.count("alerts published again after a kill", (int) perAlert.values().stream().filter(n -> n > 1).count());
         // Each incident's latest event on the topic (its highest version: a key's events may repeat after a kill) is the
         // incident as the store holds it.
         Map<String, PlacementIncident> latest = new HashMap<>();
@@ -392,97 +398,27 @@ class ChaosSoakIT {
     }
 
     private void report(double minutes, int rounds, long loads, long catchUpMillis, long totalSeconds) throws IOException {
-        String file = System.getProperty("pa.soak.report");
-        List<Long> sortedRecoveries = recoveries.stream().sorted().toList();
-        String text = String.format(Locale.ROOT, """
-                # Chaos soak on %s, %s
-
-                %.1f minutes of chaos (%d s in all): %d rounds of fleet, %d loads (%d deployments x 3 releases x 2 models a round, 25%% of each
-                release reported late, each round dated a week before the last), one worker and %d store instances of one projection on
-                PostgreSQL, each a process of the packaged distribution, and broker processes (replication factor %d); %d cores.
-
-                | what | figure |
-                |---|---|
-                | loads, all complete once, chain verified, rebuild equal | %d |
-                | kills with SIGKILL | %s |
-                | broker outages survived (no service restarted by hand) | %d, down %s ms |
-                | broker restart to every service healthy | %s ms (median %s) |
-                | chaos end to every load complete | %d ms |
-                """, cluster, Instant.now(), minutes, totalSeconds, rounds, loads, DEPLOYMENTS, STORES, cluster.equals("three nodes") ? 3 : 1,
-                Runtime.getRuntime().availableProcessors(), loads,
-                kills, outages.size(), outages, sortedRecoveries, sortedRecoveries.isEmpty() ? "-" : sortedRecoveries.get(sortedRecoveries.size() / 2),
-                catchUpMillis);
+        String text = figures.render(cluster, minutes, totalSeconds, rounds, loads, DEPLOYMENTS, STORES, catchUpMillis);
         System.out.println(text);
+        String file = System.getProperty("pa.soak.report");
         if (file != null) {
-            Files.createDirectories(Path.of(file).toAbsolutePath().getParent());
-            // Both clusters' runs in one report.
-            Files.writeString(Path.of(file), text + "\n", java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+            SoakReport.append(file, text);
         }
     }
 
-    private static String rows(TestDatabase db, String sql) throws SQLException {
-        StringBuilder text = new StringBuilder();
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            while (rs.next()) {
-                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
-                    text.append(i == 1 ? "\n  " : " ").append(rs.getString(i));
-                }
-            }
+    /**
+     * The operator on call, as docs/operations.md's runbook has one act: when the worker's {@code /health} names a
+     * transaction left hanging, abort it there. Counted in the report, partition by partition.
+     */
+    private void operatorOnCall(KafkaBroker broker, SoakService worker) {
+        String said = worker.healthBody();
+        if (said.contains("left hanging")) {
+            figures.abortedByRunbook(Runbook.abortHanging(broker, List.of("allocation-decided", "load-resolved", "model-loads.dlq",
+                    "__consumer_offsets"), said));
         }
-        return text.toString();
     }
 
-    private static String whereOnTopic(List<ConsumerRecord<byte[], byte[]>> resolved, List<String> inputs) {
-        StringBuilder text = new StringBuilder();
-        for (ConsumerRecord<byte[], byte[]> record : resolved) {
-            LoadResolved summary = RESOLVED.decode(record.value());
-            if (inputs.contains(summary.getSourcePartition() + "@" + summary.getSourceOffset())) {
-                text.append("\n  ").append(summary.getLoadId()).append(' ').append(record.partition()).append('@').append(record.offset())
-                        .append(" <- ").append(summary.getSourcePartition()).append('@').append(summary.getSourceOffset());
-            }
-        }
-        return text.toString();
-    }
-
-    /** The worker's log lines that name these input records or tell of a recovery, rewind, rebalance or start: the last 80. */
-    private String workerLines(List<String> inputs) {
-        String log;
-        try {
-            log = workerLog();
-        } catch (IOException e) {
-            return "(the worker's log cannot be read: " + e + ")";
-        }
-        List<String> lines = log.lines().filter(line -> inputs.stream().anyMatch(input -> line.contains("-" + input))
-                || line.contains("anew") || line.contains("redoing") || line.contains("aborted") || line.contains("partitions ")
-                || line.contains("consuming model-loads") || line.contains("reconcil") || line.contains("isolating")).toList();
-        return String.join("\n", lines.subList(Math.max(0, lines.size() - 80), lines.size()));
-    }
-
-    /** Everything the worker logged, through every restart (each start keeps the last run's log in {@code .previous}). */
-    private String workerLog() throws IOException {
-        StringBuilder text = new StringBuilder();
-        for (String name : List.of("worker.log.previous", "worker.log")) {
-            Path log = work.resolve(name);
-            if (Files.exists(log)) {
-                text.append(Files.readString(log)).append('\n');
-            }
-        }
-        return text.toString();
-    }
-
-    /** The stores' log lines that name {@code word}, the last 40. */
-    private String logLines(String word) throws IOException {
-        List<String> lines = new ArrayList<>();
-        for (int i = 0; i < STORES; i++) {
-            Path log = work.resolve("store-" + i + ".log");
-            if (Files.exists(log)) {
-                Files.readAllLines(log).stream().filter(l -> l.contains(word)).forEach(lines::add);
-            }
-        }
-        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-    }
-
-        private static boolean isIncident(ConsumerRecord<byte[], byte[]> record) {
+    private static boolean isIncident(ConsumerRecord<byte[], byte[]> record) {
         return record.key() != null && new String(record.key(), StandardCharsets.UTF_8).startsWith("inc-");
     }
 
@@ -493,99 +429,8 @@ class ChaosSoakIT {
         }
     }
 
-    private static void sleep(long millis) {
+    static void sleep(long millis) {
         // The chaos's own pacing: how long something stays down is the fault under test, not a wait for a condition.
         java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(millis));
-    }
-
-    /**
-     * One service of the distribution, as a process this test starts, kills and restarts as an orchestrator would: a
-     * start counts once the service says it is up (a service needs its broker and database at start, within
-     * {@code connect.timeout}; from then on it rides out their outages by itself).
-     */
-    private final class Service {
-        final String name;
-        final Launcher launcher;
-        private final Path log;
-        private final String ready;
-        private final String[] args;
-        private Process process;
-
-        Service(String name, Launcher launcher, Path log, String ready, String... args) {
-            this.name = name;
-            this.launcher = launcher;
-            this.log = log;
-            this.ready = ready;
-            this.args = args;
-        }
-
-        synchronized void start() throws IOException {
-            Path previous = log.resolveSibling(log.getFileName() + ".previous");
-            if (Files.exists(log)) {
-                Files.writeString(previous, Files.readString(log), java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-            }
-            process = launcher.spawn(log, args);
-            await().atMost(Duration.ofSeconds(90)).until(() -> log().contains(ready) || !process.isAlive());
-            assertThat(process.isAlive()).as(name + " started: " + log()).isTrue();
-        }
-
-        synchronized boolean isAlive() {
-            return process != null && process.isAlive();
-        }
-
-        synchronized void ensureRunning() throws IOException {
-            if (!isAlive()) {
-                start();
-            }
-        }
-
-        void killAndRestart(Random random) {
-            synchronized (this) {
-                kill();
-                kills.merge(name.startsWith("store") ? "store" : name, 1, Integer::sum);
-            }
-            sleep(500 + random.nextInt(3_000));
-            try {
-                start();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }
-
-        synchronized void kill() {
-            if (process != null) {
-                process.destroyForcibly();
-                try {
-                    process.waitFor(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-
-        /** SIGTERM, and the exit it ends with. */
-        synchronized void stop() throws InterruptedException {
-            process.destroy();
-            assertThat(process.waitFor(60, TimeUnit.SECONDS)).as(name + " stops on SIGTERM: " + log()).isTrue();
-        }
-
-        /** The HTTP status of {@code /health}, or -1 when it does not answer. */
-        int health() {
-            String port = launcher.env(name.equals("worker") ? "PA_WORKER_HTTP_PORT" : name.equals("collector") ? "PA_COLLECTOR_HTTP_PORT" : "PA_STORE_HTTP_PORT");
-            try {
-                return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).timeout(Duration.ofSeconds(5)).build(),
-                        HttpResponse.BodyHandlers.discarding()).statusCode();
-            } catch (IOException | InterruptedException e) {
-                return -1;
-            }
-        }
-
-        String log() {
-            try {
-                return Files.readString(log);
-            } catch (IOException e) {
-                return "";
-            }
-        }
     }
 }

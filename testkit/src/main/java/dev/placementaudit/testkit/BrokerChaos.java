@@ -23,7 +23,11 @@ public interface BrokerChaos extends AutoCloseable {
 
     KafkaBroker broker();
 
-    /** SIGKILL to the next victims; says which. */
+    /** What {@link ThreeNodes} kills, in turn; each kill's description begins with one of these and a colon. */
+    List<String> KILLS = List.of("the coordinator's leader", "the coordinator's leader and another node (below min.insync.replicas)",
+            "all three nodes", "another node");
+
+    /** SIGKILL to the next victims; says which, beginning with what kind of kill it is (one broker: "the broker"). */
     String kill();
 
     /** Starts what {@link #kill} took away, and waits until it is ready. */
@@ -89,14 +93,15 @@ public interface BrokerChaos extends AutoCloseable {
         public String kill() {
             int coordinator = cluster.transactionCoordinator().orElse(1);
             int other = coordinator % 3 + 1;
-            down = switch (round++ % 4) {
+            int kind = round++ % 4;
+            down = switch (kind) {
                 case 0 -> List.of(coordinator);
                 case 1 -> List.of(coordinator, other);
                 case 2 -> cluster.nodeIds();
                 default -> List.of(other);
             };
             cluster.kill(down);
-            return "nodes " + down + (down.contains(coordinator) ? " (coordinator " + coordinator + ")" : "");
+            return KILLS.get(kind) + ": nodes " + down + " (coordinator " + coordinator + ")";
         }
 
         @Override

@@ -7,14 +7,11 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
@@ -54,7 +51,6 @@ public final class Reconciler implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
     /** How every warning of a load resolved again begins: what to search a worker's log for (the chaos soak does). */
     public static final String RECONCILED = "reconciled: ";
-    private static final String OFFSETS_TOPIC = "__consumer_offsets";
     private static final EventSerde<LoadResolved> SUMMARIES = EventSerde.of(LoadResolved.class);
 
     /** What a load is resolved into again: its outputs (or its dead letter), in order, and the load id when it decodes. */
@@ -76,11 +72,9 @@ public final class Reconciler implements Runnable {
     private final Supplier<Set<Integer>> owned;
     private final Clock clock;
     private final Completeness completeness = new Completeness();
-    private final HangingWatch hangingWatch;
+    private final OutputLook look;
     private final Counter reconciled;
     private final AtomicInteger overdue = new AtomicInteger();
-    private final AtomicInteger hangingCount = new AtomicInteger();
-    private volatile List<String> hanging = List.of();
     private volatile boolean running = true;
     /** One look: when, where the group's offsets stood, and where each summary and dead-letter partition ended then. */
     private record Look(Instant at, Map<Integer, Long> committed, Map<TopicPartition, Long> ends) {
@@ -110,20 +104,21 @@ public final class Reconciler implements Runnable {
         this.redo = redo;
         this.owned = owned;
         this.clock = clock;
-        this.hangingWatch = new HangingWatch(settings.hangingBound());
+        this.look = new OutputLook(settings.watchedTopics(), settings.groupId(), settings.hangingBound(), consumer, admin, registry);
         this.reconciled = Counter.builder("pa.worker.reconciled").description("loads resolved again: the group was past them, with no output "
                 + "after worker.reconcile.after").register(registry);
         Gauge.builder("pa.worker.reconcile.overdue", overdue, AtomicInteger::get).description("loads the group committed past with no summary "
                 + "or dead letter read yet").register(registry);
-        Gauge.builder("pa.worker.hanging.partitions", hangingCount, AtomicInteger::get).description("output partitions whose readers are held "
-                + "by a transaction left open (the runbook: docs/operations.md)").register(registry);
+    }
+
+    /** The {@code __consumer_offsets} partition that holds {@code groupId}'s offsets, of {@code partitions}: Kafka's own rule. */
+    public static TopicPartition groupOffsetsPartition(String groupId, int partitions) {
+        return OutputLook.groupOffsetsPartition(groupId, partitions);
     }
 
     /** The problems a person must act on, for {@code /health}: a transaction left hanging. */
     public List<String> problems() {
-        List<String> now = hanging;
-        return now.isEmpty() ? List.of() : List.of("a transaction left hanging holds read_committed readers of " + now
-                + " (docs/operations.md: kafka-transactions.sh find-hanging, then abort)");
+        return look.problems();
     }
 
     @Override
@@ -252,7 +247,7 @@ public final class Reconciler implements Runnable {
             throw new KafkaException("reading the group's committed offsets failed", e);
         }
         // Read after the group's offsets: whatever that commit vouched for was written below these ends.
-        Outputs outputs = outputs();
+        OutputLook.Offsets outputs = look.read();
         Instant now = clock.instant();
         Map<TopicPartition, Long> ends = new HashMap<>();
         outputs.high().forEach((partition, end) -> {
@@ -270,7 +265,7 @@ public final class Reconciler implements Runnable {
             }
         }
         overdue.set(completeness.committedPastUnsettled(committed));
-        lookForHanging(outputs, now);
+        look.lookForHanging(outputs, now);
     }
 
     /**
@@ -361,58 +356,6 @@ public final class Reconciler implements Runnable {
             }
         }
         return found;
-    }
-
-    /** Where read_committed readers stop on each output partition, and where its log ends. */
-    private record Outputs(Map<TopicPartition, Long> stable, Map<TopicPartition, Long> high) {
-    }
-
-    private Outputs outputs() {
-        List<TopicPartition> partitions = new ArrayList<>();
-        for (String topic : settings.watchedTopics()) {
-            consumer.partitionsFor(topic, Duration.ofSeconds(10)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
-        }
-        partitions.add(groupOffsetsPartition());
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        partitions.forEach(p -> latest.put(p, OffsetSpec.latest()));
-        Map<TopicPartition, Long> stable = new HashMap<>();
-        Map<TopicPartition, Long> high = new HashMap<>();
-        try {
-            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(10, TimeUnit.SECONDS)
-                    .forEach((p, info) -> stable.put(p, info.offset()));
-            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(10, TimeUnit.SECONDS)
-                    .forEach((p, info) -> high.put(p, info.offset()));
-        } catch (Exception e) {
-            throw new KafkaException("reading the outputs' offsets failed", e);
-        }
-        return new Outputs(stable, high);
-    }
-
-    /**
-     * The {@code __consumer_offsets} partition holding the group's offsets (Kafka's own choice: the group id's hash modulo
-     * the partitions). A transaction left open there holds the group itself: its committed offsets cannot be read while
-     * they are unstable, so the loop cannot start again from them.
-     */
-    private TopicPartition groupOffsetsPartition() {
-        int count = consumer.partitionsFor(OFFSETS_TOPIC, Duration.ofSeconds(10)).size();
-        int hash = settings.groupId().hashCode();
-        return new TopicPartition(OFFSETS_TOPIC, (hash == Integer.MIN_VALUE ? 0 : Math.abs(hash)) % count);
-    }
-
-    private void lookForHanging(Outputs outputs, Instant now) {
-        Map<TopicPartition, Long> stable = outputs.stable();
-        Map<TopicPartition, Long> high = outputs.high();
-        Map<TopicPartition, Long> stuck = hangingWatch.observe(stable, high, now);
-        List<String> names = HangingWatch.names(stuck);
-        if (!names.equals(hanging) && !names.isEmpty()) {
-            LOG.error("a transaction left hanging holds every read_committed reader of {} (open for over {}; on __consumer_offsets it holds the "
-                    + "worker's group, whose offsets cannot be read); the worker does not abort it. "
-                    + "An operator: {} (docs/operations.md, 'A transaction left hanging')", names, settings.hangingBound(), HangingWatch.runbook(stuck));
-        } else if (!names.equals(hanging)) {
-            LOG.info("no transaction left hanging on the worker's outputs any more");
-        }
-        hanging = names;
-        hangingCount.set(names.size());
     }
 
     private Duration checkEvery() {

@@ -5,6 +5,7 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.SampleEvents;
+import dev.placementaudit.worker.reconcile.Reconciler;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
@@ -117,5 +118,69 @@ class ReconcilerTest {
             assertThat(registry.get("pa.worker.hanging.partitions").gauge().value()).isZero();
             assertThat(registry.get("pa.worker.reconciled").counter().count()).isZero();
         }
+    }
+
+    /**
+     * A transaction left open on the worker's group's own {@code __consumer_offsets} partition (seen once in CI on one
+     * broker killed every few seconds): the watch finds that partition by Kafka's rule (the group id's hash), reports it
+     * with the runbook, does not abort it, and the runbook's abort there clears it while the worker kept resolving.
+     */
+    @Test
+    void aTransactionLeftOpenOnTheGroupsOffsetsPartitionIsReportedAndTheRunbooksAbortClearsIt(KafkaBroker broker) throws Exception {
+        WorkerHarness h = new WorkerHarness(broker, 1);
+        String elsewhere = h.input + "-elsewhere";
+        broker.createTopics(1, elsewhere);
+        Map<String, String> settings = h.settings("group-held");
+        settings.put("worker.transaction.timeout", "5s");
+        settings.put("worker.reconcile.after", "1s");
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        Map<String, Object> stranger = broker.clientConfig();
+        stranger.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "stranger-offsets-" + h.input);
+        stranger.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 600_000);
+        try (KafkaProducer<byte[], byte[]> open = new KafkaProducer<>(stranger, new ByteArraySerializer(), new ByteArraySerializer());
+             ResolverWorker worker = h.start(settings, registry)) {
+            List<ModelLoaded> first = IntStream.range(0, 3).mapToObj(i -> SampleEvents.edgeLoad("a" + i, "r1", 2)).toList();
+            h.send(first);
+            assertThat(h.resolved(3)).hasSize(3);
+            // Offsets for another topic, in the worker's group, inside a transaction that is never ended: the group's
+            // partition of __consumer_offsets holds a transaction open from now on.
+            open.initTransactions();
+            open.beginTransaction();
+            open.sendOffsetsToTransaction(Map.of(new TopicPartition(elsewhere, 0), new OffsetAndMetadata(0)),
+                    new org.apache.kafka.clients.consumer.ConsumerGroupMetadata(h.group));
+            open.flush();
+            boolean aborted = false;
+            try {
+                aborted = heldAndReleased(broker, h, worker, registry);
+            } finally {
+                if (!aborted) {
+                    // The partition is shared with every other group on this broker: never leave it held for the next test.
+                    open.abortTransaction();
+                }
+            }
+            List<ModelLoaded> then = IntStream.range(0, 3).mapToObj(i -> SampleEvents.edgeLoad("b" + i, "r1", 2)).toList();
+            h.send(then);
+            assertThat(h.resolved(6)).extracting(LoadResolved::getLoadId).map(UUID.class::cast).doesNotHaveDuplicates().hasSize(6);
+            assertThat(registry.get("pa.worker.reconciled").counter().count()).isZero();
+        }
+    }
+
+    private static boolean heldAndReleased(KafkaBroker broker, WorkerHarness h, ResolverWorker worker, PrometheusMeterRegistry registry)
+            throws Exception {
+        await().atMost(Duration.ofSeconds(90)).until(() -> worker.problems().stream().anyMatch(p -> p.contains("left hanging")));
+        int offsetsPartitions;
+        try (Admin admin = Admin.create(broker.clientConfig())) {
+            offsetsPartitions = admin.describeTopics(List.of("__consumer_offsets")).allTopicNames().get(10, TimeUnit.SECONDS)
+                    .get("__consumer_offsets").partitions().size();
+        }
+        String partition = Reconciler.groupOffsetsPartition(h.group, offsetsPartitions).toString();
+        assertThat(worker.problems()).singleElement().asString().contains("left hanging", partition, "docs/operations.md");
+        assertThat(registry.get("pa.worker.hanging.partitions").gauge().value()).isEqualTo(1);
+        assertThat(h.openTransactions("__consumer_offsets")).as("the worker did not abort it").contains("pid");
+
+        assertThat(h.abortHanging(worker.problems())).singleElement().asString().startsWith(partition + " ");
+        await().atMost(Duration.ofSeconds(30)).until(() -> worker.health().up());
+        assertThat(registry.get("pa.worker.hanging.partitions").gauge().value()).isZero();
+        return true;
     }
 }

@@ -6,11 +6,11 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.Settings;
 import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.Runbook;
 import dev.placementaudit.testkit.TopicReader;
 import dev.placementaudit.worker.WorkerConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -142,39 +142,7 @@ final class WorkerHarness {
      * transaction open there. Returns the partitions aborted on, with the producer that held them.
      */
     List<String> abortHanging(List<String> problems) {
-        List<String> aborted = new ArrayList<>();
-        String said = String.join("\n", problems);
-        if (!said.contains("left hanging")) {
-            return aborted;
-        }
-        try (Admin admin = Admin.create(broker.clientConfig())) {
-            for (String topic : List.of(decisions, resolved, deadLetters, "__consumer_offsets")) {
-                int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions().size();
-                List<TopicPartition> named = IntStream.range(0, partitions).mapToObj(p -> new TopicPartition(topic, p))
-                        .filter(tp -> java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(tp.toString()) + "(?!\\d)").matcher(said).find())
-                        .toList();
-                if (named.isEmpty()) {
-                    continue;
-                }
-                admin.describeProducers(named).all().get(10, TimeUnit.SECONDS).forEach((partition, state) -> state.activeProducers().stream()
-                        .filter(p -> p.currentTransactionStartOffset().isPresent())
-                        .forEach(p -> {
-                            try {
-                                admin.abortTransaction(new AbortTransactionSpec(partition, p.producerId(), (short) p.producerEpoch(),
-                                        p.coordinatorEpoch().orElse(-1))).all().get(10, TimeUnit.SECONDS);
-                                aborted.add(partition + " (pid " + p.producerId() + " epoch " + p.producerEpoch() + " from "
-                                        + p.currentTransactionStartOffset().getAsLong() + ")");
-                            } catch (Exception e) {
-                                throw new IllegalStateException("could not abort the transaction hanging on " + partition, e);
-                            }
-                        }));
-            }
-        } catch (IllegalStateException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException("could not ask the broker about hanging transactions", e);
-        }
-        return aborted;
+        return Runbook.abortHanging(broker, List.of(decisions, resolved, deadLetters, "__consumer_offsets"), String.join("\n", problems));
     }
 
     List<AllocationDecided> decisions(int atLeast) {
