@@ -10,7 +10,9 @@ import dev.placementaudit.events.RuntimeDecision;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.PlatformCapabilities;
 import dev.placementaudit.events.ProfileSettings;
+import dev.placementaudit.events.RuntimeIdentity;
 import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.resolution.llamacpp.LlamaCppPlanning;
 import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.schemas.PlanDigest;
 
@@ -98,6 +100,9 @@ public final class LoadResolution {
      * A runtime that loads as the plan says (the producer's reference loader) asks this, not a copy of the rules.
      */
     public static List<AllocationDecision> decide(ValidLoad load) {
+        if (LlamaCppPlanning.plans(load.event().getRuntime())) {
+            return LlamaCppPlanning.decide(load);
+        }
         List<AllocationDecision> decided = new ArrayList<>(load.tensors().size());
         for (PlanTensor tensor : load.tensors()) {
             decided.add(AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform()));
@@ -196,6 +201,8 @@ public final class LoadResolution {
         private final ProfileSettings profile;
         private final PlatformCapabilities platform;
         private final List<TensorInfo> tensors;
+        /** The runtime that made the load, when it plans by rules of its own; compared by value (it is small). */
+        private final RuntimeIdentity runtime;
         private final int hash;
         private final boolean byIdentity;
 
@@ -204,6 +211,7 @@ public final class LoadResolution {
             this.profile = event.getProfile();
             this.platform = event.getPlatform();
             this.tensors = event.getTensors();
+            this.runtime = event.getRuntime();
             this.hash = hash;
             this.byIdentity = byIdentity;
         }
@@ -214,7 +222,7 @@ public final class LoadResolution {
 
         static LayoutKey of(LoadValidator validator, ModelLoaded event) {
             List<TensorInfo> tensors = event.getTensors();
-            int hash = Objects.hash(event.getProfile().getName(), event.getPlatform().getName(), tensors.size());
+            int hash = Objects.hash(event.getProfile().getName(), event.getPlatform().getName(), tensors.size(), event.getRuntime());
             for (TensorInfo tensor : tensors) {
                 for (int f = 0; f < FIELDS; f++) {
                     hash = 31 * hash + Objects.hashCode(tensor.get(f));
@@ -232,7 +240,8 @@ public final class LoadResolution {
 
         @Override
         public boolean equals(Object o) {
-            if (!(o instanceof LayoutKey other) || other.hash != hash || other.validator != validator || other.byIdentity != byIdentity) {
+            if (!(o instanceof LayoutKey other) || other.hash != hash || other.validator != validator || other.byIdentity != byIdentity
+                    || !Objects.equals(other.runtime, runtime)) {
                 return false;
             }
             if (byIdentity) {
@@ -281,10 +290,11 @@ public final class LoadResolution {
             byte[][] names = new byte[tensors.size()][];
             byte[][] fields = new byte[tensors.size()][];
             PlanDigest plan = new PlanDigest();
+            List<AllocationDecision> decisions = decide(load);
             for (int i = 0; i < tensors.size(); i++) {
                 PlanTensor tensor = tensors.get(i);
                 TensorInfo info = event.getTensors().get(i);
-                AllocationDecision decided = AllocationResolver.resolve(tensor, load.policy().profile(), load.policy().platform());
+                AllocationDecision decided = decisions.get(i);
                 totals.add(tensor, decided);
                 totals.compare(info.getRuntime(), decided, i);
                 // The name's bytes are taken once, for the id, the name field and the explanation that starts with it.

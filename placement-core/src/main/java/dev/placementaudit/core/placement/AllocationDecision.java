@@ -14,10 +14,19 @@ import java.util.Optional;
  * @param mappingBlockers every reason a requested mapping was refused, in explain order; empty when the
  *                        tensor is mapped or no mapping was asked for
  * @param placement       MAPPED_OK, or the fallback that picked heap vs off-heap
+ * @param runtimeReason   why a runtime with rules of its own (llama.cpp) put it there, in that policy's words: then the
+ *                        reason text; null for SKaiNET's rules, whose text is made from the codes
  */
 public record AllocationDecision(String tensorName, Format storedFormat, AllocationSpec spec, long residentBytes,
                                  boolean mappingRequested, List<ReasonCode> mappingBlockers, ReasonCode placement,
-                                 long offHeapThresholdBytes, boolean offHeapSupported) {
+                                 long offHeapThresholdBytes, boolean offHeapSupported, String runtimeReason) {
+    /** A decision under SKaiNET's rules. */
+    public AllocationDecision(String tensorName, Format storedFormat, AllocationSpec spec, long residentBytes, boolean mappingRequested,
+                              List<ReasonCode> mappingBlockers, ReasonCode placement, long offHeapThresholdBytes, boolean offHeapSupported) {
+        this(tensorName, storedFormat, spec, residentBytes, mappingRequested, mappingBlockers, placement, offHeapThresholdBytes,
+                offHeapSupported, null);
+    }
+
     public AllocationDecision {
         Objects.requireNonNull(tensorName, "tensorName");
         Objects.requireNonNull(storedFormat, "storedFormat");
@@ -59,8 +68,11 @@ public record AllocationDecision(String tensorName, Format storedFormat, Allocat
         return mappingBlockers.stream().findFirst();
     }
 
-    /** The "why" part: every blocker, then the placement clause. */
+    /** The "why" part: every blocker, then the placement clause; a runtime's own reason when it has rules of its own. */
     public String reasonText() {
+        if (runtimeReason != null) {
+            return runtimeReason;
+        }
         List<String> clauses = new ArrayList<>();
         for (ReasonCode blocker : mappingBlockers) {
             clauses.add(blockerClause(blocker));
@@ -89,12 +101,12 @@ public record AllocationDecision(String tensorName, Format storedFormat, Allocat
      */
     ReasonKey reasonKey() {
         return new ReasonKey(storedFormat, spec, residentBytes, mappingRequested, mappingBlockers, placement,
-                offHeapThresholdBytes, offHeapSupported);
+                offHeapThresholdBytes, offHeapSupported, runtimeReason);
     }
 
     record ReasonKey(Format storedFormat, AllocationSpec spec, long residentBytes, boolean mappingRequested,
                      List<ReasonCode> mappingBlockers, ReasonCode placement, long offHeapThresholdBytes,
-                     boolean offHeapSupported) {
+                     boolean offHeapSupported, String runtimeReason) {
     }
 
     private String blockerClause(ReasonCode blocker) {

@@ -77,8 +77,8 @@ final class LlamaCppOptions {
         return 0;
     }
 
-    /** {@code load --runtime llama.cpp}: the model loaded by real llama.cpp, per buffer planned, reported and measured. */
-    int load(PrintWriter out, Path file, int generate) {
+    /** {@code load --runtime llama.cpp}: the model loaded by real llama.cpp, per buffer planned, reported and measured; the audit. */
+    LlamaCppAudit load(PrintWriter out, Path file, int generate) {
         if (cpu != null) {
             throw new CommandFailure("load plans for the CPU llama.cpp reports; --cpu is for explain");
         }
@@ -100,7 +100,7 @@ final class LlamaCppOptions {
             out.printf(Locale.ROOT, "  generated %d tokens%n", run.generatedTokens());
         }
         verdict(out, audit);
-        return 0;
+        return audit;
     }
 
     /** {@code observe}: a process's memory (and log) against the plan. */

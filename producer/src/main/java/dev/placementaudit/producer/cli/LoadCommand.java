@@ -17,6 +17,8 @@ import dev.placementaudit.producer.model.FormPolicy;
 import dev.placementaudit.producer.model.ModelLoadedBuilder;
 import dev.placementaudit.producer.model.Platforms;
 import dev.placementaudit.producer.model.StoredModel;
+import dev.placementaudit.producer.llamacpp.LlamaCppAudit;
+import dev.placementaudit.producer.llamacpp.LlamaCppEvents;
 import dev.placementaudit.producer.publish.PlacementEvents;
 import dev.placementaudit.service.cli.CommandFailure;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -88,12 +90,9 @@ final class LoadCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        if (llamaCpp.llamaCpp()) {
-            if (publish || collector != null || format == Format.json) {
-                throw new CommandFailure("--runtime llama.cpp loads and reports here only; --publish, --collector and --format json are not "
-                        + "built for it yet");
-            }
-            return llamaCpp.load(out, model.file, generate);
+        boolean llama = llamaCpp.llamaCpp();
+        if (llama && format == Format.json) {
+            throw new CommandFailure("--runtime llama.cpp reports as a table; --format json is not built for it yet");
         }
         publish |= collector != null;
         if (publish && (deployment == null || release == null)) {
@@ -103,10 +102,18 @@ final class LoadCommand implements Callable<Integer> {
         CollectorClient client = collector != null ? collectorClient() : null;
         StoredModel stored = model.read();
         requireOneFile(stored);
-        FormPolicy forms = plan.formPolicy(plan.plannerProfile());
         String hostName = host != null ? host : System.getenv().getOrDefault("HOSTNAME", "localhost");
+        // llama.cpp is a native runtime: its platform is native unless named, and its profile is its own (mmap or not).
+        String platform = llama && !spec.commandLine().getParseResult().hasMatchedOption("--platform") ? "native" : plan.platform;
+        if (llama && spec.commandLine().getParseResult().hasMatchedOption("--profile")) {
+            throw new CommandFailure("--profile is SKaiNET's; llama.cpp plans by its own rules (--no-mmap for a load without the mapping)");
+        }
         DeploymentTarget target = new DeploymentTarget(deployment != null ? deployment : "local", cluster, hostName,
-                release != null ? release : "local", plan.platform, Platforms.byName(plan.platform));
+                release != null ? release : "local", platform, Platforms.byName(platform));
+        if (llama) {
+            return loadThroughLlamaCpp(out, stored, target, client);
+        }
+        FormPolicy forms = plan.formPolicy(plan.plannerProfile());
         ModelLoaded load;
         try {
             load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), modelId != null ? modelId : model.file.getFileName().toString(),
@@ -118,17 +125,8 @@ final class LoadCommand implements Callable<Integer> {
         PlacementEvents events = publish && client == null ? kafka.connect(observationsTopic) : null;
         try (LoadedModel loaded = load(load)) {
             Map<String, Object> published = null;
-            if (events != null) {
-                ModelLoaded reported = loaded.reported();
-                RecordMetadata loadAt = ProducerCli.published(() -> events.publish(reported));
-                LoadObserved observation = loaded.observation(Instant.now(), ProducerCli.PRODUCER + " load");
-                RecordMetadata observedAt = ProducerCli.published(() -> events.publishObservation(observation));
-                published = new LinkedHashMap<>();
-                published.put("loadId", load.getLoadId().toString());
-                published.put("load", loadAt.topic() + "-" + loadAt.partition() + "@" + loadAt.offset());
-                published.put("observation", observedAt.topic() + "-" + observedAt.partition() + "@" + observedAt.offset());
-            } else if (client != null) {
-                published = throughCollector(client, loaded);
+            if (events != null || client != null) {
+                published = publish(events, client, loaded.reported(), loaded.observation(Instant.now(), ProducerCli.PRODUCER + " load"));
             }
             if (format == Format.json) {
                 json(out, stored, loaded, published);
@@ -163,11 +161,48 @@ final class LoadCommand implements Callable<Integer> {
         return builder.build();
     }
 
-    /** The load with the loader's decisions, then its observation, in one batch; what the collector said of them. */
-    private Map<String, Object> throughCollector(CollectorClient client, LoadedModel loaded) {
+    /**
+     * {@code --runtime llama.cpp}: the file loaded by real llama.cpp in a child JVM, reported per buffer; with
+     * {@code --publish} (or {@code --collector}) the load, naming llama.cpp, its build and CPU, and what the process
+     * measured go out as every other load does, the broker asked first so a wrong address costs no load.
+     */
+    private int loadThroughLlamaCpp(PrintWriter out, StoredModel stored, DeploymentTarget target, CollectorClient client) {
+        PlacementEvents events = publish && client == null ? kafka.connect(observationsTopic) : null;
+        try {
+            Instant at = Instant.now();
+            LlamaCppAudit audit = llamaCpp.load(out, model.file, generate);
+            if (publish) {
+                LlamaCppEvents.Events made = LlamaCppEvents.of(audit, stored, target, modelId != null ? modelId : model.file.getFileName().toString(),
+                        UUID.randomUUID(), at, Map.of("source", "llama.cpp"), ProducerCli.PRODUCER + " load --runtime llama.cpp");
+                printPublished(out, publish(events, client, made.load(), made.observation()), "llama.cpp's placements");
+            }
+            return 0;
+        } finally {
+            if (events != null) {
+                events.close();
+            }
+        }
+    }
+
+    /** The load, then its observation: to Kafka, each acknowledged, or through the collector in one batch. */
+    private Map<String, Object> publish(PlacementEvents events, CollectorClient client, ModelLoaded reported, LoadObserved observation) {
+        if (events != null) {
+            RecordMetadata loadAt = ProducerCli.published(() -> events.publish(reported));
+            RecordMetadata observedAt = ProducerCli.published(() -> events.publishObservation(observation));
+            Map<String, Object> published = new LinkedHashMap<>();
+            published.put("loadId", reported.getLoadId().toString());
+            published.put("load", loadAt.topic() + "-" + loadAt.partition() + "@" + loadAt.offset());
+            published.put("observation", observedAt.topic() + "-" + observedAt.partition() + "@" + observedAt.offset());
+            return published;
+        }
+        return throughCollector(client, reported, observation);
+    }
+
+    /** The load, then its observation, in one batch; what the collector said of them. */
+    private Map<String, Object> throughCollector(CollectorClient client, ModelLoaded reported, LoadObserved observation) {
         CollectorClient.Delivery delivery;
         try {
-            delivery = client.send(List.of(loaded.reported()), List.of(loaded.observation(Instant.now(), ProducerCli.PRODUCER + " load")));
+            delivery = client.send(List.of(reported), List.of(observation));
         } catch (CollectorException e) {
             throw new CommandFailure(e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -180,7 +215,7 @@ final class LoadCommand implements Callable<Integer> {
                     + " " + first.reason());
         }
         Map<String, Object> published = new LinkedHashMap<>();
-        published.put("loadId", loaded.reported().getLoadId().toString());
+        published.put("loadId", reported.getLoadId().toString());
         published.put("collector", collector.toString());
         published.put("accepted", delivery.accepted());
         published.put("spooled", delivery.spooled());
@@ -232,15 +267,21 @@ final class LoadCommand implements Callable<Integer> {
             out.println("  held elsewhere than planned (" + departures.size() + "):");
             departures.forEach(d -> out.println("    " + d));
         }
-        if (published != null && published.containsKey("collector")) {
+        if (published != null) {
+            printPublished(out, published, "the loader's decisions");
+        }
+    }
+
+    private void printPublished(PrintWriter out, Map<String, Object> published, String decisions) {
+        if (published.containsKey("collector")) {
             int spooled = (Integer) published.get("spooled");
             out.println(spooled > 0 ? "the collector at " + published.get("collector") + " is unreachable: load " + published.get("loadId")
                     + " and its observation are kept in " + spoolDir + ", delivered first by the next run"
-                    : "published load " + published.get("loadId") + " with the loader's decisions and its observation through the collector at "
+                    : "published load " + published.get("loadId") + " with " + decisions + " and its observation through the collector at "
                     + published.get("collector") + " (" + published.get("accepted") + " accepted"
                     + ((Integer) published.get("spoolDelivered") > 0 ? ", and " + published.get("spoolDelivered") + " spooled batches before them" : "") + ")");
-        } else if (published != null) {
-            out.printf(Locale.ROOT, "published load %s with the loader's decisions to %s and its observation to %s%n", published.get("loadId"),
+        } else {
+            out.printf(Locale.ROOT, "published load %s with %s to %s and its observation to %s%n", published.get("loadId"), decisions,
                     published.get("load"), published.get("observation"));
         }
     }

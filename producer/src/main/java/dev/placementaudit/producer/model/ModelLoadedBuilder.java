@@ -29,7 +29,15 @@ public final class ModelLoadedBuilder {
 
     public static ModelLoaded build(UUID loadId, Instant occurredAt, String modelId, StoredModel model, DeploymentTarget target,
                                     FormPolicy policy, Map<String, String> labels, String producer) {
-        Map<String, WeightForm> forms = policy.forms(model.tensors());
+        return build(loadId, occurredAt, modelId, model, target, policy.profile(), policy.forms(model.tensors()), labels, producer);
+    }
+
+    /**
+     * The same with the forms given: a runtime with rules of its own (llama.cpp) asks no SKaiNET form of a tensor, and a
+     * tensor with no form is sent with none.
+     */
+    public static ModelLoaded build(UUID loadId, Instant occurredAt, String modelId, StoredModel model, DeploymentTarget target,
+                                    PlannerProfile profile, Map<String, WeightForm> forms, Map<String, String> labels, String producer) {
         List<TensorInfo> tensors = new ArrayList<>(model.tensors().size());
         for (StoredTensor tensor : model.tensors()) {
             tensors.add(TensorInfo.newBuilder()
@@ -41,10 +49,9 @@ public final class ModelLoadedBuilder {
                     .setStoredBytes(tensor.storedBytes())
                     .setSizeEstimated(tensor.sizeEstimated())
                     .setFileOffset(tensor.fileOffset().isPresent() ? tensor.fileOffset().getAsLong() : null)
-                    .setForm(form(forms.get(tensor.name())))
+                    .setForm(forms.containsKey(tensor.name()) ? form(forms.get(tensor.name())) : null)
                     .build());
         }
-        PlannerProfile profile = policy.profile();
         return ModelLoaded.newBuilder()
                 .setLoadId(loadId)
                 .setOccurredAt(occurredAt)

@@ -69,6 +69,29 @@ public record CpuFeatures(String name, Set<Feature> features) {
         return new CpuFeatures("reported", found);
     }
 
+    /**
+     * The CPU a load names by its features (as {@link #describe} writes them): the named CPU with exactly these features if
+     * there is one, so a plan reads "avx2", else one named by the features. Names this build of the audit does not know are
+     * ignored: they pick no kernel of the builds it models.
+     */
+    public static CpuFeatures fromNames(java.util.Collection<String> names) {
+        Set<Feature> found = EnumSet.noneOf(Feature.class);
+        for (String name : names) {
+            for (Feature feature : Feature.values()) {
+                if (feature.name().equalsIgnoreCase(name)) {
+                    found.add(feature);
+                }
+            }
+        }
+        for (CpuFeatures cpu : NAMED.values()) {
+            if (cpu.features().equals(found)) {
+                return cpu;
+            }
+        }
+        return new CpuFeatures(found.isEmpty() ? "no features" : String.join("+", found.stream().map(f -> f.name().toLowerCase(Locale.ROOT))
+                .sorted().toList()), found);
+    }
+
     public boolean has(Feature feature) {
         return features.contains(feature);
     }
