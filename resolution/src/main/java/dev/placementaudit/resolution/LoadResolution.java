@@ -302,7 +302,9 @@ public final class LoadResolution {
                 encoder.digest(plan, names[i], tensor, info.getSizeEstimated(), decided, i);
                 fields[i] = encoder.tensorFields(names[i], tensor, info.getSizeEstimated(), decided, i, tensors.size());
             }
-            return new Layout(load.policy().digest(), names, fields, plan.digest(), totals);
+            RuntimeIdentity runtime = event.getRuntime();
+            String policyDigest = LlamaCppPlanning.plans(runtime) ? LlamaCppPlanning.policyDigest(load.policy().digest(), runtime) : load.policy().digest();
+            return new Layout(policyDigest, names, fields, plan.digest(), totals);
         }
 
         /** This layout's decisions for one load, and its summary. */

@@ -100,8 +100,6 @@ final class LoadCommand implements Callable<Integer> {
                     + " needs --deployment and --release: the load is published as that deployment's");
         }
         CollectorClient client = collector != null ? collectorClient() : null;
-        StoredModel stored = model.read();
-        requireOneFile(stored);
         String hostName = host != null ? host : System.getenv().getOrDefault("HOSTNAME", "localhost");
         // llama.cpp is a native runtime: its platform is native unless named, and its profile is its own (mmap or not).
         String platform = llama && !spec.commandLine().getParseResult().hasMatchedOption("--platform") ? "native" : plan.platform;
@@ -111,8 +109,10 @@ final class LoadCommand implements Callable<Integer> {
         DeploymentTarget target = new DeploymentTarget(deployment != null ? deployment : "local", cluster, hostName,
                 release != null ? release : "local", platform, Platforms.byName(platform));
         if (llama) {
-            return loadThroughLlamaCpp(out, stored, target, client);
+            return loadThroughLlamaCpp(out, target, client);
         }
+        StoredModel stored = model.read();
+        requireOneFile(stored);
         FormPolicy forms = plan.formPolicy(plan.plannerProfile());
         ModelLoaded load;
         try {
@@ -166,13 +166,14 @@ final class LoadCommand implements Callable<Integer> {
      * {@code --publish} (or {@code --collector}) the load, naming llama.cpp, its build and CPU, and what the process
      * measured go out as every other load does, the broker asked first so a wrong address costs no load.
      */
-    private int loadThroughLlamaCpp(PrintWriter out, StoredModel stored, DeploymentTarget target, CollectorClient client) {
+    private int loadThroughLlamaCpp(PrintWriter out, DeploymentTarget target, CollectorClient client) {
         PlacementEvents events = publish && client == null ? kafka.connect(observationsTopic) : null;
         try {
             Instant at = Instant.now();
             LlamaCppAudit audit = llamaCpp.load(out, model.file, generate);
             if (publish) {
-                LlamaCppEvents.Events made = LlamaCppEvents.of(audit, stored, target, modelId != null ? modelId : model.file.getFileName().toString(),
+                // Read after llama.cpp: a file it refuses is refused in its words.
+                LlamaCppEvents.Events made = LlamaCppEvents.of(audit, model.read(), target, modelId != null ? modelId : model.file.getFileName().toString(),
                         UUID.randomUUID(), at, Map.of("source", "llama.cpp"), ProducerCli.PRODUCER + " load --runtime llama.cpp");
                 printPublished(out, publish(events, client, made.load(), made.observation()), "llama.cpp's placements");
             }

@@ -40,10 +40,10 @@ public final class LlamaCppEvents {
     private LlamaCppEvents() {
     }
 
-    /** A native runtime holds no managed heap: every copy is off it (threshold 0); with mmap off no weight is mapped. */
+    /** A native runtime holds no managed heap: every copy is off it (a threshold of 1 byte); with mmap off no weight is mapped. */
     public static PlannerProfile profile(boolean mmap) {
         return new PlannerProfile(mmap ? "llama.cpp" : "llama.cpp-no-mmap", PlannerProfile.RESERVE_NATIVE, PlannerProfile.DEFAULT_PREFILL_CHUNK,
-                KvCacheMode.BF16, 1.0, 0, 0.05, false, mmap);
+                KvCacheMode.BF16, 1.0, 1, 0.05, false, mmap);
     }
 
     public static Events of(LlamaCppAudit audit, StoredModel stored, DeploymentTarget target, String modelId, UUID loadId, Instant at,

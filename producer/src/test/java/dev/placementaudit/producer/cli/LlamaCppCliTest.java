@@ -1,7 +1,15 @@
 package dev.placementaudit.producer.cli;
 
+import dev.placementaudit.events.LoadObserved;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.producer.llamacpp.LlamaCppProbe;
+import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TopicReader;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -97,5 +105,46 @@ class LlamaCppCliTest {
         CliRun gone = run("observe", "--runtime", "llama.cpp", "--pid", Long.toString(server.pid()), "--model", model.toString());
         assertThat(gone.exit()).isEqualTo(2);
         assertThat(gone.err().strip()).startsWith("error: no llama.cpp process " + server.pid() + " to observe: ");
+    }
+
+    /** {@code load --runtime llama.cpp --publish}: the load names llama.cpp, its build and CPU, with each weight as llama.cpp placed it. */
+    @Test
+    @ExtendWith(KafkaBrokerExtension.class)
+    void loadThroughLlamaCppAndPublishWhatItDidToKafka(KafkaBroker broker) throws Exception {
+        Path model = dir.resolve("tiny-q4_0.gguf");
+        assertThat(run("sample-model", "--layout", "tiny-llama", "--type", "Q4_0", "--with-weights", "--out", model.toString()).exit()).isZero();
+        String loads = KafkaBroker.uniqueTopic("loads");
+        String observations = KafkaBroker.uniqueTopic("observations");
+        broker.createTopics(1, loads, observations);
+
+        CliRun load = run("load", "--model", model.toString(), "--runtime", "llama.cpp", "--deployment", "llama-box-1", "--release", "r2",
+                "--model-id", "tiny-llama", "--publish", "--bootstrap-servers", broker.bootstrapServers(), "--topic", loads, "--observations-topic",
+                observations);
+
+        assertThat(load.exit()).as(load.err()).isZero();
+        assertThat(load.out()).contains("as planned: every buffer and every repack")
+                .contains("with llama.cpp's placements to " + loads + "-0@0 and its observation to " + observations + "-0@0");
+        ModelLoaded published = EventSerde.of(ModelLoaded.class).decode(TopicReader.readCommitted(broker, loads, 1).get(0).value());
+        assertThat(published.getRuntime().getName()).isEqualTo("llama.cpp");
+        assertThat(published.getRuntime().getBuild()).isEqualTo("b4916");
+        assertThat(published.getRuntime().getMmap()).isTrue();
+        assertThat(published.getRuntime().getCpuFeatures()).contains("AARCH64_REPACK");
+        assertThat(published.getPlatform().getName()).isEqualTo("native");
+        assertThat(published.getProfile().getName()).isEqualTo("llama.cpp");
+        assertThat(published.getModel().getId()).isEqualTo("tiny-llama");
+        TensorInfo embedding = published.getTensors().stream().filter(t -> t.getName().equals("token_embd.weight")).findFirst().orElseThrow();
+        assertThat(embedding.getRuntime().getDomain().name()).isEqualTo("MMAP_FILE");
+        assertThat(published.getTensors()).filteredOn(t -> t.getRuntime().getDomain().name().equals("HOST_OFFHEAP"))
+                .as("the weights llama.cpp's log says it repacked").hasSize(15)
+                .allSatisfy(t -> assertThat(t.getRuntime().getReason()).startsWith("CPU_AARCH64: repack with q4_0_"));
+        LoadObserved observed = EventSerde.of(LoadObserved.class).decode(TopicReader.readCommitted(broker, observations, 1).get(0).value());
+        assertThat(observed.getLoadId()).isEqualTo(published.getLoadId());
+        assertThat(observed.getMethod().getName()).isEqualTo("llama.cpp-log+proc-smaps");
+        assertThat(observed.getFileMappedBytes()).isPositive();
+        assertThat(observed.getDirectAfterBytes()).as("no JVM pool: llama.cpp allocates natively").isNull();
+
+        CliRun profile = run("load", "--model", model.toString(), "--runtime", "llama.cpp", "--profile", "edge");
+        assertThat(profile.exit()).isEqualTo(2);
+        assertThat(profile.err().strip()).isEqualTo("error: --profile is SKaiNET's; llama.cpp plans by its own rules (--no-mmap for a load without the mapping)");
     }
 }

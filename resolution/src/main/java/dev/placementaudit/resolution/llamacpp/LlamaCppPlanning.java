@@ -21,7 +21,7 @@ import java.util.Optional;
  * every decision: a weight in the file's pages is {@code MMAP_FILE} ({@code MAPPED_OK}); a weight llama.cpp repacks is
  * copied into host memory outside any managed heap ({@code HOST_OFFHEAP}; with mmap on, its mapping was refused as a
  * {@code KERNEL_FEED_COPY}: a kernel's byte order is a copy of the file's bytes); with mmap off every weight is copied
- * ({@code HOST_OFFHEAP}, no mapping asked). A native runtime has no managed heap: its off-heap threshold is 0. The
+ * ({@code HOST_OFFHEAP}, no mapping asked). A native runtime has no managed heap: its off-heap threshold is 1 byte. The
  * reason text is the policy's own, naming the build, the CPU and the layout.
  */
 public final class LlamaCppPlanning {
@@ -33,6 +33,21 @@ public final class LlamaCppPlanning {
     /** Whether the load names a runtime whose rules this class models. */
     public static boolean plans(RuntimeIdentity runtime) {
         return runtime != null && RUNTIME.equals(runtime.getName());
+    }
+
+    /**
+     * The digest of the rules that decide a llama.cpp load: the profile's and platform's digest with the build modelled,
+     * the CPU's features and mmap, so two loads' decisions share a digest only when the same rules made them.
+     */
+    public static String policyDigest(String profileAndPlatform, RuntimeIdentity runtime) {
+        String rules = String.join("\0", profileAndPlatform, RUNTIME, LlamaCppPolicy.BUILD, CpuFeatures.fromNames(runtime.getCpuFeatures()).describe(),
+                Boolean.toString(runtime.getMmap()));
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(rules.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Every tensor's decision, in tensor order. */
@@ -63,7 +78,7 @@ public final class LlamaCppPlanning {
         boolean mapped = domain == MemoryDomain.MMAP_FILE;
         List<ReasonCode> blockers = !mapped && mmap ? List.of(ReasonCode.KERNEL_FEED_COPY) : List.of();
         return new AllocationDecision(tensor.name(), tensor.format(), spec, tensor.bytes(), mmap, blockers,
-                mapped ? ReasonCode.MAPPED_OK : ReasonCode.ABOVE_THRESHOLD, 0, true, rules + placed.detail());
+                mapped ? ReasonCode.MAPPED_OK : ReasonCode.ABOVE_THRESHOLD, 1, true, rules + placed.detail());
     }
 
     /** The ggml type of a tensor as the event names it: a block encoding by its name, a dense one by its dtype. */

@@ -1,0 +1,144 @@
+package dev.placementaudit.store;
+
+import dev.placementaudit.core.format.GgmlType;
+import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.RuntimeDecision;
+import dev.placementaudit.events.RuntimeDomain;
+import dev.placementaudit.events.TensorInfo;
+import dev.placementaudit.producer.llamacpp.LlamaCppAudit;
+import dev.placementaudit.producer.llamacpp.LlamaCppEvents;
+import dev.placementaudit.producer.llamacpp.LlamaCppRun;
+import dev.placementaudit.producer.model.DeploymentTarget;
+import dev.placementaudit.producer.model.ModelFiles;
+import dev.placementaudit.producer.model.Platforms;
+import dev.placementaudit.producer.publish.PlacementEvents;
+import dev.placementaudit.producer.sample.TinyLlamaFile;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.testkit.DatabaseTest;
+import dev.placementaudit.testkit.KafkaBroker;
+import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.testkit.TestDatabase;
+import dev.placementaudit.worker.WorkerConfig;
+import dev.placementaudit.worker.pipeline.ResolverWorker;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A real runtime through the whole audit: tiny llamas loaded by real llama.cpp (in child JVMs), published with llama.cpp
+ * named as the runtime, planned by the worker under llama.cpp's rules and kept by the store. r1 ships Q8_0 and r2 the
+ * Q4_0 requantisation: with mmap on, r2's matrices leave the file's pages for host memory (repacked for the CPU's kernel),
+ * which {@code store diff} shows with llama.cpp's reason and the store raises as off-heap growth; with mmap off, every
+ * weight was copied already and r2 only shrinks. What llama.cpp did agrees with the policy (no divergence), and a load
+ * whose log places a weight otherwise is DIVERGED.
+ */
+@ExtendWith(KafkaBrokerExtension.class)
+class LlamaCppPipelineTest {
+    private static final Duration LOAD_TIMEOUT = Duration.ofMinutes(3);
+
+    @TempDir
+    Path dir;
+
+    @DatabaseTest
+    void aRequantisedReleaseLoadedByRealLlamaCppMovesItsMatricesOffTheMappingAndTheStoreSaysWhy(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        String input = KafkaBroker.uniqueTopic("model-loads");
+        broker.createTopics(3, input);
+        Map<String, String> store = h.settings();
+        store.put("store.loads.topic", input);
+        store.put("store.alerts.per.load", "false");
+        // The tiny model's matrices are a few MB: growth rules at that scale, as a fleet's are at gigabytes.
+        store.put("store.rules.offheap.bytes", Long.toString(1L << 20));
+
+        Path q8 = dir.resolve("tiny-q8_0.gguf");
+        Path q4 = dir.resolve("tiny-q4_0.gguf");
+        TinyLlamaFile.write(GgmlType.Q8_0, 7, q8);
+        TinyLlamaFile.write(GgmlType.Q4_0, 7, q4);
+        Map<String, LlamaCppAudit> audits = new HashMap<>();
+        for (Path file : List.of(q8, q4)) {
+            for (boolean mmap : List.of(true, false)) {
+                audits.put(file.getFileName() + "/" + mmap, LlamaCppAudit.of(file, LlamaCppRun.load(file, mmap, 0, LOAD_TIMEOUT)));
+            }
+        }
+        LlamaCppAudit repacking = audits.get("tiny-q4_0.gguf/true");
+        assertThat(repacking.diverged()).as("llama.cpp did as its policy says: %s", repacking.divergences()).isFalse();
+        assertThat(repacking.run().log().repacked()).as("this CPU's llama.cpp repacks Q4_0 matrices (AVX2 or NEON)").isNotEmpty();
+
+        List<ModelLoaded> published = new ArrayList<>();
+        try (ResolverWorker w = ResolverWorker.start(WorkerConfig.from(Settings.of(h.workerSettings(input))), new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+             AuditStore s = h.start(store);
+             PlacementEvents events = PlacementEvents.connect(Map.of("bootstrap.servers", broker.bootstrapServers()), input, h.observations,
+                     Duration.ofSeconds(15))) {
+            Instant at = Instant.parse("2026-12-01T08:00:00Z");
+            for (String deployment : List.of("llama-a", "llama-b", "llama-c")) {
+                boolean mmap = !deployment.equals("llama-c");
+                for (String release : List.of("r1", "r2")) {
+                    Path file = release.equals("r1") ? q8 : q4;
+                    at = at.plusSeconds(60);
+                    LlamaCppEvents.Events made = LlamaCppEvents.of(audits.get(file.getFileName() + "/" + mmap), ModelFiles.read(file),
+                            new DeploymentTarget(deployment, "c1", deployment + "-host", release, "native", Platforms.byName("native")), "tiny-llama",
+                            UUID.randomUUID(), at, Map.of(), "test");
+                    events.publish(made.load());
+                    events.publishObservation(made.observation());
+                    published.add(made.load());
+                }
+            }
+            // A device whose llama.cpp kept output.weight in the file's pages, where this build's policy repacks it.
+            LlamaCppEvents.Events odd = LlamaCppEvents.of(repacking, ModelFiles.read(q4), new DeploymentTarget("llama-d", "c1", "d-host", "r2",
+                    "native", Platforms.byName("native")), "tiny-llama", UUID.randomUUID(), at.plusSeconds(60), Map.of(), "test");
+            events.publish(keptMapped(odd.load(), "output.weight"));
+            events.publishObservation(odd.observation());
+
+            int expected = published.size() + 1;
+            await().atMost(Duration.ofSeconds(120)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == expected
+                    && h.count("SELECT COUNT(*) FROM load_observations") == expected);
+
+            assertThat(h.count("SELECT COUNT(*) FROM load_divergences d JOIN loads l ON l.load_id = d.load_id WHERE l.deployment_id <> 'llama-d'"))
+                    .as("llama.cpp placed every weight as the policy for its build and CPU says").isZero();
+            assertThat(h.count("SELECT COUNT(*) FROM load_divergences d JOIN loads l ON l.load_id = d.load_id WHERE l.deployment_id = 'llama-d' "
+                    + "AND d.tensor_name = 'output.weight'")).isEqualTo(1);
+
+            String[] cli = CliRun.settings(h);
+            CliRun diff = CliRun.run(cli, "diff", "--deployment", "llama-a", "--model", "tiny-llama", "--from", "r1", "--to", "r2", "--findings");
+            assertThat(diff.exit()).as(diff.out() + diff.err()).isZero();
+            assertThat(diff.out()).as(diff.out()).contains("MMAP_FILE", "HOST_OFFHEAP", "KERNEL_FEED_COPY", "repacked as", "llama.cpp b4916",
+                    "blk.0.attn_q.weight");
+            CliRun copied = CliRun.run(cli, "diff", "--deployment", "llama-c", "--model", "tiny-llama", "--from", "r1", "--to", "r2", "--findings");
+            assertThat(copied.exit()).as(copied.out() + copied.err()).isZero();
+            assertThat(copied.out()).as(copied.out()).contains("mapped 0 B -> 0 B").doesNotContain("KERNEL_FEED_COPY");
+
+            // One incident per cause: the repacked matrices on both deployments that map, and the one device that diverged;
+            // the release gate holds r2 back.
+            await().atMost(Duration.ofSeconds(30)).until(() -> h.count("SELECT COUNT(*) FROM incidents WHERE to_release = 'r2' AND state = 'OPEN'") == 2
+                    && h.count("SELECT COUNT(*) FROM incident_deployments d JOIN incidents i ON i.incident_id = d.incident_id "
+                    + "WHERE i.primary_kind = 'LOST_MAPPING' AND d.showing = TRUE") == 2);
+            CliRun gate = CliRun.run(cli, "gate", "--release", "r2", "--model", "tiny-llama");
+            assertThat(gate.exit()).as(gate.out() + gate.err()).isNotZero();
+            assertThat(gate.out()).contains("BLOCKED by 2 incident(s)").containsPattern("tiny-llama r1 -> r2 +LOST_MAPPING +2 of 4 deployments")
+                    .containsPattern("DIVERGED +1 of 4 deployments");
+        }
+    }
+
+    /** The load as a llama.cpp that did not repack {@code name} reports it: the weight in the file's pages. */
+    private static ModelLoaded keptMapped(ModelLoaded load, String name) {
+        List<TensorInfo> tensors = new ArrayList<>();
+        for (TensorInfo t : load.getTensors()) {
+            tensors.add(!t.getName().equals(name) ? t : TensorInfo.newBuilder(t).setRuntime(RuntimeDecision.newBuilder()
+                    .setDomain(RuntimeDomain.MMAP_FILE).setResidentBytes(t.getStoredBytes()).setReason("CPU_Mapped").build()).build());
+        }
+        return ModelLoaded.newBuilder(load).setTensors(tensors).build();
+    }
+}
