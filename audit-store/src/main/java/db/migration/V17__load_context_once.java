@@ -40,11 +40,17 @@ public class V17__load_context_once extends BaseJavaMigration {
             + "summary_partition, complete, load_id, deployment_id, release_name, model_id, plan_digest, previous_load_id, previous_release, "
             + "previous_plan_digest";
 
+    /** The dimensions as this migration made them (V23 added the build's runtime): a migration never reads today's code's shape. */
+    static final LoadContexts.Dimension SITES = new LoadContexts.Dimension("load_sites", "site_key",
+            List.of("cluster", "host", "platform_name", "profile_name"), List.of("VARCHAR(200)", "VARCHAR(200)", "VARCHAR(100)", "VARCHAR(100)"));
+    static final LoadContexts.Dimension BUILDS = new LoadContexts.Dimension("load_builds", "build_key",
+            List.of("model_name", "model_sha256", "resolver_version", "policy_digest"), List.of("VARCHAR(500)", "VARCHAR(64)", "VARCHAR(100)", "VARCHAR(64)"));
+
     @Override
     public void migrate(Context context) throws Exception {
         Connection c = context.getConnection();
         boolean postgres = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres");
-        for (LoadContexts.Dimension dimension : List.of(LoadContexts.SITES, LoadContexts.BUILDS)) {
+        for (LoadContexts.Dimension dimension : List.of(SITES, BUILDS)) {
             List<String> columns = new ArrayList<>();
             for (int i = 0; i < dimension.columns().size(); i++) {
                 // model_sha256 may be NULL, as in loads; every other value is required.
@@ -93,7 +99,7 @@ public class V17__load_context_once extends BaseJavaMigration {
         long rows;
         try (Statement s = c.createStatement()) {
             rows = s.executeUpdate("INSERT INTO load_rows (" + ROW_COLUMNS + ") SELECT " + copied + " FROM loads l "
-                    + "JOIN load_sites s ON " + matches(LoadContexts.SITES, "s") + " JOIN load_builds b ON " + matches(LoadContexts.BUILDS, "b"));
+                    + "JOIN load_sites s ON " + matches(SITES, "s") + " JOIN load_builds b ON " + matches(BUILDS, "b"));
         }
         long before = count(c, "SELECT COUNT(*) FROM loads");
         if (rows != before) {

@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import db.migration.V23__runtime_in_a_loads_build;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.chain.ChainVerifier;
@@ -69,6 +70,13 @@ class ChainUpgradeTest {
             // And V21 not applied either (no incident yet: the table is empty).
             assertThat(h.count("SELECT COUNT(*) FROM incident_deployments")).isZero();
             boolean postgres = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres");
+            // Nor V23: no runtime in a load's build.
+            s.execute("DROP VIEW load_tensors");
+            s.execute("DROP VIEW loads");
+            s.execute("ALTER TABLE load_builds DROP COLUMN runtime");
+            s.execute(V23__runtime_in_a_loads_build.loadsView(postgres, false));
+            s.execute("CREATE VIEW load_tensors AS SELECT l.load_id, l.resolver_version, l.policy_digest, t.* FROM loads l JOIN plan_tensors t "
+                    + "ON t.plan_digest = l.plan_digest");
             for (String column : List.of("from_plan", "to_plan")) {
                 s.execute(postgres ? "ALTER TABLE incident_deployments ALTER COLUMN " + column + " TYPE VARCHAR(64) USING encode(" + column + ", 'hex')"
                         : "ALTER TABLE incident_deployments ALTER COLUMN " + column + " SET DATA TYPE VARCHAR(64)");
@@ -84,7 +92,7 @@ class ChainUpgradeTest {
                 s.execute("CREATE VIEW load_tensors AS SELECT l.load_id, l.resolver_version, l.policy_digest, t.* FROM loads l JOIN plan_tensors t "
                         + "ON t.plan_digest = l.plan_digest");
             }
-            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22')");
+            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23')");
         }
 
         List<ModelLoaded> after = List.of(StoreHarness.load("phone-1", "r3", 2, 48, true), StoreHarness.load("phone-2", "r2", 2, 25, false));

@@ -211,6 +211,14 @@ final class StoreHarness {
         }
     }
 
+    /** The first column of the first row, as text. */
+    String string(String sql) throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
     long count(String sql) throws SQLException {
         try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();

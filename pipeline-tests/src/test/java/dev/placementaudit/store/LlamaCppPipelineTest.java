@@ -115,7 +115,11 @@ class LlamaCppPipelineTest {
             CliRun diff = CliRun.run(cli, "diff", "--deployment", "llama-a", "--model", "tiny-llama", "--from", "r1", "--to", "r2", "--findings");
             assertThat(diff.exit()).as(diff.out() + diff.err()).isZero();
             assertThat(diff.out()).as(diff.out()).contains("MMAP_FILE", "HOST_OFFHEAP", "KERNEL_FEED_COPY", "repacked as", "llama.cpp b4916",
-                    "blk.0.attn_q.weight");
+                    "blk.0.attn_q.weight").containsPattern("runtime llama.cpp b4916 [A-Z0-9_,]+ mmap -> llama.cpp b4916 [A-Z0-9_,]+ mmap");
+            String r2 = h.string("SELECT load_id FROM loads WHERE deployment_id = 'llama-c' AND release_name = 'r2'");
+            CliRun where = CliRun.run(cli, "where", "--load", r2);
+            assertThat(where.out()).as(where.out()).containsPattern("runtime llama.cpp b4916 [A-Z0-9_,]+ no-mmap: planned under its rules")
+                    .contains("model file mapped 0 B");
             CliRun copied = CliRun.run(cli, "diff", "--deployment", "llama-c", "--model", "tiny-llama", "--from", "r1", "--to", "r2", "--findings");
             assertThat(copied.exit()).as(copied.out() + copied.err()).isZero();
             assertThat(copied.out()).as(copied.out()).contains("mapped 0 B -> 0 B").doesNotContain("KERNEL_FEED_COPY");

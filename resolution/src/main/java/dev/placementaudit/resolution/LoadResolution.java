@@ -357,6 +357,7 @@ public final class LoadResolution {
                 .setDivergedTensors(totals.divergences.size())
                 // A copy: the layout's totals are shared by every load of it.
                 .setDivergences(new ArrayList<>(totals.divergences))
+                .setRuntime(LlamaCppPlanning.context(event.getRuntime()))
                 .build();
     }
 

@@ -33,6 +33,9 @@ final class DiffCommand implements Callable<Integer> {
                     ByteSizes.format(report.from().offHeapBytes()), ByteSizes.format(report.to().offHeapBytes()),
                     ByteSizes.format(report.from().heapBytes()), ByteSizes.format(report.to().heapBytes()),
                     ByteSizes.format(report.from().mappedBytes()), ByteSizes.format(report.to().mappedBytes()));
+            if (report.from().runtime() != null || report.to().runtime() != null) {
+                o.printf(Locale.ROOT, "  runtime %s -> %s%n", runtimeOf(report.from()), runtimeOf(report.to()));
+            }
             o.printf(Locale.ROOT, "  %d root causes, largest first:%n", report.causes().size());
             int n = 0;
             for (RootCauses.CauseGroup group : report.causes()) {
@@ -57,5 +60,9 @@ final class DiffCommand implements Callable<Integer> {
                 }
             }
         });
+    }
+
+    private static String runtimeOf(dev.placementaudit.store.query.AuditQueries.LoadSummary load) {
+        return load.runtime() == null ? "SKaiNET's rules" : load.runtime();
     }
 }

@@ -33,6 +33,9 @@ final class WhereCommand implements Callable<Integer> {
                         o.printf(Locale.ROOT, "%s  %s %s  %s  %d tensors  heap %s  off-heap %s  mapped %s%n", l.loadId(), l.deploymentId(),
                                 l.release(), l.modelId(), l.tensorCount(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()),
                                 ByteSizes.format(l.mappedBytes()));
+                        if (l.runtime() != null) {
+                            o.printf(Locale.ROOT, "  runtime %s: planned under its rules%n", l.runtime());
+                        }
                         detail.tensors().forEach(t -> o.printf(Locale.ROOT, "  %-40s %-13s %10s  %-20s %s%s%n", t.name(), t.domain(),
                                 ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat(),
                                 t.sizeEstimated() ? "  size estimated (unknown type)" : ""));

@@ -48,8 +48,9 @@ public final class LoadContexts {
 
     public static final Dimension SITES = new Dimension("load_sites", "site_key", List.of("cluster", "host", "platform_name", "profile_name"),
             List.of("VARCHAR(200)", "VARCHAR(200)", "VARCHAR(100)", "VARCHAR(100)"));
+    /** A build's runtime (V23) is null for SKaiNET's rules, and then not part of its key: the keys of builds stored before stay. */
     public static final Dimension BUILDS = new Dimension("load_builds", "build_key", List.of("model_name", "model_sha256", "resolver_version",
-            "policy_digest"), List.of("VARCHAR(500)", "VARCHAR(64)", "VARCHAR(100)", "VARCHAR(64)"));
+            "policy_digest", "runtime"), List.of("VARCHAR(500)", "VARCHAR(64)", "VARCHAR(100)", "VARCHAR(64)", "VARCHAR(200)"));
 
     private final Table sites;
     private final Table builds;
@@ -68,7 +69,7 @@ public final class LoadContexts {
     }
 
     static List<String> build(LoadResolved l) {
-        return Arrays.asList(l.getModelName(), l.getModelSha256(), l.getResolverVersion(), l.getPolicyDigest());
+        return Arrays.asList(l.getModelName(), l.getModelSha256(), l.getResolverVersion(), l.getPolicyDigest(), l.getRuntime());
     }
 
     /** The keys of these loads' sites and builds, by load id; the rows not stored yet are inserted in this transaction. */
@@ -107,8 +108,15 @@ public final class LoadContexts {
 
     /** A dimension table: its name, its key column and its value columns (with their SQL types, for the insert's casts). */
     public record Dimension(String table, String key, List<String> columns, List<String> types) {
-        /** The first key tried for these values: the first 8 bytes of the SHA-256 of each value, length-prefixed (null apart from ""). */
+        /**
+         * The first key tried for these values: the first 8 bytes of the SHA-256 of each value, length-prefixed (null apart from
+         * ""); nulls at the end are left out, so a column added later (null for what was stored before) keeps every key.
+         */
         public static long digest(List<String> values) {
+            int end = values.size();
+            while (end > 0 && values.get(end - 1) == null) {
+                end--;
+            }
             MessageDigest sha256;
             try {
                 sha256 = MessageDigest.getInstance("SHA-256");
@@ -116,7 +124,7 @@ public final class LoadContexts {
                 throw new IllegalStateException(e);
             }
             ByteBuffer length = ByteBuffer.allocate(4);
-            for (String value : values) {
+            for (String value : values.subList(0, end)) {
                 byte[] bytes = value == null ? new byte[0] : value.getBytes(StandardCharsets.UTF_8);
                 sha256.update(length.clear().putInt(value == null ? -1 : bytes.length).array());
                 sha256.update(bytes);

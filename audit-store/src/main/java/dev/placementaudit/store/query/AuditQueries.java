@@ -61,7 +61,7 @@ public final class AuditQueries {
                               String modelName, String platform, String profile, Instant occurredAt, boolean complete, int tensorCount,
                               long heapBytes, long offHeapBytes, long mappedBytes, int heapTensors, int offHeapTensors, int mappedTensors,
                               String resolverVersion, String policyDigest, int deadLetteredRecords, String planDigest,
-                              Long observedHeapBytes, Long observedOffHeapBytes, Long observedMappedBytes) {
+                              Long observedHeapBytes, Long observedOffHeapBytes, Long observedMappedBytes, String runtime) {
     }
 
     public record TensorRow(String name, int index, String storedFormat, long storedBytes, String residentFormat, long residentBytes,
@@ -153,7 +153,9 @@ public final class AuditQueries {
             // What the runtime observed it held, per domain, when it reported (docs/observations.md).
             + "(SELECT o.heap_after - o.heap_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_heap, "
             + "(SELECT o.direct_after - o.direct_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_offheap, "
-            + "(SELECT o.mapped_after - o.mapped_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_mapped";
+            + "(SELECT o.mapped_after - o.mapped_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_mapped, "
+            // The runtime that made it, when it plans by rules of its own (llama.cpp: build, CPU features, mmap).
+            + "runtime";
 
     /** Loads, newest first; every filter optional. */
     public List<LoadSummary> loads(String deployment, String model, String release, int limit) throws SQLException {
@@ -492,6 +494,6 @@ public final class AuditQueries {
         return new LoadSummary(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
                 rs.getString(7), rs.getString(8), rs.getString(9), Sql.instant(rs, 10), rs.getBoolean(11), rs.getInt(12),
                 rs.getLong(13), rs.getLong(14), rs.getLong(15), rs.getInt(16), rs.getInt(17), rs.getInt(18), rs.getString(19), rs.getString(20),
-                rs.getInt(21), rs.getString(22), Sql.longOrNull(rs, 23), Sql.longOrNull(rs, 24), Sql.longOrNull(rs, 25));
+                rs.getInt(21), rs.getString(22), Sql.longOrNull(rs, 23), Sql.longOrNull(rs, 24), Sql.longOrNull(rs, 25), rs.getString(26));
     }
 }

@@ -173,6 +173,6 @@ class AuditStoreCliTest {
 
     private static dev.placementaudit.store.query.AuditQueries.LoadSummary summary(boolean complete, int deadLettered) {
         return new dev.placementaudit.store.query.AuditQueries.LoadSummary("l", "d", "c", "h", "r1", "m", "model", "jvm", "desktop",
-                java.time.Instant.EPOCH, complete, 3, 0, 0, 0, 0, 0, 0, "v", "p", deadLettered, null, null, null, null);
+                java.time.Instant.EPOCH, complete, 3, 0, 0, 0, 0, 0, 0, "v", "p", deadLettered, null, null, null, null, null);
     }
 }

@@ -65,13 +65,13 @@ class LoadContextsTest {
         migrate(db);
         LoadContexts contexts = new LoadContexts(dialect(db));
         try (Connection c = transaction(db)) {
-            contexts.keys(c, LoadContexts.BUILDS, List.of(Arrays.asList("Llama", null, "v1", "ab".repeat(32))));
+            contexts.keys(c, LoadContexts.BUILDS, List.of(Arrays.asList("Llama", null, "v1", "ab".repeat(32), null)));
             c.rollback();
             contexts.rolledBack();
         }
         assertThat(rows(db, "SELECT model_name FROM load_builds")).isEmpty();
         try (Connection c = transaction(db)) {
-            Map<List<String>, Long> keys = contexts.keys(c, LoadContexts.BUILDS, List.of(Arrays.asList("Llama", null, "v1", "ab".repeat(32))));
+            Map<List<String>, Long> keys = contexts.keys(c, LoadContexts.BUILDS, List.of(Arrays.asList("Llama", null, "v1", "ab".repeat(32), null)));
             assertThat(keys).hasSize(1);
             c.commit();
             contexts.committed();
@@ -133,5 +133,23 @@ class LoadContextsTest {
 
     private static Dialect dialect(TestDatabase db) {
         return Dialect.of(db.jdbcUrl());
+    }
+
+    /** A build's runtime came later (V23): null leaves the key of a build as it was, a runtime makes a build of its own. */
+    @DatabaseTest
+    void aBuildsRuntimeKeepsTheKeysOfBuildsStoredBeforeAndMakesABuildOfItsOwn(TestDatabase db) throws Exception {
+        migrate(db);
+        List<String> before = Arrays.asList("Llama", "cd".repeat(32), "v1", "ab".repeat(32));
+        List<String> skainet = Arrays.asList("Llama", "cd".repeat(32), "v1", "ab".repeat(32), null);
+        List<String> llama = Arrays.asList("Llama", "cd".repeat(32), "v1", "ab".repeat(32), "llama.cpp b4916 AARCH64_REPACK,AVX2 mmap");
+        assertThat(LoadContexts.Dimension.digest(skainet)).isEqualTo(LoadContexts.Dimension.digest(before));
+        LoadContexts contexts = new LoadContexts(dialect(db));
+        try (Connection c = transaction(db)) {
+            Map<List<String>, Long> keys = contexts.keys(c, LoadContexts.BUILDS, List.of(skainet, llama));
+            assertThat(keys.get(skainet)).isNotEqualTo(keys.get(llama));
+            c.commit();
+            contexts.committed();
+        }
+        assertThat(rows(db, "SELECT runtime FROM load_builds WHERE runtime IS NOT NULL")).containsExactly("llama.cpp b4916 AARCH64_REPACK,AVX2 mmap");
     }
 }

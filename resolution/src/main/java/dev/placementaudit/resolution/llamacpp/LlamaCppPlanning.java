@@ -30,6 +30,15 @@ public final class LlamaCppPlanning {
     private LlamaCppPlanning() {
     }
 
+    /** The runtime as a load's context names it: {@code llama.cpp b4916 AARCH64_REPACK,AVX2 mmap}; null for none. */
+    public static String context(RuntimeIdentity runtime) {
+        if (runtime == null) {
+            return null;
+        }
+        return runtime.getName() + " " + runtime.getBuild() + " " + CpuFeatures.fromNames(runtime.getCpuFeatures()).describe()
+                + (runtime.getMmap() ? " mmap" : " no-mmap");
+    }
+
     /** Whether the load names a runtime whose rules this class models. */
     public static boolean plans(RuntimeIdentity runtime) {
         return runtime != null && RUNTIME.equals(runtime.getName());
