@@ -124,6 +124,20 @@ class LlamaCppPipelineTest {
             assertThat(copied.exit()).as(copied.out() + copied.err()).isZero();
             assertThat(copied.out()).as(copied.out()).contains("mapped 0 B -> 0 B").doesNotContain("KERNEL_FEED_COPY");
 
+            // Before moving the fleet to CPUs without AVX2: the Q4_0 matrices that are repacked today would stay in the file's
+            // pages (15 on each of the three r2 loads that map); on ARM with int8 matmul they are repacked too (another
+            // layout, the same domain): nothing moves.
+            CliRun sse = CliRun.run(cli, "whatif", "--loads-topic", input, "--model", "tiny-llama", "--cpu", "x86-sse");
+            assertThat(sse.exit()).as(sse.out() + sse.err()).isZero();
+            assertThat(sse.out()).as(sse.out()).contains("if llama.cpp on x86-sse had shipped: 45 of ").containsPattern("HOST_OFFHEAP -> MMAP_FILE");
+            CliRun arm = CliRun.run(cli, "whatif", "--loads-topic", input, "--model", "tiny-llama", "--cpu", "arm-i8mm");
+            assertThat(arm.out()).as(arm.out()).contains("if llama.cpp on arm-i8mm had shipped: 0 of ");
+            CliRun noMmap = CliRun.run(cli, "whatif", "--loads-topic", input, "--model", "tiny-llama", "--deployment", "llama-a", "--no-mmap");
+            assertThat(noMmap.out()).as(noMmap.out()).containsPattern("MMAP_FILE -> HOST_OFFHEAP");
+            CliRun z80 = CliRun.run(cli, "whatif", "--loads-topic", input, "--cpu", "z80");
+            assertThat(z80.exit()).isEqualTo(2);
+            assertThat(z80.err()).contains("no CPU named 'z80'");
+
             // One incident per cause: the repacked matrices on both deployments that map, and the one device that diverged;
             // the release gate holds r2 back.
             await().atMost(Duration.ofSeconds(30)).until(() -> h.count("SELECT COUNT(*) FROM incidents WHERE to_release = 'r2' AND state = 'OPEN'") == 2

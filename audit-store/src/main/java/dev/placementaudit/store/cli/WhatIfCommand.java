@@ -8,6 +8,7 @@ import dev.placementaudit.store.cli.AuditStoreCli.LoadFilter;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.replay.PreShipGate;
+import dev.placementaudit.resolution.llamacpp.CpuFeatures;
 import dev.placementaudit.store.replay.WhatIf;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -35,6 +36,9 @@ final class WhatIfCommand implements Callable<Integer> {
     @Option(names = "--servable", split = ",", description = "candidate mapped-servable encodings, e.g. Q4_K,Q6_K,Dense(4B)") List<String> servable;
     @Option(names = "--offheap", description = "candidate off-heap support (true/false)") Boolean offHeap;
     @Option(names = "--mapped-files", description = "candidate file mapping support (true/false)") Boolean mappedFiles;
+    @Option(names = "--cpu", description = "llama.cpp loads re-planned for this CPU: avx2, x86-sse, arm-dotprod, arm-i8mm, arm-sve256 (before "
+            + "moving a fleet to ARM servers, say)") String cpu;
+    @Option(names = "--no-mmap", description = "llama.cpp loads re-planned with mmap off (every weight copied)") boolean noMmap;
     @Option(names = "--tensors", defaultValue = "20", description = "tensor changes to list in the table (default: ${DEFAULT-VALUE})") int tensors;
     @Option(names = "--gate", description = "a pre-ship gate: re-plan each deployment's latest load under the candidate and exit 1 if that "
             + "would open an incident the fleet does not have open today (exit 0 otherwise)") boolean gate;
@@ -97,6 +101,15 @@ final class WhatIfCommand implements Callable<Integer> {
                         threshold == null ? OptionalLong.empty() : OptionalLong.of(threshold),
                         servable == null ? Optional.empty() : Optional.of(servable.stream()
                                 .map(TensorEncodings::parseKnown).collect(Collectors.toSet())),
-                        Optional.ofNullable(offHeap), Optional.ofNullable(mappedFiles)));
+                        Optional.ofNullable(offHeap), Optional.ofNullable(mappedFiles), Optional.ofNullable(cpu).map(this::cpu),
+                        noMmap ? Optional.of(false) : Optional.empty()));
+    }
+
+    private CpuFeatures cpu(String name) {
+        try {
+            return CpuFeatures.named(name);
+        } catch (IllegalArgumentException e) {
+            throw common.usage(e.getMessage());
+        }
     }
 }

@@ -2,12 +2,15 @@ package dev.placementaudit.store.replay;
 
 import dev.placementaudit.core.format.TensorEncoding;
 import dev.placementaudit.core.placement.AllocationDecision;
-import dev.placementaudit.core.placement.AllocationResolver;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.core.placement.PlacementPolicy;
 import dev.placementaudit.core.placement.PlanTensor;
 import dev.placementaudit.core.placement.StorageCapabilities;
 import dev.placementaudit.events.ModelLoaded;
+import dev.placementaudit.events.RuntimeIdentity;
+import dev.placementaudit.resolution.LoadResolution;
+import dev.placementaudit.resolution.llamacpp.CpuFeatures;
+import dev.placementaudit.resolution.llamacpp.LlamaCppPlanning;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.cli.CommandFailure;
@@ -68,8 +71,34 @@ public final class WhatIf {
     }
 
     /** What to change; empty fields keep what each load recorded. */
+    /**
+     * @param llamaCppCpu  llama.cpp loads re-planned for this CPU (its features pick the repack layouts)
+     * @param llamaCppMmap llama.cpp loads re-planned with mmap on or off
+     */
     public record CandidatePolicy(OptionalLong offHeapThresholdBytes, Optional<Set<TensorEncoding>> mappedServable,
-                                  Optional<Boolean> offHeap, Optional<Boolean> mappedFiles) {
+                                  Optional<Boolean> offHeap, Optional<Boolean> mappedFiles, Optional<CpuFeatures> llamaCppCpu,
+                                  Optional<Boolean> llamaCppMmap) {
+        public CandidatePolicy(OptionalLong offHeapThresholdBytes, Optional<Set<TensorEncoding>> mappedServable, Optional<Boolean> offHeap,
+                               Optional<Boolean> mappedFiles) {
+            this(offHeapThresholdBytes, mappedServable, offHeap, mappedFiles, Optional.empty(), Optional.empty());
+        }
+
+        /** The load as it would be made under the candidate: a llama.cpp load on the candidate's CPU and mmap; others as recorded. */
+        ModelLoaded apply(ModelLoaded recorded) {
+            if (!LlamaCppPlanning.plans(recorded.getRuntime()) || (llamaCppCpu.isEmpty() && llamaCppMmap.isEmpty())) {
+                return recorded;
+            }
+            RuntimeIdentity.Builder runtime = RuntimeIdentity.newBuilder(recorded.getRuntime());
+            llamaCppCpu.ifPresent(cpu -> runtime.setCpuFeatures(cpu.features().stream().map(Enum::name).sorted().toList()));
+            llamaCppMmap.ifPresent(runtime::setMmap);
+            return ModelLoaded.newBuilder(recorded).setRuntime(runtime.build()).build();
+        }
+
+        /** The load validated under the candidate: its policy, and a llama.cpp load's CPU and mmap, replaced. */
+        ValidLoad apply(ValidLoad recorded) {
+            return new ValidLoad(apply(recorded.event()), apply(recorded.policy()), recorded.tensors());
+        }
+
         PlacementPolicy apply(PlacementPolicy recorded) {
             var profile = offHeapThresholdBytes.isPresent() ? recorded.profile().withOffHeapThreshold(offHeapThresholdBytes.getAsLong())
                     : recorded.profile();
@@ -92,6 +121,8 @@ public final class WhatIf {
             mappedServable.ifPresent(s -> parts.add("servable " + s.stream().map(TensorEncoding::spec).sorted().toList()));
             offHeap.ifPresent(o -> parts.add("off-heap " + (o ? "on" : "off")));
             mappedFiles.ifPresent(m -> parts.add("mapped files " + (m ? "on" : "off")));
+            llamaCppCpu.ifPresent(cpu -> parts.add("llama.cpp on " + cpu.name()));
+            llamaCppMmap.ifPresent(m -> parts.add("llama.cpp mmap " + (m ? "on" : "off")));
             return parts.isEmpty() ? "the recorded policy" : String.join(", ", parts);
         }
     }
@@ -132,13 +163,15 @@ public final class WhatIf {
                         || (query.model() != null && !query.model().equals(load.getModel().getId()))) {
                     continue;
                 }
-                PlacementPolicy candidate = query.candidate().apply(valid.policy());
                 Map<String, String> recorded = recorded(c, load.getLoadId().toString());
                 Totals totals = perDeployment.computeIfAbsent(load.getDeployment().getId(), Totals::new);
                 totals.loads++;
                 fleet.loads++;
-                for (PlanTensor tensor : valid.tensors()) {
-                    AllocationDecision decision = AllocationResolver.resolve(tensor, candidate.profile(), candidate.platform());
+                // Under the rules the load's runtime plans by (llama.cpp's or SKaiNET's), as the worker decides it.
+                List<AllocationDecision> decided = LoadResolution.decide(query.candidate().apply(valid));
+                for (int i = 0; i < valid.tensors().size(); i++) {
+                    PlanTensor tensor = valid.tensors().get(i);
+                    AllocationDecision decision = decided.get(i);
                     String after = decision.domain().name();
                     String before = recorded.get(tensor.name());
                     Change change = before == null ? Change.NEW : before.equals(after) ? Change.UNCHANGED : Change.CHANGED;
@@ -180,7 +213,7 @@ public final class WhatIf {
                 }
                 List<String> key = List.of(load.getDeployment().getId(), load.getModel().getId());
                 latest.remove(key);
-                latest.put(key, new ValidLoad(load, query.candidate().apply(valid.policy()), valid.tensors()));
+                latest.put(key, query.candidate().apply(valid));
             }
         }
         return List.copyOf(latest.values());
