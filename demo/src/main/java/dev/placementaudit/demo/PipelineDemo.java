@@ -88,6 +88,8 @@ public final class PipelineDemo implements Callable<Integer> {
         deleteRecursively(dir);
         Files.createDirectories(dir);
         long started = System.nanoTime();
+        // Real llama.cpp loads (child JVMs) start now and run while the broker starts and the fleet is published.
+        LlamaCppFleet llama = new LlamaCppFleet(dir.resolve("llama.cpp"));
         say(out, "starting a single-node KRaft Kafka broker in this JVM");
         try (EmbeddedKafkaBroker broker = serve ? startServing(dir.resolve("kafka")) : EmbeddedKafkaBroker.startEphemeral()) {
             String jdbc = StoreConfig.h2Url(dir.resolve("audit").toAbsolutePath().normalize().toString());
@@ -102,21 +104,25 @@ public final class PipelineDemo implements Callable<Integer> {
                         List.of(Drift.parse("r2:dequantize=*ffn_down*", RELEASES)), Instant.parse("2026-11-01T00:00:00Z"));
                 say(out, "publishing a simulated fleet: 6 deployments x 2 releases x 2 models = " + fleet.loadCount() + " loads, "
                         + fleet.tensorCount() + " tensors; r2 dequantizes every ffn_down weight at load");
+                long expected = fleet.loadCount();
                 try (PlacementEvents events = PlacementEvents.connect(Map.of("bootstrap.servers", broker.bootstrapServers()), "model-loads",
-                        Duration.ofSeconds(15))) {
+                        "load-observations", Duration.ofSeconds(15))) {
                     List<CompletableFuture<?>> sent = new ArrayList<>();
                     for (ModelLoaded load : fleet) {
                         sent.add(events.publishAsync(load));
                     }
                     CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).join();
+                    say(out, "publishing 3 llama.cpp boxes x 2 releases, each load made by real llama.cpp: r1 ships a tiny llama in Q8_0, r2 its "
+                            + "Q4_0 requantisation; llama-box-3 runs with mmap off");
+                    expected += llama.publish(events, out);
                 }
                 AuditQueries queries = audit.queries();
                 long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
                 long complete = 0;
-                while (complete < fleet.loadCount() && System.nanoTime() < deadline) {
+                while (complete < expected && System.nanoTime() < deadline) {
                     Thread.sleep(250);
                     complete = queries.loads(null, null, null, 1000).stream().filter(AuditQueries.LoadSummary::complete).count();
-                    out.printf(Locale.ROOT, "\r  resolved and stored %d/%d loads", complete, fleet.loadCount());
+                    out.printf(Locale.ROOT, "\r  resolved and stored %d/%d loads", complete, expected);
                     out.flush();
                 }
                 out.println();
@@ -197,7 +203,9 @@ public final class PipelineDemo implements Callable<Integer> {
                 ByteSizes.format(r1.mappedBytes()), ByteSizes.format(r2.offHeapBytes()), ByteSizes.format(r2.mappedBytes()));
         out.println("  deployments with regressions in r2: " + r2.withRegressions());
 
-        String example = r2.withRegressions().isEmpty() ? null : r2.withRegressions().get(0);
+        LlamaCppFleet.report(out, queries);
+
+        String example = r2.withRegressions().stream().filter(d -> !LlamaCppFleet.DEPLOYMENTS.contains(d)).findFirst().orElse(null);
         if (example != null) {
             AuditQueries.DiffReport diff = queries.diff(example, ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id(), "r1", "r2").orElseThrow();
             out.println();

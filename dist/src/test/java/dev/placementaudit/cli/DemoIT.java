@@ -26,13 +26,21 @@ class DemoIT {
         // One incident per cause (each model's ffn_down weights, once where they were mapped and once where they were
         // already off-heap), with its exposure; the ids are fingerprints, so both runs print the same.
         String incidents = section(one.out(), "INCIDENTS");
-        assertThat(incidents).startsWith("INCIDENTS (published to placement-alerts, one per cause): 4\n");
+        assertThat(incidents).startsWith("INCIDENTS (published to placement-alerts, one per cause): 5\n");
         List<String> lines = incidents.lines().skip(1).toList();
-        assertThat(lines).hasSize(9);
+        assertThat(lines).hasSize(11);
         for (int i = 0; i < 8; i += 2) {
             assertThat(lines.get(i)).as("incident line").matches("  inc-[0-9a-f]{16} OPEN +\\S+ +r1 -> r2  (LOST_MAPPING|OFFHEAP_GROWTH)  \\d of 6 deployments \\(\\d+%\\)");
             assertThat(lines.get(i + 1)).as("its cause, right under it").startsWith("      why: ").contains("tensors re-encoded at load");
         }
+        // The llama.cpp boxes, loaded by real llama.cpp: the two that map the file lose the mapping of the Q4_0 matrices
+        // llama.cpp repacks; the one with mmap off copied them already.
+        assertThat(lines.get(8)).matches("  inc-[0-9a-f]{16} OPEN +tiny-llama +r1 -> r2  LOST_MAPPING  2 of 3 deployments \\(67%\\)");
+        assertThat(lines.get(9)).startsWith("      why: 15 tensors copied into kernel feed order (Float32/Q8_0 -> Float32/Q4_0): lost mapping");
+        String llama = section(one.out(), "LLAMA.CPP");
+        assertThat(llama).startsWith("LLAMA.CPP llama-box-1 tiny-llama r1 (Q8_0) -> r2 (Q4_0), loaded by real llama.cpp: llama.cpp b4916 ")
+                .containsPattern("why \\S+ moved, as llama.cpp's rules say: llama.cpp b4916 on \\S+: repacked as q4_0_");
+        assertThat(section(two.out(), "LLAMA.CPP")).isEqualTo(llama);
         assertThat(incidents).contains("llama-3.2-1b-q4km    r1 -> r2  LOST_MAPPING  4 of 6 deployments (67%)")
                 .contains("      why: 16 tensors re-encoded at load (Float32/Q6_K -> Float32/Dense(4B)): lost mapping, +1.0 GB off-heap, -210 MB mapped")
                 .contains("behind them: 18 per-load alerts");
