@@ -242,7 +242,7 @@ public final class StoreMetrics implements IngestListener {
     /** Every deployment and model's latest observed load: once, at start. */
     private void refreshObserved() {
         String sql = "SELECT l." + LoadRef.COLUMNS.replace(", ", ", l.") + ", l.heap_bytes, l.offheap_bytes, l.mapped_bytes, "
-                + RuntimeIncidents.OBSERVED_COLUMNS + " FROM load_observations o JOIN loads l ON l.load_id = o.load_id WHERE l.complete = TRUE";
+                + RuntimeIncidents.OBSERVED_COLUMNS + " FROM load_observations o JOIN loads l ON l.load_id = o.load_id AND l.deployment_id = o.deployment_id WHERE l.complete = TRUE";
         try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 // After the load's columns (LoadRef.COLUMNS, 9) and its planned totals (3): what was observed.

@@ -70,6 +70,9 @@ class ChainUpgradeTest {
             // And V21 not applied either (no incident yet: the table is empty).
             assertThat(h.count("SELECT COUNT(*) FROM incident_deployments")).isZero();
             boolean postgres = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres");
+            // Nor V24: observations keyed by their load alone.
+            s.execute(postgres ? "ALTER TABLE load_observations DROP CONSTRAINT load_observations_pkey" : "ALTER TABLE load_observations DROP PRIMARY KEY");
+            s.execute("ALTER TABLE load_observations ADD PRIMARY KEY (load_id)");
             // Nor V23: no runtime in a load's build.
             s.execute("DROP VIEW load_tensors");
             s.execute("DROP VIEW loads");
@@ -92,7 +95,7 @@ class ChainUpgradeTest {
                 s.execute("CREATE VIEW load_tensors AS SELECT l.load_id, l.resolver_version, l.policy_digest, t.* FROM loads l JOIN plan_tensors t "
                         + "ON t.plan_digest = l.plan_digest");
             }
-            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23')");
+            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23', '24')");
         }
 
         List<ModelLoaded> after = List.of(StoreHarness.load("phone-1", "r3", 2, 48, true), StoreHarness.load("phone-2", "r2", 2, 25, false));

@@ -1,5 +1,6 @@
 package dev.placementaudit.store;
 
+import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.RuntimeDecision;
 import dev.placementaudit.events.RuntimeDomain;
@@ -153,6 +154,53 @@ class ObservationsTest {
     private static Map<String, Incidents.Incident> incidents(TestDatabase db) throws Exception {
         try (Connection c = db.dataSource().getConnection()) {
             return Incidents.list(c, false, null, null).stream().collect(Collectors.toMap(Incidents.Incident::primaryKind, i -> i));
+        }
+    }
+
+    /**
+     * An observation is the deployment's it names (issue 56): one that names another deployment than its load's is
+     * dead-lettered with its reason and counted, draws no finding, and never shuts out the load's own observation,
+     * whether it comes after the load (set aside at once) or before it (kept beside the true one, set aside when the load
+     * completes).
+     */
+    @DatabaseTest
+    void anObservationOfAnotherDeploymentsLoadIsDeadLetteredAndNeverAttachesWhateverItsOrder(KafkaBroker broker, TestDatabase db) throws Exception {
+        StoreHarness h = new StoreHarness(broker, db);
+        Map<String, String> settings = h.settings();
+        settings.put("store.alerts.per.load", "false");
+        io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry = new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
+                io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+        try (AuditStore store = h.start(settings, registry)) {
+            // After: victim's load is stored, then a device of "mallory" reports a leak under victim's load id.
+            List<ResolvedLoad> stored = h.publishAndWait(List.of(StoreHarness.load("victim", "r1", 2, 0, false)));
+            LoadObserved forged = LoadObserved.newBuilder(StoreHarness.observation(stored.get(0).summary(), LEAK, true)).setDeploymentId("mallory").build();
+            h.publishObservation(forged);
+            h.publishObservation(StoreHarness.observation(stored.get(0).summary(), 0, true));
+            // Before: a forged observation of a load not stored yet comes first, the load and its own observation after it.
+            ModelLoaded later = StoreHarness.load("victim-2", "r1", 2, 1, false);
+            ResolvedLoad laterResolved = h.resolve(later);
+            h.publishObservation(LoadObserved.newBuilder(StoreHarness.observation(laterResolved.summary(), LEAK, false)).setDeploymentId("mallory").build());
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM load_observations") == 2);
+            h.publishObservation(StoreHarness.observation(laterResolved.summary(), 0, true));
+            h.publishAndWait(List.of(later));
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM dead_letters WHERE detail = 'DEPLOYMENT_MISMATCH'") == 2
+                    && h.count("SELECT COUNT(*) FROM load_observations") == 2);
+            assertThat(h.count("SELECT COUNT(*) FROM load_observations WHERE deployment_id = 'mallory'")).isZero();
+            assertThat(h.count("SELECT COUNT(*) FROM dead_letters WHERE detail = 'DEPLOYMENT_MISMATCH' AND reason = 'INVALID_CONTENT' AND source_topic = '"
+                    + h.observations + "' AND load_id IN ('" + stored.get(0).summary().getLoadId() + "', '" + laterResolved.summary().getLoadId() + "')"))
+                    .as("each with its load and where it was on the topic").isEqualTo(2);
+            assertThat(h.count("SELECT COUNT(*) FROM runtime_findings")).as("a forged leak is no finding").isZero();
+            assertThat(h.count("SELECT COUNT(*) FROM incidents")).isZero();
+            assertThat(h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE")).isEqualTo(2);
+            // The one set aside at once went to the dead-letter topic too, with why.
+            var letters = dev.placementaudit.testkit.TopicReader.readCommitted(broker, h.decisions + ".dlq", 1);
+            assertThat(letters).anySatisfy(letter -> assertThat(new String(letter.headers().lastHeader(dev.placementaudit.service.DeadLetter.ERROR).value(),
+                    java.nio.charset.StandardCharsets.UTF_8)).contains("names deployment mallory, but the load is victim's"));
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(registry.scrape())
+                    .contains("pa_store_dlq_total{reason=\"INVALID_CONTENT\"} 2.0"));
+            CliRun where = CliRun.run(CliRun.settings(h), "where", "--load", stored.get(0).summary().getLoadId().toString());
+            assertThat(where.out()).as(where.out()).containsPattern("off-heap .* 0 B").doesNotContain("UNPLANNED_OFFHEAP");
         }
     }
 }

@@ -279,8 +279,10 @@ public final class RuntimeIncidents {
     private static Map<String, Observed> observations(Connection c, Collection<String> loadIds) throws SQLException {
         Map<String, Observed> out = new HashMap<>();
         for (List<String> chunk : InList.chunks(List.copyOf(loadIds))) {
+            // Only an observation of the load's own deployment: one naming another draws no finding, whatever the order (V24).
             try (PreparedStatement s = InList.prepare(c, "SELECT o.load_id, " + OBSERVED_COLUMNS + " FROM load_observations o "
-                    + "WHERE o.load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                    + "JOIN load_rows l ON l.load_id = o.load_id AND l.deployment_id = o.deployment_id WHERE o.load_id IN (%s)", chunk);
+                 ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     out.put(rs.getString(1), observed(rs, 2));
                 }

@@ -14,12 +14,20 @@ import java.util.Map;
  * What one committed batch did: the decision and summary records it took, the decision rows it staged (loads not whole
  * in the batch, or events without a plan digest), the plan tensor rows it wrote (plans first seen), what completed,
  * the incidents it opened, resolved or reopened, how long each of its {@link BatchPhase phases} took,
- * and the complete loads it looked at that have an observation (planned beside observed).
+ * the complete loads it looked at that have an observation (planned beside observed), and the observations it set aside
+ * as another deployment's ({@code load_id/deployment_id}: they came before their load, which is another deployment's).
  */
 public record BatchOutcome(int decisions, int summaries, int stagedDecisions, int planTensorRows, List<CompletedLoad> completed, List<Detection> detections,
                            List<AlertOutbox.StoredAlert> alerts, List<IncidentLedger.Change> incidents, List<ChainHead> chainHeads, Map<BatchPhase, Long> phaseNanos,
-                           List<RuntimeIncidents.ObservedLoad> observed) {
+                           List<RuntimeIncidents.ObservedLoad> observed, List<String> observationsDetached) {
+    public BatchOutcome(int decisions, int summaries, int stagedDecisions, int planTensorRows, List<CompletedLoad> completed, List<Detection> detections,
+                        List<AlertOutbox.StoredAlert> alerts, List<IncidentLedger.Change> incidents, List<ChainHead> chainHeads,
+                        Map<BatchPhase, Long> phaseNanos, List<RuntimeIncidents.ObservedLoad> observed) {
+        this(decisions, summaries, stagedDecisions, planTensorRows, completed, detections, alerts, incidents, chainHeads, phaseNanos, observed, List.of());
+    }
+
     public BatchOutcome {
+        observationsDetached = List.copyOf(observationsDetached);
         observed = List.copyOf(observed);
         phaseNanos = Map.copyOf(phaseNanos);
         chainHeads = List.copyOf(chainHeads);

@@ -189,10 +189,16 @@ public final class IngestLoop extends ConsumerLoop {
     }
 
     private void ingest(List<Decoded> batch) throws InterruptedException {
-        deadLetter(batch);
+        boolean lettered = false;
         int attempt = 0;
         while (running()) {
             try {
+                if (!lettered) {
+                    // An observation of another deployment's load goes to the dead letters with the rest (issue 56).
+                    batch = writer.bindObservations(batch);
+                    deadLetter(batch);
+                    lettered = true;
+                }
                 BatchOutcome outcome = writer.write(batch);
                 if (state() == State.DATABASE_UNAVAILABLE) {
                     LOG.info("database is back; batch of {} records written after {} attempts", batch.size(), attempt + 1);
@@ -205,6 +211,11 @@ public final class IngestLoop extends ConsumerLoop {
                             firstAssignedAt);
                 }
                 metrics.committed(outcome);
+                for (String stray : outcome.observationsDetached()) {
+                    metrics.deadLettered(DeadLetter.Reason.INVALID_CONTENT.name());
+                    LOG.warn("dead-lettered the observation {} as INVALID_CONTENT/{}: it came before its load, which is another deployment's",
+                            stray, "DEPLOYMENT_MISMATCH");
+                }
                 outcome.incidents().forEach(IngestLoop::logIncident);
                 if (!outcome.alerts().isEmpty() || !outcome.incidents().isEmpty()) {
                     publishAlertsSoon();

@@ -84,12 +84,29 @@ public final class ProjectionWriter {
         this.completion = new LoadCompletion(plans, detector, contexts);
         this.incidents = new IncidentLedger(dialect);
         this.runtime = new RuntimeIncidents(dialect, unplannedOffHeap);
-        this.observationRows = new ObservationRows(dialect);
+        this.observationRows = new ObservationRows(dialect, observationsTopic);
     }
 
     /** Decodes and checks each record; nothing is written yet. */
     public List<Decoded> decode(List<ConsumerRecord<byte[], byte[]>> records) {
         return decoder.decode(records);
+    }
+
+    /**
+     * The batch with each observation of a stored load that names another deployment turned into a reject for the dead
+     * letters (before they are sent and the batch is written): read in a transaction of its own.
+     */
+    public List<Decoded> bindObservations(List<Decoded> batch) throws SQLException {
+        if (batch.stream().noneMatch(item -> item instanceof Decoded.Observation)) {
+            return batch;
+        }
+        try (Connection c = database.transaction()) {
+            try {
+                return observationRows.bind(c, batch);
+            } finally {
+                c.rollback();
+            }
+        }
     }
 
     /** Writes the batch and its offsets in one transaction; a record the database refuses fails it all (see {@link #isolateUnstorable}). */
@@ -133,6 +150,8 @@ public final class ProjectionWriter {
                         locked, now);
                 List<StoredLoad.Completion> completions = batchCompleted.completions();
                 decisionRows.dropStragglers(c, rows.stagedLoads(), completions.stream().map(done -> done.load().loadId()).toList());
+                // Observations that came before their load and name another deployment: dead letters, before any finding is drawn.
+                List<String> detached = observationRows.detachOthers(c, completions.stream().map(done -> done.load().loadId()).toList(), now);
                 phases.end(BatchPhase.COMPLETE);
 
                 // Each completed load's chain entry went on its row as it was written; the heads move on in the lock rows.
@@ -170,7 +189,7 @@ public final class ProjectionWriter {
                 phases.end(BatchPhase.COMMIT);
                 return new BatchOutcome(records.decisionRecords(), records.summaryRecords(), rows.stagedRows(), rows.planRows(),
                         completions.stream().map(done -> new BatchOutcome.CompletedLoad(done.load(), done.heapBytes(), done.offHeapBytes(),
-                                done.mappedBytes())).toList(), detections, alerts, incidentChanges, heads, phases.nanos(), runtimeResult.observed());
+                                done.mappedBytes())).toList(), detections, alerts, incidentChanges, heads, phases.nanos(), runtimeResult.observed(), detached);
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 contexts.rolledBack();

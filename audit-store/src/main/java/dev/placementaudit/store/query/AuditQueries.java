@@ -151,9 +151,9 @@ public final class AuditQueries {
             // The placement plan, once the load is complete with it.
             + "CASE WHEN complete = TRUE THEN plan_digest END AS plan_digest, "
             // What the runtime observed it held, per domain, when it reported (docs/observations.md).
-            + "(SELECT o.heap_after - o.heap_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_heap, "
-            + "(SELECT o.direct_after - o.direct_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_offheap, "
-            + "(SELECT o.mapped_after - o.mapped_before FROM load_observations o WHERE o.load_id = loads.load_id) AS observed_mapped, "
+            + "(SELECT o.heap_after - o.heap_before FROM load_observations o WHERE o.load_id = loads.load_id AND o.deployment_id = loads.deployment_id) AS observed_heap, "
+            + "(SELECT o.direct_after - o.direct_before FROM load_observations o WHERE o.load_id = loads.load_id AND o.deployment_id = loads.deployment_id) AS observed_offheap, "
+            + "(SELECT o.mapped_after - o.mapped_before FROM load_observations o WHERE o.load_id = loads.load_id AND o.deployment_id = loads.deployment_id) AS observed_mapped, "
             // The runtime that made it, when it plans by rules of its own (llama.cpp: build, CPU features, mmap).
             + "runtime";
 
@@ -182,9 +182,10 @@ public final class AuditQueries {
                     rs.getString(11), rs.getString(12), rs.getBoolean(13)), load.planDigest() == null ? "" : load.planDigest());
             int findings = (int) Sql.number(c, "SELECT COUNT(*) FROM findings WHERE load_id = ?", loadId);
             Observed observed = Sql.first(c, "SELECT observed_at, method, heap_after - heap_before, direct_after - direct_before, "
-                    + "mapped_after - mapped_before, file_mapped, file_resident, anon_rss_delta FROM load_observations WHERE load_id = ?",
+                    + "mapped_after - mapped_before, file_mapped, file_resident, anon_rss_delta FROM load_observations WHERE load_id = ? "
+                    + "AND deployment_id = ?",
                     rs -> new Observed(rs.getTimestamp(1).toInstant(), rs.getString(2), Sql.longOrNull(rs, 3), Sql.longOrNull(rs, 4), Sql.longOrNull(rs, 5),
-                            Sql.longOrNull(rs, 6), Sql.longOrNull(rs, 7), Sql.longOrNull(rs, 8)), loadId).orElse(null);
+                            Sql.longOrNull(rs, 6), Sql.longOrNull(rs, 7), Sql.longOrNull(rs, 8)), loadId, load.deploymentId()).orElse(null);
             List<DivergenceRow> divergences = Sql.list(c, "SELECT tensor_name, tensor_index, runtime_domain, runtime_bytes, reference_domain, "
                     + "reference_bytes, reference_reason_code, reference_reason FROM load_divergences WHERE load_id = ? ORDER BY tensor_index",
                     rs -> new DivergenceRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getLong(4), rs.getString(5), rs.getLong(6),
@@ -294,8 +295,9 @@ public final class AuditQueries {
         Map<String, Long[]> observedByLoad = new HashMap<>();
         try (Connection c = database.getConnection()) {
             for (List<String> chunk : InList.chunks(heads.stream().map(Head::loadId).toList())) {
-                try (PreparedStatement s = InList.prepare(c, "SELECT load_id, direct_after - direct_before, mapped_after - mapped_before "
-                        + "FROM load_observations WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                try (PreparedStatement s = InList.prepare(c, "SELECT o.load_id, o.direct_after - o.direct_before, o.mapped_after - o.mapped_before "
+                        + "FROM load_observations o JOIN load_rows l ON l.load_id = o.load_id AND l.deployment_id = o.deployment_id "
+                        + "WHERE o.load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
                         observedByLoad.put(rs.getString(1), new Long[]{Sql.longOrNull(rs, 2), Sql.longOrNull(rs, 3)});
                     }

@@ -54,7 +54,7 @@ public final class ProjectionDigest {
                 + "first_seen, last_seen FROM %s.incidents ORDER BY incident_id");
         whole("incident_deployments", "incident_id, deployment_id");
         // What runtimes said they did (docs/observations.md): their observations, divergences, and the findings drawn from them.
-        whole("load_observations", "load_id");
+        whole("load_observations", "load_id, deployment_id");
         whole("load_divergences", "load_id, tensor_index");
         whole("runtime_findings", "load_id, incident_id");
     }
