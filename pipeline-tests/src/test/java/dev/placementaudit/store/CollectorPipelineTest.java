@@ -183,4 +183,33 @@ class CollectorPipelineTest {
             assertLandedOnce(p.h(), all);
         }
     }
+
+    /**
+     * A phone's token may send observations for phones' deployments only (the collector's rule), and the store binds an
+     * observation to its load's deployment (issue 56): an observation sent with the phones' token, naming a phone, for a
+     * load of a kiosk (another fleet's) is dead-lettered, draws no finding, and the kiosk's own observation attaches.
+     */
+    @DatabaseTest
+    void anObservationThroughAnotherFleetsTokenForALoadItDoesNotOwnIsDeadLetteredNotAttached(KafkaBroker broker, TestDatabase db) throws Exception {
+        String kiosksToken = "fleet-kiosks-token";
+        try (Pipeline p = start(broker, db, Map.of("collector.fleets", "phones,kiosks", "collector.fleet.kiosks.token.sha256", Tokens.sha256Hex(kiosksToken),
+                "collector.fleet.kiosks.deployments", "kiosk-*"))) {
+            ModelLoaded kiosk = StoreHarness.load("kiosk-1", "r1", 2, 1, false);
+            CollectorClient kiosks = CollectorClient.builder(URI.create(p.collector().url()), kiosksToken).registry(new SimpleMeterRegistry()).build();
+            assertThat(kiosks.send(List.of(kiosk), List.of()).accepted()).isEqualTo(1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> p.h().count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
+
+            // A phone claims the kiosk's load as its own, with a leak of 512 MB.
+            LoadObserved forged = LoadObserved.newBuilder(observations(List.of(kiosk)).get(0)).setDeploymentId("android-7").setDirectAfterBytes(512L << 20)
+                    .build();
+            CollectorClient phones = CollectorClient.builder(URI.create(p.collector().url()), TOKEN).registry(new SimpleMeterRegistry()).build();
+            assertThat(phones.send(List.of(), List.of(forged)).accepted()).as("the collector cannot know whose load it is").isEqualTo(1);
+            assertThat(kiosks.send(List.of(), observations(List.of(kiosk))).accepted()).isEqualTo(1);
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> p.h().count("SELECT COUNT(*) FROM dead_letters WHERE detail = 'DEPLOYMENT_MISMATCH'") == 1
+                    && p.h().count("SELECT COUNT(*) FROM load_observations") == 1);
+            assertThat(p.h().count("SELECT COUNT(*) FROM load_observations WHERE deployment_id = 'kiosk-1'")).isEqualTo(1);
+            assertThat(p.h().count("SELECT COUNT(*) FROM runtime_findings")).isZero();
+        }
+    }
 }
