@@ -17,6 +17,7 @@ import dev.placementaudit.producer.model.FormPolicy;
 import dev.placementaudit.producer.model.ModelLoadedBuilder;
 import dev.placementaudit.producer.model.Platforms;
 import dev.placementaudit.producer.model.StoredModel;
+import dev.placementaudit.producer.collect.TokenFile;
 import dev.placementaudit.producer.llamacpp.LlamaCppAudit;
 import dev.placementaudit.producer.llamacpp.LlamaCppEvents;
 import dev.placementaudit.producer.publish.PlacementEvents;
@@ -147,12 +148,9 @@ final class LoadCommand implements Callable<Integer> {
         }
         String token;
         try {
-            token = Files.readString(tokenFile).trim();
-        } catch (IOException e) {
-            throw new CommandFailure("cannot read the token file " + tokenFile + ": " + e.getMessage(), e);
-        }
-        if (token.isEmpty()) {
-            throw new CommandFailure("the token file " + tokenFile + " is empty");
+            token = TokenFile.read(tokenFile);
+        } catch (IllegalArgumentException e) {
+            throw new CommandFailure(e.getMessage());
         }
         CollectorClient.Builder builder = CollectorClient.builder(collector, token).retries(4, Duration.ofMillis(250), Duration.ofSeconds(5));
         if (spoolDir != null) {
