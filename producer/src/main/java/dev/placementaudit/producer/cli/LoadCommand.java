@@ -152,7 +152,8 @@ final class LoadCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandFailure(e.getMessage());
         }
-        CollectorClient.Builder builder = CollectorClient.builder(collector, token).retries(4, Duration.ofMillis(250), Duration.ofSeconds(5));
+        // Attempts and back-off as docs/collector.md says: 5, from 200 ms.
+        CollectorClient.Builder builder = CollectorClient.builder(collector, token);
         if (spoolDir != null) {
             builder.spool(spoolDir, 256L << 20);
         }

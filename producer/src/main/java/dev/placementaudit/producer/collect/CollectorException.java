@@ -10,7 +10,12 @@ public class CollectorException extends RuntimeException {
     private final boolean retriable;
 
     public CollectorException(String message, int status, boolean retriable) {
-        super(message);
+        this(message, status, retriable, null);
+    }
+
+    /** @param cause what the HTTP client met, for {@code --verbose}: the message already says what it means */
+    public CollectorException(String message, int status, boolean retriable, Throwable cause) {
+        super(message, cause);
         this.status = status;
         this.retriable = retriable;
     }

@@ -187,7 +187,7 @@ class CollectorClientTest {
         server.stop(0);
         CollectorClient client = client().build();
         assertThatThrownBy(() -> client.send(loads(1), List.of())).isInstanceOf(CollectorException.class)
-                .hasMessageContaining("after 3 attempts, and no spool is configured")
+                .hasMessageContaining("after 3 attempts (connection refused), and no spool is configured")
                 .satisfies(e -> assertThat(((CollectorException) e).retriable()).isTrue());
         assertThat(slept).hasSize(2);
     }
