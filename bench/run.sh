@@ -9,6 +9,7 @@
 #                          bench/run.sh jmh [BENCHMARK] [JMH options]   (any JMH benchmark: ReaderBenchmark, the model file readers)
 #                          bench/run.sh cli [--runs N] [--baseline DIST_HOME]   (the launcher's commands, timed as a user feels them, beside another distribution's if given: bench/cli-latency.sh)
 #                          bench/run.sh restart [--runs N] [--under-load]   (a store killed with SIGKILL: restart to first commit; bench/restart.sh)
+#                          bench/run.sh demo [--runs N]   (what the demo's llama.cpp boxes add to its time: bench/demo-time.sh)
 #                          bench/run.sh soak [--minutes N]   (the chaos soak: services killed at random, every invariant checked; bench/soak.sh)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,
 # so the broker's heap and GC are not shared with the JVM being measured; BENCH_CLUSTER=3 starts the three-node cluster
@@ -27,6 +28,9 @@ fi
 if [ "$runner" = soak ]; then
   exec bench/soak.sh "$@"
 fi
+if [ "$runner" = demo ]; then
+  exec bench/demo-time.sh "$@"
+fi
 mvn -q -B -ntp -pl bench -am package -DskipTests
 cp="bench/target/classes:$(cat bench/target/classpath.txt)"
 case "$runner" in
@@ -37,7 +41,7 @@ case "$runner" in
   worker) main=dev.placementaudit.bench.WorkerBench ;;
   store) main=dev.placementaudit.bench.StoreBench ;;
   collector) main=dev.placementaudit.bench.CollectorBench ;;
-  *) echo "unknown runner '$runner' (worker, store, collector, loader, llama, prepare, jmh, cli, restart, soak)"; exit 2 ;;
+  *) echo "unknown runner '$runner' (worker, store, collector, loader, llama, prepare, jmh, cli, restart, soak, demo)"; exit 2 ;;
 esac
 if [ -z "${KAFKA_BOOTSTRAP_SERVERS:-}" ] && [ "${BENCH_CLUSTER:-1}" = 3 ]; then
   dir=$(mktemp -d /tmp/pa-bench-cluster.XXXXXX)

@@ -43,7 +43,7 @@ class DemoIT {
         assertThat(section(two.out(), "LLAMA.CPP")).isEqualTo(llama);
         assertThat(incidents).contains("llama-3.2-1b-q4km    r1 -> r2  LOST_MAPPING  4 of 6 deployments (67%)")
                 .contains("      why: 16 tensors re-encoded at load (Float32/Q6_K -> Float32/Dense(4B)): lost mapping, +1.0 GB off-heap, -210 MB mapped")
-                .contains("behind them: 18 per-load alerts");
+                .contains("behind them: 20 per-load alerts");
         assertThat(section(two.out(), "INCIDENTS")).as("the same incidents in the same order").isEqualTo(incidents);
         String regression = section(one.out(), "REGRESSION");
         assertThat(regression).contains("1 root causes").contains("16 tensors re-encoded at load (Float32/Q6_K -> Float32/Dense(4B)): lost mapping")
