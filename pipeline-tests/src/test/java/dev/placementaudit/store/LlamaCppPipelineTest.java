@@ -96,6 +96,13 @@ class LlamaCppPipelineTest {
                     published.add(made.load());
                 }
             }
+            // llama-a half way through a llama.cpp upgrade: the same r2 loaded again by a build the audit does not model yet.
+            LlamaCppEvents.Events upgraded = LlamaCppEvents.of(repacking, ModelFiles.read(q4), new DeploymentTarget("llama-a", "c1", "llama-a-host", "r2",
+                    "native", Platforms.byName("native")), "tiny-llama", UUID.randomUUID(), at.plusSeconds(30), Map.of(), "test");
+            events.publish(ModelLoaded.newBuilder(upgraded.load()).setRuntime(dev.placementaudit.events.RuntimeIdentity.newBuilder(
+                    upgraded.load().getRuntime()).setBuild("b5000").build()).build());
+            events.publishObservation(upgraded.observation());
+            published.add(upgraded.load());
             // A device whose llama.cpp kept output.weight in the file's pages, where this build's policy repacks it.
             LlamaCppEvents.Events odd = LlamaCppEvents.of(repacking, ModelFiles.read(q4), new DeploymentTarget("llama-d", "c1", "d-host", "r2",
                     "native", Platforms.byName("native")), "tiny-llama", UUID.randomUUID(), at.plusSeconds(60), Map.of(), "test");
@@ -115,26 +122,41 @@ class LlamaCppPipelineTest {
             CliRun diff = CliRun.run(cli, "diff", "--deployment", "llama-a", "--model", "tiny-llama", "--from", "r1", "--to", "r2", "--findings");
             assertThat(diff.exit()).as(diff.out() + diff.err()).isZero();
             assertThat(diff.out()).as(diff.out()).contains("MMAP_FILE", "HOST_OFFHEAP", "KERNEL_FEED_COPY", "repacked as", "llama.cpp b4916",
-                    "blk.0.attn_q.weight").containsPattern("runtime llama.cpp b4916 [A-Z0-9_,]+ mmap -> llama.cpp b4916 [A-Z0-9_,]+ mmap");
+                    "blk.0.attn_q.weight").containsPattern("runtime llama.cpp b4916 [A-Z0-9_,]+ mmap -> llama.cpp b5000 [A-Z0-9_,]+ mmap");
             String r2 = h.string("SELECT load_id FROM loads WHERE deployment_id = 'llama-c' AND release_name = 'r2'");
             CliRun where = CliRun.run(cli, "where", "--load", r2);
             assertThat(where.out()).as(where.out()).containsPattern("runtime llama.cpp b4916 [A-Z0-9_,]+ no-mmap: planned under its rules")
                     .contains("model file mapped 0 B");
+            // Two llama.cpp builds on one release: b5000 is planned by b4916's rules (the newest modelled), and says so.
+            CliRun builds = CliRun.run(cli, "diff", "--deployment", "llama-a", "--model", "tiny-llama", "--from", "r2", "--to", "r2",
+                    "--from-runtime", "llama.cpp b4916", "--to-runtime", "llama.cpp b5000", "--findings");
+            assertThat(builds.exit()).as(builds.out() + builds.err()).isZero();
+            assertThat(builds.out()).as(builds.out()).containsPattern("runtime llama.cpp b4916 \\S+ mmap -> llama.cpp b5000 \\S+ mmap")
+                    .contains("0 root causes");
+            String b5000 = h.string("SELECT load_id FROM loads WHERE runtime LIKE 'llama.cpp b5000%'");
+            assertThat(CliRun.run(cli, "where", "--load", b5000).out()).contains("runtime llama.cpp b5000");
+            assertThat(h.string("SELECT reason FROM load_tensors WHERE load_id = '" + b5000 + "' AND tensor_name = 'output.weight'"))
+                    .contains("llama.cpp b4916 rules (the load's build b5000 is not modelled; the newest that is)");
+            CliRun none = CliRun.run(cli, "diff", "--deployment", "llama-a", "--model", "tiny-llama", "--from", "r2", "--to", "r2",
+                    "--from-runtime", "llama.cpp b4916", "--to-runtime", "llama.cpp b9999");
+            assertThat(none.exit()).isNotZero();
+            assertThat(none.err()).contains("no complete load of tiny-llama on llama-a for r2 (runtime llama.cpp b4916...) and r2 (runtime "
+                    + "llama.cpp b9999...)");
             CliRun copied = CliRun.run(cli, "diff", "--deployment", "llama-c", "--model", "tiny-llama", "--from", "r1", "--to", "r2", "--findings");
             assertThat(copied.exit()).as(copied.out() + copied.err()).isZero();
             assertThat(copied.out()).as(copied.out()).contains("mapped 0 B -> 0 B").doesNotContain("KERNEL_FEED_COPY");
 
             // Before moving the fleet to CPUs without AVX2: the Q4_0 matrices that are repacked today would stay in the file's
-            // pages (15 on each of the three r2 loads that map); on ARM with int8 matmul they are repacked too (another
+            // pages (15 on each of the four r2 loads that map); on ARM with int8 matmul they are repacked too (another
             // layout, the same domain): nothing moves.
             CliRun sse = CliRun.run(cli, "whatif", "--loads-topic", input, "--model", "tiny-llama", "--cpu", "x86-sse");
             assertThat(sse.exit()).as(sse.out() + sse.err()).isZero();
-            assertThat(sse.out()).as(sse.out()).contains("if llama.cpp on x86-sse had shipped: 45 of ").containsPattern("HOST_OFFHEAP -> MMAP_FILE");
+            assertThat(sse.out()).as(sse.out()).contains("if llama.cpp on x86-sse had shipped: 60 of ").containsPattern("HOST_OFFHEAP -> MMAP_FILE");
             CliRun arm = CliRun.run(cli, "whatif", "--loads-topic", input, "--model", "tiny-llama", "--cpu", "arm-i8mm");
             assertThat(arm.out()).as(arm.out()).contains("if llama.cpp on arm-i8mm had shipped: 0 of ");
             CliRun noMmap = CliRun.run(cli, "whatif", "--loads-topic", input, "--model", "tiny-llama", "--deployment", "llama-a", "--no-mmap");
             assertThat(noMmap.out()).as(noMmap.out()).containsPattern("MMAP_FILE -> HOST_OFFHEAP")
-                    .containsPattern("llama-a +2 loads .* changed .* off-heap \\+[0-9.]+ [KM]B, mapped -[0-9.]+ [KM]B\\n").doesNotContain("MMAP_FILE=");
+                    .containsPattern("llama-a +3 loads .* changed .* off-heap \\+[0-9.]+ [KM]B, mapped -[0-9.]+ [KM]B\\n").doesNotContain("MMAP_FILE=");
             CliRun z80 = CliRun.run(cli, "whatif", "--loads-topic", input, "--cpu", "z80");
             assertThat(z80.exit()).isEqualTo(2);
             assertThat(z80.err()).contains("no CPU named 'z80'");

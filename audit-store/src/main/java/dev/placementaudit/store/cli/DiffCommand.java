@@ -18,6 +18,9 @@ final class DiffCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, description = "the model id, e.g. llama-3.2-1b-q4km") String model;
     @Option(names = "--from", required = true, description = "the earlier release") String from;
     @Option(names = "--to", required = true, description = "the later release") String to;
+    @Option(names = "--from-runtime", paramLabel = "TEXT", description = "the earlier side: the latest load whose runtime begins with TEXT, "
+            + "e.g. 'llama.cpp b4916' (two llama.cpp builds on one release: --from r2 --to r2)") String fromRuntime;
+    @Option(names = "--to-runtime", paramLabel = "TEXT", description = "the later side: the latest load whose runtime begins with TEXT") String toRuntime;
     @Option(names = "--tensors", paramLabel = "N", defaultValue = "5", description = "tensors to list under each root cause, largest "
             + "change first (default: ${DEFAULT-VALUE})") int tensors;
     @Option(names = "--findings", description = "also list every tensor's findings with both decisions' reasons") boolean findings;
@@ -27,8 +30,9 @@ final class DiffCommand implements Callable<Integer> {
         if (tensors < 0) {
             throw common.usage("--tensors must be 0 or more, got " + tensors);
         }
-        return common.show(db -> common.queries(db).diff(deployment, model, from, to).orElseThrow(() ->
-                new IllegalArgumentException("no complete load of " + model + " on " + deployment + " for " + from + " and " + to)), (o, report) -> {
+        return common.show(db -> common.queries(db).diff(deployment, model, from, to, fromRuntime, toRuntime).orElseThrow(() ->
+                new IllegalArgumentException("no complete load of " + model + " on " + deployment + " for " + side(from, fromRuntime) + " and "
+                        + side(to, toRuntime))), (o, report) -> {
             o.printf(Locale.ROOT, "%s %s: %s -> %s  off-heap %s -> %s  heap %s -> %s  mapped %s -> %s%n", deployment, model, from, to,
                     ByteSizes.format(report.from().offHeapBytes()), ByteSizes.format(report.to().offHeapBytes()),
                     ByteSizes.format(report.from().heapBytes()), ByteSizes.format(report.to().heapBytes()),
@@ -64,5 +68,9 @@ final class DiffCommand implements Callable<Integer> {
 
     private static String runtimeOf(dev.placementaudit.store.query.AuditQueries.LoadSummary load) {
         return load.runtime() == null ? "SKaiNET's rules" : load.runtime();
+    }
+
+    private static String side(String release, String runtime) {
+        return runtime == null ? release : release + " (runtime " + runtime + "...)";
     }
 }

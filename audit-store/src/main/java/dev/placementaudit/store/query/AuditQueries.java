@@ -199,9 +199,18 @@ public final class AuditQueries {
 
     /** The latest complete load of each release, compared tensor by tensor. */
     public Optional<DiffReport> diff(String deployment, String model, String fromRelease, String toRelease) throws SQLException {
+        return diff(deployment, model, fromRelease, toRelease, null, null);
+    }
+
+    /**
+     * The same, each side the latest complete load whose runtime begins with its prefix when one is given (e.g.
+     * {@code llama.cpp b4916}): two runtime builds on one release, a fleet half way through a llama.cpp upgrade.
+     */
+    public Optional<DiffReport> diff(String deployment, String model, String fromRelease, String toRelease, String fromRuntime, String toRuntime)
+            throws SQLException {
         try (Connection c = database.getConnection()) {
-            Optional<LoadSummary> from = latestComplete(c, deployment, model, fromRelease);
-            Optional<LoadSummary> to = latestComplete(c, deployment, model, toRelease);
+            Optional<LoadSummary> from = latestComplete(c, deployment, model, fromRelease, fromRuntime);
+            Optional<LoadSummary> to = latestComplete(c, deployment, model, toRelease, toRuntime);
             if (from.isEmpty() || to.isEmpty()) {
                 return Optional.empty();
             }
@@ -482,7 +491,12 @@ public final class AuditQueries {
     private record PlanDiff(List<RootCauses.CauseGroup> causes, List<Finding> findings, Map<String, Long> counts) {
     }
 
-    private Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release) throws SQLException {
+    private Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release, String runtime) throws SQLException {
+        if (runtime != null) {
+            return Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND release_name = ? AND "
+                    + "complete = TRUE AND runtime LIKE ? ORDER BY summary_partition DESC, summary_offset DESC, load_id DESC FETCH FIRST 1 ROWS ONLY",
+                    AuditQueries::summary, deployment, model, release, runtime + "%");
+        }
         return Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND release_name = ? AND "
                 + "complete = TRUE ORDER BY summary_partition DESC, summary_offset DESC, load_id DESC FETCH FIRST 1 ROWS ONLY", AuditQueries::summary,
                 deployment, model, release);
