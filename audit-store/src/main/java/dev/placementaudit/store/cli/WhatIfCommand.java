@@ -62,30 +62,9 @@ final class WhatIfCommand implements Callable<Integer> {
     private void print(PrintWriter o, WhatIf.Report report) {
         o.println(report.summary());
         report.deployments().forEach(d -> o.printf(Locale.ROOT, "  %-16s %4d loads  %6d unchanged  %6d changed  %6d new  %s%n",
-                d.deploymentId(), d.loads(), d.unchanged(), d.changed(), d.added(), deltas(d.deltaByDomain())));
+                d.deploymentId(), d.loads(), d.unchanged(), d.changed(), d.added(), WhatIf.deltas(d.deltaByDomain())));
         report.changes().stream().limit(tensors).forEach(t -> o.printf(Locale.ROOT, "  %-9s %-16s %-32s %s -> %s  %s%n",
                 t.change(), t.deploymentId(), t.tensorName(), t.beforeDomain(), t.afterDomain(), ByteSizes.format(t.residentBytes())));
-    }
-
-    /** What moves per domain, in bytes a person reads: {@code off-heap +1.2 GB, mapped -1.2 GB}; {@code -} when nothing does. */
-    static String deltas(java.util.Map<String, Long> byDomain) {
-        java.util.List<String> parts = new java.util.ArrayList<>();
-        // Always in one order, off-heap first, whatever order the map holds them in.
-        java.util.Map<String, Long> ordered = new java.util.TreeMap<>(java.util.Comparator.comparingInt((String d) -> java.util.List.of(
-                "HOST_OFFHEAP", "HOST_HEAP", "MMAP_FILE").indexOf(d) & Integer.MAX_VALUE).thenComparing(d -> d));
-        ordered.putAll(byDomain);
-        ordered.forEach((domain, bytes) -> {
-            if (bytes != 0) {
-                String name = switch (domain) {
-                    case "HOST_OFFHEAP" -> "off-heap";
-                    case "HOST_HEAP" -> "heap";
-                    case "MMAP_FILE" -> "mapped";
-                    default -> domain;
-                };
-                parts.add(name + " " + (bytes > 0 ? "+" : "-") + ByteSizes.format(Math.abs(bytes)));
-            }
-        });
-        return parts.isEmpty() ? "-" : String.join(", ", parts);
     }
 
     /** The report, then the gate's verdict; 1 when the candidate would open an incident the fleet does not have open. */

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.ingest;
 
+import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.db.Dialect;
 
 import java.sql.Connection;
@@ -29,21 +30,32 @@ final class DeadLetterRows {
         this.upsert = dialect.upsert("dead_letters", COLUMNS, TYPES, List.of("source_topic", "source_partition", "source_offset"));
     }
 
+    /** A record set aside: where it was, its load when it names one, and why. */
+    record Letter(String topic, int partition, long offset, String loadId, DeadLetter.Reason reason, String detail, String error) {
+    }
+
+    /** The batch's rejects, a row each. */
     void record(Connection c, List<Decoded> batch, Instant now) throws SQLException {
-        List<Decoded.Reject> rejects = new ArrayList<>();
+        List<Letter> letters = new ArrayList<>();
         for (Decoded item : batch) {
             if (item instanceof Decoded.Reject reject) {
-                rejects.add(reject);
+                letters.add(new Letter(reject.record().topic(), reject.record().partition(), reject.record().offset(), reject.loadId(),
+                        reject.reason(), reject.detail(), reject.error()));
             }
         }
-        if (rejects.isEmpty()) {
+        write(c, letters, now);
+    }
+
+    /** These letters, a row each (idempotent on the record's position). */
+    void write(Connection c, List<Letter> letters, Instant now) throws SQLException {
+        if (letters.isEmpty()) {
             return;
         }
         try (PreparedStatement s = c.prepareStatement(upsert)) {
-            for (Decoded.Reject reject : rejects) {
-                String loadId = reject.loadId() != null && UUID_TEXT.matcher(reject.loadId()).matches() ? reject.loadId() : null;
-                Object[] values = {reject.record().topic(), reject.record().partition(), reject.record().offset(), loadId, reject.reason().name(),
-                        Text.printable(reject.detail(), 200), Text.printable(reject.error() == null ? "" : reject.error(), 2_000), Timestamp.from(now)};
+            for (Letter letter : letters) {
+                String loadId = letter.loadId() != null && UUID_TEXT.matcher(letter.loadId()).matches() ? letter.loadId() : null;
+                Object[] values = {letter.topic(), letter.partition(), letter.offset(), loadId, letter.reason().name(),
+                        Text.printable(letter.detail(), 200), Text.printable(letter.error() == null ? "" : letter.error(), 2_000), Timestamp.from(now)};
                 for (int i = 0; i < values.length; i++) {
                     s.setObject(i + 1, values[i]);
                 }

@@ -214,7 +214,7 @@ public final class IngestLoop extends ConsumerLoop {
                 for (String stray : outcome.observationsDetached()) {
                     metrics.deadLettered(DeadLetter.Reason.INVALID_CONTENT.name());
                     LOG.warn("dead-lettered the observation {} as INVALID_CONTENT/{}: it came before its load, which is another deployment's",
-                            stray, "DEPLOYMENT_MISMATCH");
+                            stray, ObservationRows.DEPLOYMENT_MISMATCH);
                 }
                 outcome.incidents().forEach(IngestLoop::logIncident);
                 if (!outcome.alerts().isEmpty() || !outcome.incidents().isEmpty()) {

@@ -43,16 +43,14 @@ final class ObservationRows {
     static final String DEPLOYMENT_MISMATCH = "DEPLOYMENT_MISMATCH";
     private final String insertObservation;
     private final String insertDivergence;
-    private final String insertDeadLetter;
     private final String observationsTopic;
+    private final DeadLetterRows deadLetters;
 
-    ObservationRows(Dialect dialect, String observationsTopic) {
+    ObservationRows(Dialect dialect, String observationsTopic, DeadLetterRows deadLetters) {
         this.observationsTopic = observationsTopic;
+        this.deadLetters = deadLetters;
         this.insertObservation = dialect.insertIgnoringDuplicates("load_observations", OBSERVATION_COLUMNS, OBSERVATION_TYPES,
                 List.of("load_id", "deployment_id"));
-        this.insertDeadLetter = dialect.upsert("dead_letters", List.of("source_topic", "source_partition", "source_offset", "load_id", "reason",
-                "detail", "error", "dead_lettered_at"), List.of("VARCHAR(249)", "INTEGER", "BIGINT", "VARCHAR(36)", "VARCHAR(40)", "VARCHAR(200)",
-                "VARCHAR(2000)", "TIMESTAMP WITH TIME ZONE"), List.of("source_topic", "source_partition", "source_offset"));
         this.insertDivergence = dialect.insertIgnoringDuplicates("load_divergences", DIVERGENCE_COLUMNS, DIVERGENCE_TYPES,
                 List.of("load_id", "tensor_index"));
     }
@@ -142,19 +140,18 @@ final class ObservationRows {
         if (strays.isEmpty()) {
             return detached;
         }
-        try (PreparedStatement letter = c.prepareStatement(insertDeadLetter);
-             PreparedStatement delete = c.prepareStatement("DELETE FROM load_observations WHERE load_id = ? AND deployment_id = ?")) {
+        List<DeadLetterRows.Letter> letters = new ArrayList<>();
+        try (PreparedStatement delete = c.prepareStatement("DELETE FROM load_observations WHERE load_id = ? AND deployment_id = ?")) {
             for (Stray stray : strays) {
-                Sql.bind(letter, observationsTopic, stray.partition(), stray.offset(), stray.loadId(), DeadLetter.Reason.INVALID_CONTENT.name(),
-                        DEPLOYMENT_MISMATCH, mismatch(stray.loadId(), stray.deployment(), stray.owner()), Timestamp.from(now));
-                letter.addBatch();
+                letters.add(new DeadLetterRows.Letter(observationsTopic, stray.partition(), stray.offset(), stray.loadId(),
+                        DeadLetter.Reason.INVALID_CONTENT, DEPLOYMENT_MISMATCH, mismatch(stray.loadId(), stray.deployment(), stray.owner())));
                 Sql.bind(delete, stray.loadId(), stray.deployment());
                 delete.addBatch();
                 detached.add(stray.loadId() + "/" + stray.deployment());
             }
-            letter.executeBatch();
             delete.executeBatch();
         }
+        deadLetters.write(c, letters, now);
         return detached;
     }
 

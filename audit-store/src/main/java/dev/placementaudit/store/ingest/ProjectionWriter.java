@@ -84,7 +84,7 @@ public final class ProjectionWriter {
         this.completion = new LoadCompletion(plans, detector, contexts);
         this.incidents = new IncidentLedger(dialect);
         this.runtime = new RuntimeIncidents(dialect, unplannedOffHeap);
-        this.observationRows = new ObservationRows(dialect, observationsTopic);
+        this.observationRows = new ObservationRows(dialect, observationsTopic, deadLetterRows);
     }
 
     /** Decodes and checks each record; nothing is written yet. */

@@ -491,15 +491,15 @@ public final class AuditQueries {
     private record PlanDiff(List<RootCauses.CauseGroup> causes, List<Finding> findings, Map<String, Long> counts) {
     }
 
+    /** The latest complete load of a release, and of a runtime whose name begins with {@code runtime} when it is given. */
     private Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release, String runtime) throws SQLException {
+        List<Object> args = new ArrayList<>(List.of(deployment, model, release));
         if (runtime != null) {
-            return Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND release_name = ? AND "
-                    + "complete = TRUE AND runtime LIKE ? ORDER BY summary_partition DESC, summary_offset DESC, load_id DESC FETCH FIRST 1 ROWS ONLY",
-                    AuditQueries::summary, deployment, model, release, runtime + "%");
+            args.add(runtime + "%");
         }
         return Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND release_name = ? AND "
-                + "complete = TRUE ORDER BY summary_partition DESC, summary_offset DESC, load_id DESC FETCH FIRST 1 ROWS ONLY", AuditQueries::summary,
-                deployment, model, release);
+                + "complete = TRUE" + (runtime == null ? "" : " AND runtime LIKE ?") + " ORDER BY summary_partition DESC, summary_offset DESC, "
+                + "load_id DESC FETCH FIRST 1 ROWS ONLY", AuditQueries::summary, args.toArray());
     }
 
     private List<TensorPlacement> placements(Connection c, LoadSummary load) throws SQLException {

@@ -70,8 +70,9 @@ public final class WhatIf {
         this.maxWait = maxWait;
     }
 
-    /** What to change; empty fields keep what each load recorded. */
     /**
+     * What to change; empty fields keep what each load recorded.
+     *
      * @param llamaCppCpu  llama.cpp loads re-planned for this CPU (its features pick the repack layouts)
      * @param llamaCppMmap llama.cpp loads re-planned with mmap on or off
      */
@@ -89,7 +90,7 @@ public final class WhatIf {
                 return recorded;
             }
             RuntimeIdentity.Builder runtime = RuntimeIdentity.newBuilder(recorded.getRuntime());
-            llamaCppCpu.ifPresent(cpu -> runtime.setCpuFeatures(cpu.features().stream().map(Enum::name).sorted().toList()));
+            llamaCppCpu.ifPresent(cpu -> runtime.setCpuFeatures(cpu.names()));
             llamaCppMmap.ifPresent(runtime::setMmap);
             return ModelLoaded.newBuilder(recorded).setRuntime(runtime.build()).build();
         }
@@ -289,6 +290,26 @@ public final class WhatIf {
             }
         }
         return domains;
+    }
+
+    /**
+     * What moves per domain, in bytes a person reads and in one order, off-heap first: {@code off-heap +1.2 GB, mapped
+     * -1.2 GB}; {@code -} when nothing does.
+     */
+    public static String deltas(Map<String, Long> byDomain) {
+        List<String> parts = new ArrayList<>();
+        Map<String, String> names = new LinkedHashMap<>();
+        names.put("HOST_OFFHEAP", "off-heap");
+        names.put("HOST_HEAP", "heap");
+        names.put("MMAP_FILE", "mapped");
+        new TreeMap<>(byDomain).keySet().forEach(domain -> names.putIfAbsent(domain, domain));
+        names.forEach((domain, name) -> {
+            long bytes = byDomain.getOrDefault(domain, 0L);
+            if (bytes != 0) {
+                parts.add(name + " " + signed(bytes));
+            }
+        });
+        return parts.isEmpty() ? "-" : String.join(", ", parts);
     }
 
     private static String signed(long bytes) {

@@ -33,7 +33,6 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.nio.file.Files;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -117,7 +116,7 @@ final class LoadCommand implements Callable<Integer> {
         FormPolicy forms = plan.formPolicy(plan.plannerProfile());
         ModelLoaded load;
         try {
-            load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), modelId != null ? modelId : model.file.getFileName().toString(),
+            load = ModelLoadedBuilder.build(UUID.randomUUID(), Instant.now(), modelId(),
                     stored, target, forms, Map.of("source", "reference-loader"), ProducerCli.PRODUCER + " load");
         } catch (FormPolicy.LoadRefusedException e) {
             throw new CommandFailure(e.getMessage(), e);
@@ -172,7 +171,7 @@ final class LoadCommand implements Callable<Integer> {
             LlamaCppAudit audit = llamaCpp.load(out, model.file, generate);
             if (publish) {
                 // Read after llama.cpp: a file it refuses is refused in its words.
-                LlamaCppEvents.Events made = LlamaCppEvents.of(audit, model.read(), target, modelId != null ? modelId : model.file.getFileName().toString(),
+                LlamaCppEvents.Events made = LlamaCppEvents.of(audit, model.read(), target, modelId(),
                         UUID.randomUUID(), at, Map.of("source", "llama.cpp"), ProducerCli.PRODUCER + " load --runtime llama.cpp");
                 printPublished(out, publish(events, client, made.load(), made.observation()), "llama.cpp's placements");
             }
@@ -182,6 +181,11 @@ final class LoadCommand implements Callable<Integer> {
                 events.close();
             }
         }
+    }
+
+    /** The model id the load is published under: {@code --model-id}, else the file's name. */
+    private String modelId() {
+        return modelId != null ? modelId : model.file.getFileName().toString();
     }
 
     /** The load, then its observation: to Kafka, each acknowledged, or through the collector in one batch. */

@@ -220,7 +220,7 @@ public final class CollectorClient {
     private Delivery keep(byte[] body, int items) {
         if (spool == null) {
             throw new CollectorException("the collector at " + endpoint + " could not take a batch of " + items + " items after "
-                    + maxAttempts + " attempts" + (lastFailure == null ? "" : " (" + describe(lastFailure) + ")")
+                    + maxAttempts + " attempts" + (lastFailure == null ? "" : " (" + ExchangeFailure.describe(lastFailure) + ")")
                     + ", and no spool is configured to keep it", 0, true, lastFailure);
         }
         try {
@@ -238,14 +238,6 @@ public final class CollectorClient {
 
     /** What the last attempt met when it could not reach the collector, for the message that says it was kept or lost. */
     private IOException lastFailure;
-
-    /** An outage in a few words: what the JDK calls it, and its message when it has one. */
-    static String describe(IOException e) {
-        String kind = e instanceof java.net.ConnectException || e.getCause() instanceof java.net.ConnectException ? "connection refused"
-                : e instanceof java.net.http.HttpConnectTimeoutException ? "connect timed out"
-                : e instanceof java.net.http.HttpTimeoutException ? "no answer in time" : e.getClass().getSimpleName();
-        return e.getMessage() == null || e.getMessage().isBlank() ? kind : kind + ": " + e.getMessage();
-    }
 
     /** The batch's delivery, or empty when it could not be delivered within the attempts (keep it for later). */
     private Optional<Delivery> attempt(byte[] body, Format as) throws InterruptedException {
@@ -270,7 +262,7 @@ public final class CollectorClient {
             } catch (IOException e) {
                 // Offline, refused connection, timeout: the same as a 503 without advice. A mistake in the set-up (TLS, the
                 // scheme) is not: no retry or spool can fix it, so it is said at once.
-                Optional<String> mistake = setUpMistake(e);
+                Optional<String> mistake = ExchangeFailure.setUpMistake(e, endpoint);
                 if (mistake.isPresent()) {
                     throw new CollectorException(mistake.get(), 0, false, e);
                 }
@@ -279,33 +271,6 @@ public final class CollectorClient {
             if (attempt < maxAttempts) {
                 sleeper.sleep(wait);
             }
-        }
-        return Optional.empty();
-    }
-
-    /**
-     * What a failed exchange says of the set-up, when it is no outage: a TLS handshake that failed (a certificate this JVM
-     * does not trust, a name it was not issued for, {@code https://} to a port that serves plain HTTP), or {@code http://}
-     * to a port that answered with no HTTP (one that serves HTTPS). A refused connection or a timeout is an outage: empty.
-     */
-    private Optional<String> setUpMistake(IOException e) {
-        // A certificate refused (not trusted, expired, issued for another name), or https:// to a port that answers in plain
-        // HTTP. A handshake cut short (a collector killed, a network gone) is an outage.
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.security.cert.CertificateException || t instanceof java.security.GeneralSecurityException) {
-                return Optional.of("TLS with the collector at " + endpoint + " failed: its certificate was refused (" + t.getMessage()
-                        + "): a certificate this JVM does not trust? JAVA_OPTS=-Djavax.net.ssl.trustStore=FILE");
-            }
-            if (t instanceof javax.net.ssl.SSLException && String.valueOf(t.getMessage()).contains("nsupported or unrecognized SSL message")) {
-                return Optional.of("TLS with the collector at " + endpoint + " failed: the port answers in plain HTTP; use http://");
-            }
-        }
-        // http:// to a port that serves HTTPS: the answer to the status line is a TLS record (an alert, 0x15 0x03, or a
-        // handshake, 0x16 0x03). A connection cut mid-answer (a collector killed) reads otherwise, and is an outage.
-        String message = String.valueOf(e.getMessage());
-        if ("http".equalsIgnoreCase(endpoint.getScheme()) && message.contains("status line")
-                && (message.contains("[\u0015\u0003") || message.contains("[\u0016\u0003"))) {
-            return Optional.of("the collector at " + endpoint + " answered in TLS, not HTTP: it is served over HTTPS; use https://");
         }
         return Optional.empty();
     }

@@ -63,7 +63,7 @@ public final class LlamaCppEvents {
         }
         ModelLoaded load = ModelLoaded.newBuilder(bare).setTensors(tensors)
                 .setRuntime(RuntimeIdentity.newBuilder().setName(LlamaCppPlanning.RUNTIME).setBuild(audit.plan().build())
-                        .setCpuFeatures(audit.plan().cpu().features().stream().map(Enum::name).sorted().toList()).setMmap(run.mmap()).build())
+                        .setCpuFeatures(audit.plan().cpu().names()).setMmap(run.mmap()).build())
                 .build();
         LoadObserved observation = LoadObserved.newBuilder()
                 .setLoadId(loadId)

@@ -1,6 +1,7 @@
 package dev.placementaudit.resolution.llamacpp;
 
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -96,8 +97,13 @@ public record CpuFeatures(String name, Set<Feature> features) {
         return features.contains(feature);
     }
 
+    /** The features as llama.cpp names them, sorted: what a load names its CPU by ({@link #fromNames} reads them back). */
+    public List<String> names() {
+        return features.stream().map(Enum::name).sorted().toList();
+    }
+
     /** The features as llama.cpp names them, for a load's context: {@code AVX2,AARCH64_REPACK}. */
     public String describe() {
-        return String.join(",", features.stream().map(Enum::name).sorted().toList());
+        return String.join(",", names());
     }
 }
