@@ -1,6 +1,6 @@
-// The dashboard: one page, no build step, everything from the JSON API. Each view has its own address (#diff?...,
-// #load?id=..., #tensor?..., #history?...), so an alert's link (Alertmanager's "dashboard" annotation), a bookmark
-// and the back button all work. The path an SRE takes: alert -> diff (root causes, expandable to tensors) -> load
+// The dashboard: one page, no build step, everything from the JSON API (charts.js draws the charts, incidents.js holds
+// the incidents' views). Each view has its own address (#diff?..., #load?id=..., #tensor?..., #history?...), so an
+// alert's link (Alertmanager's "dashboard" annotation), a bookmark and the back button all work. The path an SRE takes: alert -> diff (root causes, expandable to tensors) -> load
 // (every tensor, filterable) -> one tensor's history across releases.
 
 // The API token never travels in a URL (URLs end up in logs, history and Referer headers): when the API answers 401,
@@ -61,7 +61,10 @@ function tensorHash(deployment, model, tensor) { return '#tensor?' + query({ dep
 function historyHash(deployment, model) { return '#history?' + query({ deployment, model }); }
 function incidentHash(id) { return '#incident?' + query({ id }); }
 function percent(f) { return Math.round(f * 100) + '%'; }
-function ackText(a) { return a ? `acknowledged by ${a.by}: ${a.note}` + (a.until ? ` (until ${a.until})` : '') : ''; }
+function ackText(a) {
+  if (!a) return '';
+  return `acknowledged by ${a.by}: ${a.note}` + (!a.until ? '' : Date.parse(a.until) > Date.now() ? ` (until ${a.until})` : ` (ran out at ${a.until})`);
+}
 
 // --- Views -------------------------------------------------------------------------------------------------------
 
@@ -71,11 +74,7 @@ async function overview(params) {
   const [incidents, alerts, fleet] = await Promise.all([api('/api/incidents?limit=' + LIST_LIMIT), api('/api/alerts?limit=' + LIST_LIMIT),
     release ? api('/api/fleet?release=' + encodeURIComponent(release)) : Promise.resolve(null)]);
   const open = incidents.filter(i => i.state === 'OPEN');
-  const incidentRows = incidents.map(i => el('tr', { class: 'incident ' + i.state.toLowerCase() },
-    td(i.state, i.state === 'OPEN' && !i.acknowledged ? 'bad' : 'muted'), td(link(i.incidentId, incidentHash(i.incidentId))), td(i.modelId),
-    td(i.fromRelease + ' → ' + i.toRelease), td(i.primaryKind), td(`${i.showing} of ${i.onRelease}`, 'num'), td(percent(i.exposure), 'num'),
-    td(bytes(i.bytesMoved), 'num'),
-    td([el('div', { class: 'cause' }, i.cause), i.acknowledged ? el('div', { class: 'muted' }, ackText(i.acknowledged)) : ''])));
+  const incidentRows = incidents.map(incidentRow);
   const alertRows = alerts.map(a => el('tr', { class: 'alert' },
     td(a.kind, 'bad'), td(link(a.deploymentId, historyHash(a.deploymentId, a.modelId))), td(a.modelId),
     td(link(a.fromRelease + ' → ' + a.toRelease, diffHash(a.deploymentId, a.modelId, a.fromRelease, a.toRelease))),
@@ -91,9 +90,8 @@ async function overview(params) {
     td(r.regressions ? r.regressions + ' finding(s)' : '', r.regressions ? 'bad' : ''), td(r.driftsFromFleet ? 'DRIFT' : '', 'bad'))) : [];
   return [
     section(`Incidents: ${open.length} open (one per cause across the fleet)`,
-      incidents.length ? table(['state', 'incident', 'model', 'releases', 'kind', { text: 'affected of on release', num: true },
-        { text: 'exposure', num: true }, { text: 'bytes moved', num: true }, 'cause'], incidentRows, 'incidents')
-        : el('p', { class: 'muted' }, 'No incidents.'),
+      el('p', {}, link('all incidents: open, acknowledged, resolved, by release and model', incidentsHash({}))),
+      incidents.length ? table(INCIDENT_COLUMNS, incidentRows, 'incidents') : el('p', { class: 'muted' }, 'No incidents.'),
       truncated(incidents.length, LIST_LIMIT, 'incidents')),
     section(`Alerts (${alerts.length}${alerts.length >= LIST_LIMIT ? '+' : ''})`,
       alerts.length ? table(['kind', 'deployment', 'model', 'releases (diff)', { text: 'delta', num: true }, 'why'], alertRows, 'alerts')
@@ -136,34 +134,6 @@ async function diff(params) {
     totals.length ? el('ul', {}, totals) : '',
     el('h3', {}, `${d.causes.length} root cause${d.causes.length === 1 ? '' : 's'}, largest first`),
     causes.length ? causes : el('p', { class: 'muted' }, 'Every tensor landed where it did before.'))];
-}
-
-async function incident(params) {
-  const d = await api('/api/incident?' + query({ id: params.id }));
-  const i = d.incident;
-  const rows = d.deployments.map(x => el('tr', { class: x.showing ? 'showing' : 'left' },
-    td(link(x.deploymentId, historyHash(x.deploymentId, i.modelId))), td(x.showing ? 'showing' : 'left', x.showing ? 'bad' : 'muted'),
-    td(x.loads, 'num'), td(bytes(x.bytesMoved), 'num'), td(signed(x.offHeapDelta), 'num'), td(signed(x.mappedDelta), 'num'),
-    td(x.firstSeen.replace('T', ' ').replace('Z', '')), td(x.lastSeen.replace('T', ' ').replace('Z', '')),
-    td(link('diff', diffHash(x.deploymentId, i.modelId, i.fromRelease, i.toRelease)))));
-  const example = d.deployments.find(x => x.showing) || d.deployments[0];
-  const representative = example ? await diff({ deployment: example.deploymentId, model: i.modelId, from: i.fromRelease, to: i.toRelease })
-    .catch(() => [el('p', { class: 'muted' }, 'The example deployment\'s loads are no longer in the store.')]) : [];
-  return [section(`Incident ${i.incidentId}: ${i.modelId} · ${i.fromRelease} → ${i.toRelease}`,
-    el('p', { class: i.state === 'OPEN' ? 'bad' : 'muted', id: 'incident-state' }, `${i.state} · ${i.primaryKind} · ${i.exposureText} · `
-      + `${bytes(i.bytesMoved)} moved · seen ${i.firstSeen} .. ${i.lastSeen} in ${i.loads} load(s)`),
-    el('p', { class: 'cause' }, i.cause),
-    el('p', { class: 'muted' }, `before: ${d.beforeDomain || '-'}, ${d.beforeFormat || '-'}, ${d.beforeReason || '-'} · after: ${d.afterDomain || '-'}, `
-      + `${d.afterFormat || '-'}, ${d.afterReason || '-'} · kinds: ${i.kinds.join(', ')}`),
-    i.acknowledged ? el('p', { class: 'muted' }, ackText(i.acknowledged)) : '',
-    el('details', {}, el('summary', {}, `${i.tensorCount} tensor(s)`), el('ul', {}, d.tensors.map(t => el('li', {}, t)))),
-    el('h3', {}, `Deployments: ${i.showing} showing it now, ${i.affected} ever`),
-    table(['deployment', 'now', { text: 'loads', num: true }, { text: 'bytes moved', num: true }, { text: 'off-heap', num: true },
-      { text: 'mapped', num: true }, 'first seen', 'last seen', ''], rows, 'deployments'),
-    el('h3', {}, `Exposure over time (deployments showing it, of ${i.onRelease} on ${i.toRelease} now)`),
-    table(['from', { text: 'showing', num: true }], d.exposureOverTime.map(p => el('tr', {}, td(p.at.replace('T', ' ').replace('Z', '')),
-      td(`${p.showing} (${percent(i.onRelease ? p.showing / i.onRelease : 0)})`, 'num'))), 'exposure')),
-    example ? el('h3', {}, `One of them: ${example.deploymentId}`) : '', ...representative];
 }
 
 async function load(params) {
@@ -226,56 +196,9 @@ async function historyView(params) {
     truncated(loads.length, LIST_LIMIT, 'loads'))];
 }
 
-/**
- * Heap, off-heap and mapped bytes of each load on a time axis: one line per domain, a point per load, drawn as steps:
- * a load's bytes hold until the next load, so the line is flat between loads and jumps at each.
- */
-function chart(loads) {
-  const width = 900, height = 260, pad = 56, svgNs = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(svgNs, 'svg');
-  svg.setAttribute('id', 'chart');
-  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
-  svg.setAttribute('role', 'img');
-  svg.setAttribute('aria-label', 'bytes per domain over time');
-  const add = (name, attrs, text) => { const n = document.createElementNS(svgNs, name); Object.entries(attrs).forEach(([k, v]) => n.setAttribute(k, v));
-    if (text !== undefined) n.textContent = text; svg.appendChild(n); return n; };
-  if (!loads.length) { add('text', { x: pad, y: height / 2 }, 'no complete load yet'); return svg; }
-  const times = loads.map(l => Date.parse(l.occurredAt));
-  const t0 = Math.min(...times), t1 = Math.max(...times), span = Math.max(1, t1 - t0);
-  const max = Math.max(1, ...loads.map(l => Math.max(l.heapBytes, l.offHeapBytes, l.mappedBytes, l.observedOffHeapBytes || 0,
-    l.observedMappedBytes || 0, l.observedHeapBytes || 0)));
-  const x = t => pad + (width - 2 * pad) * (loads.length === 1 ? 0.5 : (t - t0) / span);
-  const y = v => height - pad - (height - 2 * pad) * v / max;
-  add('line', { x1: pad, x2: width - pad, y1: height - pad, y2: height - pad, stroke: '#8a9ba8' });
-  add('line', { x1: pad, x2: pad, y1: pad / 2, y2: height - pad, stroke: '#8a9ba8' });
-  [0, 0.5, 1].forEach(f => add('text', { x: pad - 6, y: y(max * f) + 4, 'text-anchor': 'end', 'font-size': 11, class: 'y-tick' }, bytes(max * f)));
-  const ticks = loads.length === 1 ? [t0] : [t0, t0 + span / 2, t1];
-  ticks.forEach(t => add('text', { x: x(t), y: height - pad + 18, 'text-anchor': 'middle', 'font-size': 11, class: 'time-tick' },
-    new Date(t).toISOString().slice(0, 16).replace('T', ' ')));
-  [['heapBytes', 'var(--heap)', 'heap'], ['offHeapBytes', 'var(--offheap)', 'off-heap'], ['mappedBytes', 'var(--mmap)', 'mapped']].forEach(([key, color, name]) => {
-    const steps = loads.flatMap((l, i) => (i > 0 ? [x(times[i]) + ',' + y(loads[i - 1][key])] : []).concat([x(times[i]) + ',' + y(l[key])]));
-    add('polyline', { points: steps.join(' '), fill: 'none', stroke: color, 'stroke-width': 2, class: 'series ' + key });
-    loads.forEach((l, i) => add('circle', { cx: x(times[i]), cy: y(l[key]), r: 3, fill: color }).appendChild(
-      Object.assign(document.createElementNS(svgNs, 'title'), { textContent: `${l.release} ${name} ${bytes(l[key])}` })));
-  });
-  // What runtimes observed, where they reported it: dashed, a point per observed load.
-  [['observedHeapBytes', 'var(--heap)', 'heap observed'], ['observedOffHeapBytes', 'var(--offheap)', 'off-heap observed'],
-    ['observedMappedBytes', 'var(--mmap)', 'mapped observed']].forEach(([key, color, name]) => {
-    const seen = loads.map((l, i) => [l, i]).filter(([l]) => l[key] !== null && l[key] !== undefined);
-    if (!seen.length) return;
-    add('polyline', { points: seen.map(([l, i]) => x(times[i]) + ',' + y(Math.max(0, l[key]))).join(' '), fill: 'none', stroke: color,
-      'stroke-width': 2, 'stroke-dasharray': '5 4', class: 'series ' + key });
-    seen.forEach(([l, i]) => add('circle', { cx: x(times[i]), cy: y(Math.max(0, l[key])), r: 3, fill: 'none', stroke: color }).appendChild(
-      Object.assign(document.createElementNS(svgNs, 'title'), { textContent: `${l.release} ${name} ${bytes(l[key])}` })));
-  });
-  loads.forEach((l, i) => { if (i === 0 || loads[i - 1].release !== l.release) {
-    add('text', { x: x(times[i]), y: pad / 2 + 10, 'text-anchor': 'middle', 'font-size': 11, class: 'release-tick' }, l.release); } });
-  return svg;
-}
-
 // --- Routing, refresh --------------------------------------------------------------------------------------------
 
-const VIEWS = { '': overview, fleet: overview, incident, diff, load, tensor, history: historyView };
+const VIEWS = { '': overview, fleet: overview, incidents: incidentsView, incident, diff, load, tensor, history: historyView };
 const NEEDS = { incident: ['id'], diff: ['deployment', 'model', 'from', 'to'], load: ['id'], tensor: ['deployment', 'model', 'tensor'], history: ['deployment', 'model'] };
 
 function route() {
@@ -288,6 +211,7 @@ function trail(r) {
   const parts = [link('overview', '#')];
   const p = r.params;
   if (p.deployment && p.model) { parts.push(' › ', link(p.deployment + ' · ' + p.model, historyHash(p.deployment, p.model))); }
+  if (r.name === 'incidents' || r.name === 'incident') { parts.push(' › ', r.name === 'incident' ? link('incidents', incidentsHash({})) : el('span', {}, 'incidents')); }
   if (r.name === 'incident') { parts.push(' › ', el('span', {}, 'incident ' + p.id)); }
   if (r.name === 'diff') { parts.push(' › ', el('span', {}, `diff ${p.from} → ${p.to}`)); }
   if (r.name === 'tensor') { parts.push(' › ', el('span', {}, p.tensor)); }

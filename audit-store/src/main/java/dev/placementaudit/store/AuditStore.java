@@ -174,6 +174,11 @@ public final class AuditStore extends ConsumerService {
         });
     }
 
+    @Override
+    protected List<String> warnings() {
+        return loop.warnings();
+    }
+
     public AuditQueries queries() {
         return queries;
     }

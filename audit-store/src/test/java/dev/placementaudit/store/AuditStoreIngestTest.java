@@ -8,7 +8,8 @@ import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.EventType;
 import dev.placementaudit.service.DeadLetter;
-import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.query.AlertQueries;
+import dev.placementaudit.store.query.LoadQueries;
 import dev.placementaudit.store.regression.FindingKind;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
@@ -58,7 +59,7 @@ class AuditStoreIngestTest {
 
         try (AuditStore store = h.start()) {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 6);
-            AuditQueries.LoadDetail detail = store.queries().load(loads.get(4).getLoadId().toString()).orElseThrow();
+            LoadQueries.LoadDetail detail = store.queries().load(loads.get(4).getLoadId().toString()).orElseThrow();
 
             assertThat(h.count("SELECT COUNT(*) FROM load_tensors")).isEqualTo(6 * 4);
             // Six loads of one model under one policy: one plan, its four tensors stored once; nothing left staged.
@@ -73,7 +74,7 @@ class AuditStoreIngestTest {
             List<AllocationDecided> expected = resolved.get(4).decisions();
             assertThat(detail.tensors()).hasSize(expected.size());
             for (int i = 0; i < expected.size(); i++) {
-                AuditQueries.TensorRow row = detail.tensors().get(i);
+                LoadQueries.TensorRow row = detail.tensors().get(i);
                 assertThat(row.name()).isEqualTo(expected.get(i).getTensorName());
                 assertThat(row.domain()).isEqualTo(expected.get(i).getDomain().name());
                 assertThat(row.residentBytes()).isEqualTo(expected.get(i).getResidentBytes());
@@ -198,8 +199,8 @@ class AuditStoreIngestTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM alerts") == 2);
             await().atMost(Duration.ofSeconds(30)).until(() -> h.count("SELECT COUNT(*) FROM alerts WHERE published_at IS NOT NULL") == 1);
 
-            List<AuditQueries.AlertRow> alerts = store.queries().alerts("phone-1", 10);
-            AuditQueries.AlertRow growth = alerts.stream().filter(a -> a.kind().equals("OFFHEAP_GROWTH")).findFirst().orElseThrow();
+            List<AlertQueries.AlertRow> alerts = store.queries().alerts("phone-1", 10);
+            AlertQueries.AlertRow growth = alerts.stream().filter(a -> a.kind().equals("OFFHEAP_GROWTH")).findFirst().orElseThrow();
             assertThat(growth.suppressedBy()).isEqualTo("within budget of 64 MB: PLAT-42: r2 dequantizes attention on purpose");
             assertThat(growth.publishedAt()).isNull();
             // A growth budget covers the deployment's per-load alert; the incident (a cause, not a deployment) is published.
@@ -266,11 +267,11 @@ class AuditStoreIngestTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 2);
 
             assertThat(store.queries().load(estimated.getLoadId().toString()).orElseThrow().tensors())
-                    .extracting(AuditQueries.TensorRow::name, AuditQueries.TensorRow::sizeEstimated)
+                    .extracting(LoadQueries.TensorRow::name, LoadQueries.TensorRow::sizeEstimated)
                     .containsExactly(tuple("token_embd.weight", false), tuple("blk.0.attn_q.weight", true),
                             tuple("blk.1.attn_q.weight", false), tuple("output_norm.weight", false));
             assertThat(store.queries().load(old.getLoadId().toString()).orElseThrow().tensors())
-                    .hasSize(4).noneMatch(AuditQueries.TensorRow::sizeEstimated);
+                    .hasSize(4).noneMatch(LoadQueries.TensorRow::sizeEstimated);
         }
     }
 

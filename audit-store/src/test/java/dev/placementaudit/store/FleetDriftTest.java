@@ -1,7 +1,7 @@
 package dev.placementaudit.store;
 
 import dev.placementaudit.events.ModelLoaded;
-import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.query.FleetQueries;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
@@ -30,7 +30,7 @@ class FleetDriftTest {
 
         try (AuditStore store = h.start()) {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 5);
-            AuditQueries.FleetReport fleet = store.queries().fleet("r2");
+            FleetQueries.FleetReport fleet = store.queries().fleet("r2");
 
             assertThat(fleet.deployments()).isEqualTo(4);
             assertThat(fleet.drifting()).containsExactly("odd");

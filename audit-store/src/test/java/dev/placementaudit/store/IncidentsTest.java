@@ -95,12 +95,18 @@ class IncidentsTest {
             assertThat(junit.exit()).isEqualTo(1);
             assertThat(junit.out()).contains("<testsuite name=\"placement-audit gate r2\" tests=\"1\" failures=\"1\"", "<failure message=");
 
-            CliRun ack = CliRun.run(cli, "ack", opened.incidentId(), "--note", "JIRA-7: r2 dequantizes on purpose", "--by", "sre-on-call");
+            CliRun ack = CliRun.run(cli, "ack", opened.incidentId(), "--note", "JIRA-7: r2 dequantizes on purpose", "--by", "sre-on-call",
+                    "--until", "2099-01-01T00:00:00Z");
             assertThat(ack.exit()).as(ack.err()).isZero();
             assertThat(ack.out()).contains("acknowledged by sre-on-call");
             CliRun passes = CliRun.run(cli, "gate", "--release", "r2");
             assertThat(passes.exit()).as("an acknowledged cause pages nobody").isZero();
             assertThat(passes.out()).contains("let through (1)", "acknowledged by sre-on-call: JIRA-7");
+            // The pipeline's report says until when the acknowledgement lets it through (issue 56).
+            CliRun letThrough = CliRun.run(cli, "gate", "--release", "r2", "--format", "junit");
+            assertThat(letThrough.exit()).isZero();
+            assertThat(letThrough.out()).contains("failures=\"0\"").contains("<system-out>let through: ")
+                    .contains("acknowledged by sre-on-call: JIRA-7: r2 dequantizes on purpose (until 2099-01-01T00:00:00Z)");
             assertThat(CliRun.run(cli, "incident", "inc-nothing").exit()).isEqualTo(2);
 
             // r3 restores the mapping everywhere: no deployment's latest load shows the cause any more.

@@ -113,6 +113,15 @@ class ObservationsTest {
                     .containsPattern("blk\\.0\\.attn_q\\.weight +runtime HOST_OFFHEAP 576 KB, reference MMAP_FILE 576 KB \\(MAPPED_OK\\)")
                     .contains("finding DIVERGED (" + diverged.incidentId() + ")");
 
+            // A runtime's incident reads as planned against observed on one release, with no null and no empty tensor list (issue 56).
+            CliRun leakIncident = CliRun.run(cli, "incident", leak.incidentId());
+            assertThat(leakIncident.exit()).as(leakIncident.err()).isZero();
+            assertThat(leakIncident.out()).contains(" on r2  UNPLANNED_OFFHEAP").doesNotContain("r2 -> r2").doesNotContain("null")
+                    .contains("    planned:  off-heap, planned").contains("    observed: off-heap, observed")
+                    .contains("tensors: none named (the runtime measured bytes per domain, not tensors)").doesNotContain("tensors (0)");
+            CliRun divergedIncident = CliRun.run(cli, "incident", diverged.incidentId());
+            assertThat(divergedIncident.out()).contains("tensors (1):").contains("    planned:  mapped");
+
             CliRun fleet = CliRun.run(cli, "fleet", "--release", "r2");
             assertThat(fleet.exit()).as(fleet.err()).isZero();
             assertThat(fleet.out()).contains("observed by their runtimes: 3 of 5 heads; off-heap planned 1 MB, observed 1.0 GB")

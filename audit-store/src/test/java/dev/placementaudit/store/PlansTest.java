@@ -5,7 +5,7 @@ import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.store.chain.ChainVerifier;
-import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.query.LoadQueries;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
@@ -71,10 +71,10 @@ class PlansTest {
             assertThat(PlanDigest.of(legacyResolved.get(1).decisions())).isEqualTo(dequantized);
 
             for (ResolvedLoad r : List.of(resolved.get(2), legacyResolved.get(3))) {
-                AuditQueries.LoadDetail detail = store.queries().load(r.summary().getLoadId().toString()).orElseThrow();
-                assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::name)
+                LoadQueries.LoadDetail detail = store.queries().load(r.summary().getLoadId().toString()).orElseThrow();
+                assertThat(detail.tensors()).extracting(LoadQueries.TensorRow::name)
                         .containsExactlyElementsOf(r.decisions().stream().map(AllocationDecided::getTensorName).toList());
-                assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::domain)
+                assertThat(detail.tensors()).extracting(LoadQueries.TensorRow::domain)
                         .containsExactlyElementsOf(r.decisions().stream().map(d -> d.getDomain().name()).toList());
             }
             try (Connection c = db.dataSource().getConnection()) {
@@ -110,11 +110,11 @@ class PlansTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 1);
             assertThat(registry.get("pa.store.decisions.staged").counter().count()).as("the plan built as its decisions came, not staged")
                     .isZero();
-            AuditQueries.LoadDetail detail = store.queries().load(r.summary().getLoadId().toString()).orElseThrow();
+            LoadQueries.LoadDetail detail = store.queries().load(r.summary().getLoadId().toString()).orElseThrow();
             assertThat(detail.load().planDigest()).isEqualTo(digest);
-            assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::name)
+            assertThat(detail.tensors()).extracting(LoadQueries.TensorRow::name)
                     .containsExactlyElementsOf(decisions.stream().map(AllocationDecided::getTensorName).toList());
-            assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::reason)
+            assertThat(detail.tensors()).extracting(LoadQueries.TensorRow::reason)
                     .containsExactlyElementsOf(decisions.stream().map(AllocationDecided::getReason).toList());
             try (Connection c = db.dataSource().getConnection()) {
                 assertThat(ChainVerifier.verify(c, Optional.empty(), Optional.empty()).breaks()).as("the stored rows digest to the plan").isEmpty();
@@ -147,10 +147,10 @@ class PlansTest {
         try (AuditStore store = h.start()) {
             await().atMost(Duration.ofSeconds(60)).until(() -> h.count("SELECT COUNT(*) FROM loads WHERE complete = TRUE") == 3);
             for (Map.Entry<ResolvedLoad, List<AllocationDecided>> load : Map.of(similar, changed, other, other.decisions()).entrySet()) {
-                AuditQueries.LoadDetail detail = store.queries().load(load.getKey().summary().getLoadId().toString()).orElseThrow();
+                LoadQueries.LoadDetail detail = store.queries().load(load.getKey().summary().getLoadId().toString()).orElseThrow();
                 assertThat(detail.load().planDigest()).as("the plan its decisions make").isEqualTo(PlanDigest.of(load.getValue()))
                         .isNotIn(stored, nobodys);
-                assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::reason)
+                assertThat(detail.tensors()).extracting(LoadQueries.TensorRow::reason)
                         .containsExactlyElementsOf(load.getValue().stream().map(AllocationDecided::getReason).toList());
             }
             assertThat(h.count("SELECT COUNT(*) FROM plans WHERE plan_digest = '" + nobodys + "'")).isZero();

@@ -4,6 +4,7 @@ import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.query.LoadQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
@@ -66,7 +67,7 @@ class UnstorableRecordTest {
         assertThat(header(dead.get(0), DeadLetter.DETAIL)).isIn("SQLSTATE 23514", "SQLSTATE 23513");
         assertThat(header(dead.get(0), DeadLetter.ERROR)).containsIgnoringCase("decisions_sizes_not_negative");
         assertThat(header(dead.get(0), DeadLetter.SOURCE_TOPIC)).isEqualTo(h.decisions);
-        AuditQueries.LoadSummary poisoned = new AuditQueries(db.dataSource(), new GrowthRule("off-heap", 10, 1 << 20), new GrowthRule("heap", 10, 1 << 20)).loads("phone-2", null, null, 10).get(0);
+        LoadQueries.LoadSummary poisoned = new AuditQueries(db.dataSource(), new GrowthRule("off-heap", 10, 1 << 20), new GrowthRule("heap", 10, 1 << 20)).loads("phone-2", null, null, 10).get(0);
         assertThat(poisoned.complete()).isFalse();
         assertThat(poisoned.deadLetteredRecords()).isEqualTo(1);
         assertThat(h.count("SELECT COUNT(*) FROM findings")).as("phone-1's r2 was still compared with its r1").isPositive();

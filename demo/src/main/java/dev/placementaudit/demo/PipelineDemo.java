@@ -16,6 +16,9 @@ import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.query.DiffQueries;
+import dev.placementaudit.store.query.FleetQueries;
+import dev.placementaudit.store.query.LoadQueries;
 import dev.placementaudit.store.regression.RootCauses;
 import dev.placementaudit.testkit.EmbeddedKafkaBroker;
 import dev.placementaudit.worker.WorkerConfig;
@@ -126,7 +129,7 @@ public final class PipelineDemo implements Callable<Integer> {
                 long complete = 0;
                 while (complete < expected && System.nanoTime() < deadline) {
                     Thread.sleep(250);
-                    complete = queries.loads(null, null, null, 1000).stream().filter(AuditQueries.LoadSummary::complete).count();
+                    complete = queries.loads(null, null, null, 1000).stream().filter(LoadQueries.LoadSummary::complete).count();
                     out.printf(Locale.ROOT, "\r  resolved and stored %d/%d loads", complete, expected);
                     out.flush();
                 }
@@ -196,14 +199,14 @@ public final class PipelineDemo implements Callable<Integer> {
         out.println("WHERE EVERY TENSOR LANDED (latest load per deployment, model and release)");
         out.printf(Locale.ROOT, "  %-12s %-22s %-4s %8s %10s %10s %10s%n", "deployment", "model", "rel", "tensors", "heap", "off-heap", "mapped");
         queries.loads(null, null, null, 1000).stream()
-                .sorted(Comparator.comparing(AuditQueries.LoadSummary::deploymentId).thenComparing(AuditQueries.LoadSummary::modelId)
-                        .thenComparing(AuditQueries.LoadSummary::release))
+                .sorted(Comparator.comparing(LoadQueries.LoadSummary::deploymentId).thenComparing(LoadQueries.LoadSummary::modelId)
+                        .thenComparing(LoadQueries.LoadSummary::release))
                 .forEach(l -> out.printf(Locale.ROOT, "  %-12s %-22s %-4s %8d %10s %10s %10s%n", l.deploymentId(), l.modelId(), l.release(),
                         l.tensorCount(), ByteSizes.format(l.heapBytes()), ByteSizes.format(l.offHeapBytes()), ByteSizes.format(l.mappedBytes())));
 
         out.println();
-        AuditQueries.FleetReport r2 = queries.fleet("r2");
-        AuditQueries.FleetReport r1 = queries.fleet("r1");
+        FleetQueries.FleetReport r2 = queries.fleet("r2");
+        FleetQueries.FleetReport r1 = queries.fleet("r1");
         out.printf(Locale.ROOT, "FLEET  r1: off-heap %s, mapped %s   ->   r2: off-heap %s, mapped %s%n", ByteSizes.format(r1.offHeapBytes()),
                 ByteSizes.format(r1.mappedBytes()), ByteSizes.format(r2.offHeapBytes()), ByteSizes.format(r2.mappedBytes()));
         out.println("  deployments with regressions in r2: " + r2.withRegressions());
@@ -212,7 +215,7 @@ public final class PipelineDemo implements Callable<Integer> {
 
         String example = r2.withRegressions().stream().filter(d -> !LlamaCppFleet.DEPLOYMENTS.contains(d)).findFirst().orElse(null);
         if (example != null) {
-            AuditQueries.DiffReport diff = queries.diff(example, ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id(), "r1", "r2").orElseThrow();
+            DiffQueries.DiffReport diff = queries.diff(example, ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id(), "r1", "r2").orElseThrow();
             out.println();
             out.println("REGRESSION " + example + " " + ModelCatalog.LLAMA_3_2_1B_Q4_K_M.id() + " r1 -> r2: " + diff.causes().size()
                     + " root causes (findings " + diff.countsByKind() + ")");

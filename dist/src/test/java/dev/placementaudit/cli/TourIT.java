@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.MatchResult;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -60,10 +61,24 @@ class TourIT {
         }
     }
 
+    /**
+     * The demo's story as the dashboard tells it: android-000's diff from r1 to r2 (its root causes). The tour publishes
+     * loads of its own deployments, so the story reads the same after it, and r2's incidents are the same ones, still
+     * open (their exposure may change: the tour's fleet adds deployments to r2) (issue 56).
+     */
+    private static final String STORY = "placement-audit store diff --deployment android-000 --model llama-3.2-1b-q4km --from r1 --to r2 "
+            + "--format json";
+    private static final String INCIDENTS = "placement-audit store incidents --open --release r2";
+    private static final Pattern INCIDENT_ID = Pattern.compile("inc-[0-9a-f]{4,}");
+
     @Test
     void everyCommandOfTheReadmesTourWorksVerbatim() throws Exception {
         List<Step> tour = tour(Path.of(System.getProperty("pa.readme")));
         assertThat(tour).as("the tour's commands").hasSizeGreaterThanOrEqualTo(10);
+        String storyBefore = run(STORY);
+        assertThat(storyBefore).contains("\"causes\"").contains("LOST_MAPPING");
+        List<String> incidentsBefore = INCIDENT_ID.matcher(run(INCIDENTS)).results().map(MatchResult::group).toList();
+        assertThat(incidentsBefore).as("r2's open incidents").isNotEmpty();
 
         Launcher.Run run = Launcher.Run.of(Launcher.of(Launcher.packagedHome(), work).builder(List.of("bash", "-c", script(tour)))
                 .redirectErrorStream(true), Duration.ofMinutes(5));
@@ -85,6 +100,16 @@ class TourIT {
             checked++;
         }
         assertThat(checked).as("commands that ran; the whole output:%n%s", output).isEqualTo(tour.size());
+        assertThat(run(STORY)).as("the demo's story after the whole tour").isEqualTo(storyBefore);
+        assertThat(INCIDENT_ID.matcher(run(INCIDENTS)).results().map(MatchResult::group).toList()).as("r2's open incidents after the tour")
+                .containsExactlyElementsOf(incidentsBefore);
+    }
+
+    private static String run(String command) throws Exception {
+        Launcher.Run run = Launcher.Run.of(Launcher.of(Launcher.packagedHome(), work).builder(List.of("bash", "-c", command))
+                .redirectErrorStream(true), Duration.ofMinutes(1));
+        assertThat(run.exit()).as("`%s` printed %s", command, run.out()).isZero();
+        return run.out();
     }
 
     /** The first bash block after "## A tour": commands (with \ continuations), each followed by its "#> " lines. */

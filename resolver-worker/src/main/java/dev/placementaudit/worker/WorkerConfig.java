@@ -34,6 +34,9 @@ import java.util.Map;
  *                          letter visible before the reconciler resolves it again ({@code worker.reconcile.after}, 2 min;
  *                          0s turns the reconciler off)
  * @param reconcileLookback how far back the reconciler reads at start ({@code worker.reconcile.lookback}, 24 h)
+ * @param conflictWindow    how many of the loads it resolved lately the worker remembers, to dead-letter one that comes again
+ *                          under the same load id with other content ({@code worker.conflicts.window}, 20,000; 0 remembers
+ *                          none: the store still catches every conflict against what it holds)
  */
 public record WorkerConfig(
         Map<String, Object> kafka,
@@ -58,7 +61,8 @@ public record WorkerConfig(
         Duration connectTimeout,
         Duration healthBound,
         Duration reconcileAfter,
-        Duration reconcileLookback) {
+        Duration reconcileLookback,
+        int conflictWindow) {
 
     public WorkerConfig {
         kafka = Map.copyOf(kafka);
@@ -92,7 +96,8 @@ public record WorkerConfig(
                 settings.connectTimeout(),
                 settings.duration("worker.health.bound", Duration.ofSeconds(60)),
                 settings.duration("worker.reconcile.after", Duration.ofMinutes(2)),
-                settings.duration("worker.reconcile.lookback", Duration.ofHours(24)));
+                settings.duration("worker.reconcile.lookback", Duration.ofHours(24)),
+                settings.integer("worker.conflicts.window", 20_000, 0, 10_000_000));
         settings.unreadKeys("worker.").forEach(key -> LoggerFactory.getLogger(WorkerConfig.class)
                 .warn("configuration {} is not a resolver-worker setting (misspelt?); ignored", key));
         return config;

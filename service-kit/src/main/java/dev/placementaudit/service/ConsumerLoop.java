@@ -188,6 +188,14 @@ public abstract class ConsumerLoop implements Runnable {
      * @param identity details that say which instance this is, shown after the state
      */
     public final Health health(Map<String, Object> identity, List<String> more) {
+        return health(identity, more, List.of());
+    }
+
+    /**
+     * @param warnings what an operator should know that does not make the service DOWN (records set aside as
+     *                 conflicts, say): shown under {@code warnings}
+     */
+    public final Health health(Map<String, Object> identity, List<String> more, List<String> warnings) {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("state", state.name());
         details.putAll(identity);
@@ -197,6 +205,9 @@ public abstract class ConsumerLoop implements Runnable {
         problems.addAll(more);
         if (!problems.isEmpty()) {
             details.put("problems", problems);
+        }
+        if (!warnings.isEmpty()) {
+            details.put("warnings", List.copyOf(warnings));
         }
         Throwable failed = failure;
         if (failed != null) {

@@ -48,6 +48,11 @@ public abstract class ConsumerService implements AutoCloseable {
         return List.of();
     }
 
+    /** What an operator should know that leaves the service UP, shown under {@code warnings} on {@code /health}. */
+    protected List<String> warnings() {
+        return List.of();
+    }
+
     /** After the loop has stopped and the ops endpoint is down: close what the service owns. */
     protected abstract void closeResources();
 
@@ -56,7 +61,7 @@ public abstract class ConsumerService implements AutoCloseable {
      * partition assigned, records waiting with nothing committed, or a problem of the service's own. Each is named.
      */
     public final Health health() {
-        return loop.health(identity(), problems());
+        return loop.health(identity(), problems(), warnings());
     }
 
     public final ConsumerLoop.State state() {

@@ -18,6 +18,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -115,10 +116,12 @@ public final class ApiRoutes {
             ctx.status(204);
         });
         String page = resource("index.html");
-        String script = resource("dashboard.js");
         String style = resource("dashboard.css");
         config.routes.get("/", ctx -> ctx.header("Content-Security-Policy", DASHBOARD_POLICY).html(page));
-        config.routes.get("/dashboard.js", ctx -> ctx.contentType("text/javascript; charset=utf-8").result(script));
+        for (String name : List.of("charts.js", "incidents.js", "dashboard.js")) {
+            String script = resource(name);
+            config.routes.get("/" + name, ctx -> ctx.contentType("text/javascript; charset=utf-8").result(script));
+        }
         config.routes.get("/dashboard.css", ctx -> ctx.contentType("text/css; charset=utf-8").result(style));
         config.routes.exception(ApiException.class, (e, ctx) -> {
             ctx.attribute(OpsServer.ANSWERED, true);

@@ -3,7 +3,7 @@ package dev.placementaudit.store.cli;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
 import dev.placementaudit.store.cli.AuditStoreCli.Limit;
-import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.query.AlertQueries;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -22,7 +22,7 @@ final class AlertsCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         int most = limit.value();
         return common.show(db -> common.queries(db).alerts(deployment, most), (o, alerts) -> {
-            for (AuditQueries.AlertRow a : alerts) {
+            for (AlertQueries.AlertRow a : alerts) {
                 o.printf(Locale.ROOT, "%s %-15s %-16s %s %s -> %s  %s%s (%s)%s%n", a.detectedAt(), a.kind(), a.deploymentId(), a.modelId(),
                         a.fromRelease(), a.toRelease(), a.deltaBytes() >= 0 ? "+" : "-", ByteSizes.format(Math.abs(a.deltaBytes())), a.rule(),
                         a.suppressedBy() == null ? "" : "  [suppressed: " + a.suppressedBy() + "]");

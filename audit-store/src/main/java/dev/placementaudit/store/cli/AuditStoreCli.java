@@ -13,6 +13,7 @@ import dev.placementaudit.store.query.AuditQueries;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.placementaudit.store.query.LoadQueries;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -225,7 +226,7 @@ public final class AuditStoreCli {
      * complete one may still have had a record set aside (a decision sent twice, one the database refused), which an
      * auditor must see as the API shows it.
      */
-    static String completeness(AuditQueries.LoadSummary load) {
+    static String completeness(LoadQueries.LoadSummary load) {
         String dead = load.deadLetteredRecords() > 0 ? "dlq:" + load.deadLetteredRecords() : null;
         return load.complete() ? dead == null ? "true" : "true," + dead : dead == null ? "false" : dead;
     }

@@ -2,6 +2,7 @@ package dev.placementaudit.store.cli;
 
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
+import dev.placementaudit.store.query.LoadQueries;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.RootCauses;
 import picocli.CommandLine.Command;
@@ -66,7 +67,7 @@ final class DiffCommand implements Callable<Integer> {
         });
     }
 
-    private static String runtimeOf(dev.placementaudit.store.query.AuditQueries.LoadSummary load) {
+    private static String runtimeOf(dev.placementaudit.store.query.LoadQueries.LoadSummary load) {
         return load.runtime() == null ? "SKaiNET's rules" : load.runtime();
     }
 

@@ -100,9 +100,9 @@ final class GateCommand implements Callable<Integer> {
             o.printf(Locale.ROOT, "  <testcase classname=\"%s\" name=\"no open incident\"/>%n", xml(suite));
         }
         cases.forEach((i, blocks) -> {
-            String name = i.incidentId() + " " + i.modelId() + " " + i.fromRelease() + " -> " + i.toRelease() + " " + i.primaryKind();
+            String name = i.incidentId() + " " + i.modelId() + " " + IncidentsCommand.releases(i) + " " + i.primaryKind();
             String body = i.cause() + "\n" + i.exposureText() + ", " + ByteSizes.format(i.bytesMoved()) + " moved"
-                    + (i.acknowledged() == null ? "" : "\nacknowledged by " + i.acknowledged().by() + ": " + i.acknowledged().note());
+                    + (i.acknowledged() == null ? "" : "\n" + i.acknowledged().describe(now));
             o.printf(Locale.ROOT, "  <testcase classname=\"%s\" name=\"%s\">%n", xml(suite), xml(name));
             if (blocks) {
                 o.printf(Locale.ROOT, "    <failure message=\"%s\" type=\"%s\">%s</failure>%n", xml(i.cause()), xml(i.primaryKind()), xml(body));

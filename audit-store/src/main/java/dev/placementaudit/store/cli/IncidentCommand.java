@@ -4,6 +4,7 @@ import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.service.cli.CommandFailure;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
 import dev.placementaudit.store.incidents.Incidents;
+import dev.placementaudit.store.regression.FindingKind;
 import dev.placementaudit.store.regression.RootCauses;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -12,6 +13,8 @@ import picocli.CommandLine.Parameters;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -30,11 +33,17 @@ final class IncidentCommand implements Callable<Integer> {
         }, (o, d) -> {
             Incidents.Incident i = d.incident();
             IncidentsCommand.print(o, i, Instant.now());
-            o.printf(Locale.ROOT, "    before: %s, %s, %s%n", name(d.beforeDomain()), d.beforeFormat(), d.beforeReason());
-            o.printf(Locale.ROOT, "    after:  %s, %s, %s%n", name(d.afterDomain()), d.afterFormat(), d.afterReason());
+            boolean runtime = !i.kinds().isEmpty() && i.kinds().stream().allMatch(k -> FindingKind.valueOf(k).ofRuntime());
+            // A runtime's incident is planned against observed on one release; the others are one release against the one before.
+            o.printf(Locale.ROOT, "    %s %s%n", runtime ? "planned: " : "before:  ", side(d.beforeDomain(), d.beforeFormat(), d.beforeReason()));
+            o.printf(Locale.ROOT, "    %s %s%n", runtime ? "observed:" : "after:   ", side(d.afterDomain(), d.afterFormat(), d.afterReason()));
             o.printf(Locale.ROOT, "    kinds: %s%n", String.join(", ", i.kinds()));
-            o.printf(Locale.ROOT, "tensors (%d):%n", i.tensorCount());
-            d.tensors().forEach(t -> o.println("    " + t));
+            if (i.tensorCount() == 0) {
+                o.println(runtime ? "tensors: none named (the runtime measured bytes per domain, not tensors)" : "tensors: none named");
+            } else {
+                o.printf(Locale.ROOT, "tensors (%d):%n", i.tensorCount());
+                d.tensors().forEach(t -> o.println("    " + t));
+            }
             o.printf(Locale.ROOT, "deployments (%d showing it now, %d ever):%n", i.showing(), i.affected());
             for (Incidents.Deployment dep : d.deployments()) {
                 o.printf(Locale.ROOT, "    %-24s %-8s %3d load(s)  %s moved  off-heap %s%s  seen %s .. %s  last load %s%n", dep.deploymentId(),
@@ -55,7 +64,16 @@ final class IncidentCommand implements Callable<Integer> {
         }
     }
 
-    private static String name(String domain) {
-        return domain == null ? "(none)" : RootCauses.domainName(domain);
+    /** One side of the cause: its domain, format and reason, those it has ({@code off-heap, planned}; never a {@code null}). */
+    static String side(String domain, String format, String reason) {
+        List<String> parts = new ArrayList<>();
+        parts.add(domain == null ? "(none)" : RootCauses.domainName(domain));
+        if (format != null) {
+            parts.add(format);
+        }
+        if (reason != null) {
+            parts.add(reason);
+        }
+        return String.join(", ", parts);
     }
 }

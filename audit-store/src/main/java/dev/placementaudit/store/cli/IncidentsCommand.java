@@ -35,12 +35,15 @@ final class IncidentsCommand implements Callable<Integer> {
     }
 
     /** "inc-... OPEN  llama r1 -> r2  LOST_MAPPING  3 of 4 deployments (75%)", then the cause and its acknowledgement. */
+    /** {@code r1 -> r2} for a change between releases; {@code on r2} for what a runtime said of its loads on one release. */
+    static String releases(Incidents.Incident i) {
+        return i.fromRelease() == null || i.fromRelease().equals(i.toRelease()) ? "on " + i.toRelease() : i.fromRelease() + " -> " + i.toRelease();
+    }
+
     static void print(PrintWriter o, Incidents.Incident i, Instant now) {
-        o.printf(Locale.ROOT, "%s %-8s %s %s -> %s  %s  %s%s%n", i.incidentId(), i.state(), i.modelId(), i.fromRelease(), i.toRelease(),
-                i.primaryKind(), i.exposureText(), i.acknowledged() != null && i.acknowledged().activeAt(now) ? "  [acknowledged]" : "");
+        o.printf(Locale.ROOT, "%s %-8s %s %s  %s  %s%s%n", i.incidentId(), i.state(), i.modelId(), releases(i), i.primaryKind(), i.exposureText(), i.acknowledged() != null && i.acknowledged().activeAt(now) ? "  [acknowledged]" : "");
         o.printf(Locale.ROOT, "    %s%n", i.cause());
         o.printf(Locale.ROOT, "    seen %s .. %s in %d load(s) of %d deployment(s)%s%n", i.firstSeen(), i.lastSeen(), i.loads(), i.affected(),
-                i.acknowledged() == null ? "" : "; acknowledged by " + i.acknowledged().by() + ": " + i.acknowledged().note()
-                        + (i.acknowledged().until() == null ? "" : " (until " + i.acknowledged().until() + ")"));
+                i.acknowledged() == null ? "" : "; " + i.acknowledged().describe(now));
     }
 }

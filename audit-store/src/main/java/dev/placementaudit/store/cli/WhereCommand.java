@@ -4,13 +4,17 @@ import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
 import dev.placementaudit.store.cli.AuditStoreCli.Limit;
 import dev.placementaudit.store.cli.AuditStoreCli.LoadFilter;
-import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.query.LoadQueries;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 import static dev.placementaudit.store.cli.AuditStoreCli.completeness;
@@ -40,11 +44,12 @@ final class WhereCommand implements Callable<Integer> {
                                 ByteSizes.format(t.residentBytes()), t.reasonCode(), t.residentFormat(),
                                 t.sizeEstimated() ? "  size estimated (unknown type)" : ""));
                         observed(o, detail);
-                        long estimated = detail.tensors().stream().filter(AuditQueries.TensorRow::sizeEstimated).count();
+                        long estimated = detail.tensors().stream().filter(LoadQueries.TensorRow::sizeEstimated).count();
                         if (estimated > 0) {
                             o.printf(Locale.ROOT, "  %d of %d tensors have an estimated size: the producer did not know their type%n",
                                     estimated, detail.tensors().size());
                         }
+                        setAside(o, detail.setAside());
                     });
         }
         return common.show(db -> common.queries(db).loads(filter.deployment, filter.model, release, most), (o, loads) -> {
@@ -57,9 +62,9 @@ final class WhereCommand implements Callable<Integer> {
     }
 
     /** Planned beside what the runtime measured, then what it placed otherwise and what that gave. */
-    private static void observed(PrintWriter o, AuditQueries.LoadDetail detail) {
+    private static void observed(PrintWriter o, LoadQueries.LoadDetail detail) {
         var l = detail.load();
-        AuditQueries.Observed seen = detail.observed();
+        LoadQueries.Observed seen = detail.observed();
         if (seen == null) {
             o.println("  observed: nothing reported by the runtime (yet)");
         } else {
@@ -86,6 +91,20 @@ final class WhereCommand implements Callable<Integer> {
                 f.kind().equals("MAPPING_NOT_OBSERVED") ? ByteSizes.format(f.bytesMoved()) + " planned mapped not seen mapped"
                         : f.kind().equals("UNPLANNED_OFFHEAP") ? ByteSizes.format(f.offHeapDelta()) + " off-heap the plan does not account for"
                         : ByteSizes.format(f.bytesMoved()) + " placed otherwise"));
+    }
+
+    /**
+     * Records that came under this load's id but are no part of it: a warning per kind and reason (a conflicting load's
+     * decisions and summary are one), with where they stand in the log.
+     */
+    private static void setAside(PrintWriter o, List<LoadQueries.SetAside> setAside) {
+        Map<List<String>, List<LoadQueries.SetAside>> byReason = new LinkedHashMap<>();
+        setAside.forEach(letter -> byReason.computeIfAbsent(List.of(letter.detail(), letter.error()), k -> new ArrayList<>()).add(letter));
+        byReason.forEach((reason, letters) -> {
+            List<String> where = letters.stream().limit(3).map(l -> l.topic() + "-" + l.partition() + "@" + l.offset()).toList();
+            o.printf(Locale.ROOT, "  warning: %d record(s) set aside as %s since %s (%s%s): %s%n", letters.size(), reason.get(0),
+                    letters.get(0).at(), String.join(", ", where), letters.size() > 3 ? " and " + (letters.size() - 3) + " more" : "", reason.get(1));
+        });
     }
 
     private static void row(PrintWriter o, String domain, long planned, Long observed) {

@@ -34,6 +34,11 @@ public final class Incidents {
         public boolean activeAt(Instant now) {
             return until == null || until.isAfter(now);
         }
+
+        /** {@code acknowledged by sre: JIRA-7 (until 2026-12-31T00:00:00Z)}, or {@code (ran out at ...)} once it has. */
+        public String describe(Instant now) {
+            return "acknowledged by " + by + ": " + note + (until == null ? "" : activeAt(now) ? " (until " + until + ")" : " (ran out at " + until + ")");
+        }
     }
 
     /**

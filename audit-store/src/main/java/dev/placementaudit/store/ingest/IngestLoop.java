@@ -3,6 +3,7 @@ package dev.placementaudit.store.ingest;
 import dev.placementaudit.service.ConsumerLoop;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DaemonThreads;
+import dev.placementaudit.resolution.LoadIdentity;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.chain.ChainLog;
@@ -35,6 +36,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Consumes decisions and load summaries (read_committed) into the projection. Kafka offsets are not the truth
@@ -73,6 +75,9 @@ public final class IngestLoop extends ConsumerLoop {
     /** Publishes the alert outbox off the ingest thread: a batch never waits for the broker to acknowledge its alerts. */
     private final ScheduledExecutorService alertSender;
     private final AtomicBoolean alertsQueued = new AtomicBoolean();
+    /** Records set aside as load id conflicts since the start, and the load id of the last, for {@link #warnings}. */
+    private final AtomicLong conflicts = new AtomicLong();
+    private volatile String lastConflict;
 
     /** Reads the store's topics (decisions, summaries, observations) as its group, the projection its dead letters name. */
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, StoreConfig config, ProjectionWriter writer,
@@ -194,8 +199,8 @@ public final class IngestLoop extends ConsumerLoop {
         while (running()) {
             try {
                 if (!lettered) {
-                    // An observation of another deployment's load goes to the dead letters with the rest (issue 56).
-                    batch = writer.bindObservations(batch);
+                    // What names a load it is no part of goes to the dead letters with the rest (issue 56).
+                    batch = writer.bind(batch);
                     deadLetter(batch);
                     lettered = true;
                 }
@@ -290,10 +295,25 @@ public final class IngestLoop extends ConsumerLoop {
                             + "@" + reject.record().offset() + " to " + deadLetterTopic, e);
                 }
                 metrics.deadLettered(reject.reason().name());
+                if (LoadIdentity.CONFLICT.equals(reject.detail())) {
+                    conflicts.incrementAndGet();
+                    lastConflict = reject.loadId();
+                }
                 LOG.warn("dead-lettered {}-{}@{} as {}/{}: {}", reject.record().topic(), reject.record().partition(),
                         reject.record().offset(), reject.reason(), reject.detail(), reject.error());
             }
         }
+    }
+
+    /**
+     * What {@code /health} warns of: load ids that came again with other content since this instance started, set aside
+     * as conflicts (the first load under each id is kept; {@code store where --load} shows what came).
+     */
+    public List<String> warnings() {
+        long count = conflicts.get();
+        return count == 0 ? List.of() : List.of(count + " record(s) came under a load id that stands for another load since the start "
+                + "(the last under " + lastConflict + "): dead-lettered as INVALID_CONTENT/" + LoadIdentity.CONFLICT
+                + ", the first load kept; store where --load " + lastConflict + " shows them");
     }
 
     /** Every deployment's head once at start: a head committed but not yet published when the store stopped goes out now. */

@@ -219,7 +219,8 @@ final class LoadCompletion {
                     }
                 }
             }
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, COUNT(*) FROM dead_letters WHERE load_id IN (%s) GROUP BY load_id",
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, COUNT(*) FROM dead_letters WHERE load_id IN (%s) AND detail NOT IN ("
+                    + LoadIds.NOT_THE_LOADS + ") GROUP BY load_id",
                     chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     dead.put(rs.getString(1), rs.getLong(2));

@@ -93,16 +93,16 @@ public final class ProjectionWriter {
     }
 
     /**
-     * The batch with each observation of a stored load that names another deployment turned into a reject for the dead
-     * letters (before they are sent and the batch is written): read in a transaction of its own.
+     * The batch with each record that does not belong where it says turned into a reject for the dead letters (before
+     * they are sent and the batch is written), read in a transaction of its own: an observation of a stored load that
+     * names another deployment ({@link ObservationRows#bind}), a summary or decision under a load id that stands for
+     * another load ({@link LoadIds}).
      */
-    public List<Decoded> bindObservations(List<Decoded> batch) throws SQLException {
-        if (batch.stream().noneMatch(item -> item instanceof Decoded.Observation)) {
-            return batch;
-        }
+    public List<Decoded> bind(List<Decoded> batch) throws SQLException {
         try (Connection c = database.transaction()) {
             try {
-                return observationRows.bind(c, batch);
+                List<Decoded> bound = LoadIds.bind(c, batch);
+                return bound.stream().anyMatch(item -> item instanceof Decoded.Observation) ? observationRows.bind(c, bound) : bound;
             } finally {
                 c.rollback();
             }

@@ -20,5 +20,10 @@ public enum FindingKind {
     /** Bytes the plan maps were not found mapped by the runtime's own measure. */
     MAPPING_NOT_OBSERVED,
     /** The runtime placed tensors otherwise than the reference resolver decides. */
-    DIVERGED
+    DIVERGED;
+
+    /** What a runtime said of its own load on one release (planned against observed), not a change between two releases. */
+    public boolean ofRuntime() {
+        return this == UNPLANNED_OFFHEAP || this == MAPPING_NOT_OBSERVED || this == DIVERGED;
+    }
 }

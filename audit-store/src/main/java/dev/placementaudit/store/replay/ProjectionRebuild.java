@@ -104,8 +104,7 @@ public final class ProjectionRebuild {
                     rebuiltDigest = ProjectionDigest.of(c, rebuildSchema);
                 }
                 boolean equal = liveDigest.equals(rebuiltDigest);
-                ProjectionDigest.tables().forEach(t -> out.printf(Locale.ROOT, "  %-10s live %-40s rebuilt %-40s %s%n", t, liveDigest.get(t),
-                        rebuiltDigest.get(t), liveDigest.get(t).equals(rebuiltDigest.get(t)) ? "equal" : "DIFFERENT"));
+                out.print(comparison(liveDigest, rebuiltDigest));
                 out.println(equal ? "rebuilt projection equals the live one" : "rebuilt projection DIFFERS from the live one");
                 boolean swapped = false;
                 if (swap && (equal || force)) {
@@ -165,7 +164,8 @@ public final class ProjectionRebuild {
                 if (batch.isEmpty()) {
                     pacing.pace(consumer, List.of());
                 } else {
-                    List<Decoded> decoded = writer.decode(batch);
+                    // What the live store bound to the dead letters (a conflicting load id, another deployment's observation), so does the rebuild.
+                    List<Decoded> decoded = writer.bind(writer.decode(batch));
                     // A rebuild reads a backlog: the summaries would run far ahead of their decisions (SummaryPacing).
                     pacing.pace(consumer, decoded);
                     try {
@@ -273,5 +273,26 @@ public final class ProjectionRebuild {
         try (Connection c = db.dataSource().getConnection()) {
             return c.getSchema();
         }
+    }
+
+    /**
+     * Each table's digest, live beside rebuilt, in columns as wide as their longest value (table names run to 20
+     * characters, digests to a row count and a hash), then whether they are equal.
+     */
+    static String comparison(Map<String, String> live, Map<String, String> rebuilt) {
+        List<String> tables = ProjectionDigest.tables();
+        int name = "table".length();
+        int digest = "live".length();
+        for (String t : tables) {
+            name = Math.max(name, t.length());
+            digest = Math.max(digest, Math.max(String.valueOf(live.get(t)).length(), String.valueOf(rebuilt.get(t)).length()));
+        }
+        String row = "  %-" + name + "s  %-" + digest + "s  %-" + digest + "s  %s%n";
+        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, row, "table", "live", "rebuilt", ""));
+        for (String t : tables) {
+            out.append(String.format(Locale.ROOT, row, t, live.get(t), rebuilt.get(t),
+                    java.util.Objects.equals(live.get(t), rebuilt.get(t)) ? "equal" : "DIFFERENT"));
+        }
+        return out.toString();
     }
 }

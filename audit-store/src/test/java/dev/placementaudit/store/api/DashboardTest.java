@@ -67,6 +67,11 @@ class DashboardTest {
                 assertThat(incident).contains("sample-model · r1 → r2").contains("OPEN · LOST_MAPPING · 1 of 2 deployments (50%)")
                         .contains("Deployments: 1 showing it now, 1 ever").contains("One of them: phone-1")
                         .contains("Diff: phone-1 · sample-model · r1 → r2").contains("3 tensor(s)");
+                assertThat(incident).as("a few tensors, in view; the exposure drawn as steps").contains("<details id=\"incident-tensors\" open=\"\"")
+                        .contains("id=\"exposure-chart\"").contains("class=\"series exposure\"");
+                String runtimeIncident = page(chromium, base + links(overview, "#incident?id=inc-r").get(0), "incident");
+                assertThat(runtimeIncident).contains("sample-model · on r2").doesNotContain("r2 → r2").contains("planned: off-heap, planned")
+                        .contains("observed: off-heap, observed").contains("No tensor named: the runtime measured bytes per domain.");
                 String diffLink = link(overview, "#diff?");
                 assertThat(diffLink).isEqualTo("#diff?deployment=phone-1&model=sample-model&from=r1&to=r2");
 
@@ -98,11 +103,18 @@ class DashboardTest {
                         .contains("class=\"time-tick\"").contains("2026-11-01 00:00").contains("r2 off-heap 12 MB")
                         .contains("dashed: as the runtime observed it").contains("r2 off-heap observed 112 MB").contains("r1 off-heap observed 512 KB");
                 assertThat(link(history, "#diff?")).isEqualTo(diffLink);
+                Matcher observed = Pattern.compile("<polyline points=\"([^\"]+)\"[^>]*class=\"series observedOffHeapBytes\"").matcher(history);
+                assertThat(observed.find()).as("the observed off-heap series").isTrue();
+                assertThat(observed.group(1).split(" ")).as("two observed loads drawn as a step, as the planned series").hasSize(3);
 
                 Path screenshot = Path.of("target", "dashboard-diff.png").toAbsolutePath();
                 run(chromium, "--screenshot=" + screenshot, "--window-size=1400,1100", base + diffLink);
                 assertThat(Files.size(screenshot)).isGreaterThan(10_000);
                 run(chromium, "--screenshot=" + Path.of("target", "dashboard.png").toAbsolutePath(), "--window-size=1400,1100", base);
+                run(chromium, "--screenshot=" + Path.of("target", "dashboard-incident.png").toAbsolutePath(), "--window-size=1400,1400",
+                        base + incidentLink);
+                run(chromium, "--screenshot=" + Path.of("target", "dashboard-incidents.png").toAbsolutePath(), "--window-size=1400,900",
+                        base + "#incidents");
             }
         }
     }
@@ -120,6 +132,19 @@ class DashboardTest {
                 try (Browser browser = Browser.open(chromium, "http://127.0.0.1:" + store.port() + "/")) {
                     browser.awaitView("overview");
                     assertThat(browser.text()).contains("OFFHEAP_GROWTH").contains("3 tensors re-encoded at load");
+
+                    // The incidents page of its own: by state, filtered by release and model, and back.
+                    assertThat(browser.clickLink("all incidents: open, acknowledged, resolved, by release and model")).isEqualTo("#incidents");
+                    browser.awaitView("incidents");
+                    assertThat(browser.text()).contains("Open (1)").contains("Acknowledged (0)").contains("Resolved (0)");
+                    assertThat(browser.visibleRows("incidents")).hasSize(1).allSatisfy(row -> assertThat(row).contains("r1 → r2"));
+                    browser.evaluate("(() => { const s = document.getElementById('release-filter'); s.value = 'r1'; s.onchange(); return 1; })()");
+                    await().atMost(Duration.ofSeconds(20)).until(() -> browser.text().contains("Open (0)"));
+                    assertThat(browser.evaluate("location.hash").asText()).isEqualTo("#incidents?release=r1");
+                    browser.evaluate("(() => { const s = document.getElementById('release-filter'); s.value = 'r2'; s.onchange(); return 1; })()");
+                    await().atMost(Duration.ofSeconds(20)).until(() -> browser.text().contains("Open (1)"));
+                    browser.clickLink("overview");
+                    browser.awaitView("overview");
 
                     assertThat(browser.clickLink("r1 → r2")).startsWith("#diff?");
                     browser.awaitView("diff");

@@ -6,6 +6,7 @@ import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.events.TensorInfo;
 import dev.placementaudit.store.AuditStore;
 import dev.placementaudit.store.StoreHarnessAccess;
+import dev.placementaudit.store.query.LoadQueries;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
@@ -171,8 +172,8 @@ class AuditStoreCliTest {
         assertThat(AuditStoreCli.completeness(summary(false, 0))).isEqualTo("false");
     }
 
-    private static dev.placementaudit.store.query.AuditQueries.LoadSummary summary(boolean complete, int deadLettered) {
-        return new dev.placementaudit.store.query.AuditQueries.LoadSummary("l", "d", "c", "h", "r1", "m", "model", "jvm", "desktop",
+    private static dev.placementaudit.store.query.LoadQueries.LoadSummary summary(boolean complete, int deadLettered) {
+        return new dev.placementaudit.store.query.LoadQueries.LoadSummary("l", "d", "c", "h", "r1", "m", "model", "jvm", "desktop",
                 java.time.Instant.EPOCH, complete, 3, 0, 0, 0, 0, 0, 0, "v", "p", deadLettered, null, null, null, null, null);
     }
 }

@@ -4,6 +4,7 @@ import dev.placementaudit.schemas.PlanDigest;
 import dev.placementaudit.store.chain.ChainVerifier;
 import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.query.AuditQueries;
+import dev.placementaudit.store.query.LoadQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.TestDatabase;
@@ -82,8 +83,8 @@ class LegacyStoreMigrationTest {
             // The release's head (the later load) counts its comparison's regression (V12), as the fleet view shows it.
             assertThat(strings(c, "SELECT load_id || ' ' || CAST(regressions AS VARCHAR(10)) FROM release_heads")).containsExactly(UNCHAINED + " 1");
             assertThat(queries.fleet("r1").withRegressions()).containsExactly("edge-1");
-            AuditQueries.LoadDetail detail = queries.load(UNCHAINED).orElseThrow();
-            assertThat(detail.tensors()).extracting(AuditQueries.TensorRow::domain).containsExactly("HOST_HEAP", "MMAP_FILE");
+            LoadQueries.LoadDetail detail = queries.load(UNCHAINED).orElseThrow();
+            assertThat(detail.tensors()).extracting(LoadQueries.TensorRow::domain).containsExactly("HOST_HEAP", "MMAP_FILE");
             assertThat(detail.load().planDigest()).isEqualTo(plan);
 
             // The entry's hashes are now stored as bytes (V11), and still the ones it was written with.

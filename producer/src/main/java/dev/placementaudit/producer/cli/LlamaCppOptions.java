@@ -60,9 +60,14 @@ final class LlamaCppOptions {
     }
 
     /** {@code explain --runtime llama.cpp}: every weight's buffer and reason, then each buffer's size. */
-    int explain(PrintWriter out, Path file, boolean all) {
+    int explain(PrintWriter out, Path file, boolean all, boolean json) {
         List<LlamaCppPolicy.Weight> weights = LlamaCppAudit.weights(GgufReader.read(file));
         LlamaCppPolicy.Plan plan = LlamaCppPolicy.plan(weights, cpuFeatures(), !noMmap);
+        if (json) {
+            JsonOut.print(out, versus == null ? LlamaCppExplained.plan(file, plan)
+                    : LlamaCppExplained.versus(file, plan, LlamaCppPolicy.plan(weights, named(versus), !noMmap)));
+            return 0;
+        }
         if (versus != null) {
             return versus(out, file, plan, LlamaCppPolicy.plan(weights, named(versus), !noMmap), all);
         }

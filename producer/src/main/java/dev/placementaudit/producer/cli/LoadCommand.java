@@ -1,7 +1,5 @@
 package dev.placementaudit.producer.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
@@ -313,11 +311,7 @@ final class LoadCommand implements Callable<Integer> {
         doc.put("directMemoryCapBytes", ReferenceLoader.directMemoryCap());
         doc.put("heldElsewhere", loaded.departures());
         doc.put("published", published);
-        try {
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        JsonOut.print(out, doc);
     }
 
     private static Map<String, Long> domains(DomainBytes bytes) {

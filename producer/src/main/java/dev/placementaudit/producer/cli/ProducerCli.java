@@ -13,7 +13,8 @@ import java.util.function.Supplier;
 
 /** {@code producer publish|simulate|explain|sample-model|load}: how model loads enter the pipeline. */
 @Command(name = "producer", mixinStandardHelpOptions = true, versionProvider = ProjectVersion.class,
-        description = "Turns model loads into ModelLoaded events on Kafka.")
+        description = "Turns model loads into ModelLoaded events: publish, simulate and load --publish send them to Kafka (load "
+                + "--collector to a collector); explain, sample-model, load and observe work on this machine alone, no Kafka needed.")
 public final class ProducerCli {
     static final String PRODUCER = "placement-audit-producer/" + ProjectVersion.get();
 

@@ -48,6 +48,10 @@ final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "random seed; the same seed gives the same fleet, load ids included (default: ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--deployment-prefix", paramLabel = "TEXT", defaultValue = "",
+            description = "put before each deployment's name (lab- gives lab-android-000): a fleet of its own beside one already in the store")
+    String deploymentPrefix;
+
     @Option(names = "--start", paramLabel = "INSTANT", defaultValue = "2026-11-01T00:00:00Z",
             description = "when the first release's loads happen; each later release a day after the one before (default: ${DEFAULT-VALUE})")
     String start;
@@ -86,7 +90,7 @@ final class SimulateCommand implements Callable<Integer> {
         }
         ObservedRuntime runtime = observe ? new ObservedRuntime(rules, releases) : null;
         FleetSimulator fleet = new FleetSimulator(seed, deployments, releases, models.stream().map(ModelCatalog::byId).toList(),
-                rules, first, latePercent / 100);
+                rules, first, latePercent / 100, deploymentPrefix);
         Progress progress = new Progress(spec.commandLine().getErr(), "loads acknowledged", fleet.loadCount());
         Acknowledgements acks = new Acknowledgements(MAX_IN_FLIGHT);
         long tensors = 0;

@@ -49,6 +49,7 @@ public final class FleetSimulator implements Iterable<ModelLoaded> {
     private final List<Drift> drift;
     private final Instant start;
     private final double late;
+    private final String deploymentPrefix;
     private final Map<String, StoredModel> stored = new HashMap<>();
 
     public FleetSimulator(long seed, int deployments, List<String> releases, List<ModelCatalog.Archetype> models,
@@ -59,6 +60,15 @@ public final class FleetSimulator implements Iterable<ModelLoaded> {
     /** @param late the share of each release's loads, 0 to 1, published after the next release's loads */
     public FleetSimulator(long seed, int deployments, List<String> releases, List<ModelCatalog.Archetype> models,
                           List<Drift> drift, Instant start, double late) {
+        this(seed, deployments, releases, models, drift, start, late, "");
+    }
+
+    /**
+     * @param deploymentPrefix put before each deployment's name ({@code lab-android-000}): a fleet of its own beside
+     *                         another simulated into the same store, whatever their seeds
+     */
+    public FleetSimulator(long seed, int deployments, List<String> releases, List<ModelCatalog.Archetype> models,
+                          List<Drift> drift, Instant start, double late, String deploymentPrefix) {
         if (deployments < 1 || releases.isEmpty() || models.isEmpty()) {
             throw new IllegalArgumentException("a fleet needs at least one deployment, release and model");
         }
@@ -66,6 +76,7 @@ public final class FleetSimulator implements Iterable<ModelLoaded> {
             throw new IllegalArgumentException("the late share must be between 0 and 1, got " + late);
         }
         this.late = late;
+        this.deploymentPrefix = deploymentPrefix;
         this.seed = seed;
         this.deployments = deployments;
         this.releases = List.copyOf(releases);
@@ -155,7 +166,7 @@ public final class FleetSimulator implements Iterable<ModelLoaded> {
                 }
             }
         }
-        String deploymentId = kind.name() + "-" + String.format("%03d", deployment);
+        String deploymentId = deploymentPrefix + kind.name() + "-" + String.format("%03d", deployment);
         DeploymentTarget target = new DeploymentTarget(deploymentId, "cluster-" + (deployment % 3), deploymentId + "-host",
                 releases.get(release), kind.platform(), platform);
         Random random = new Random(seed * 31 + sequence);

@@ -50,6 +50,14 @@ class LlamaCppCliTest {
         assertThat(versus.out()).contains("llama.cpp b4916 on avx2 versus x86-sse, mmap on")
                 .containsPattern("CPU_AARCH64 +864 KB +0 B").contains("15 weights placed differently, 864 KB changing domain")
                 .containsPattern("output.weight +Q4_0 +144 KB  CPU_AARCH64 \\(q4_0_8x8\\) -> CPU_Mapped");
+        CliRun versusJson = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "avx2", "--versus", "x86-sse",
+                "--format", "json");
+        assertThat(versusJson.exit()).as(versusJson.err()).isZero();
+        assertThat(versusJson.out()).contains("\"weightsPlacedDifferently\" : 15").contains("\"bytesChangingDomain\" : " + (864 << 10))
+                .contains("\"versus\" : \"x86-sse\"");
+        CliRun planJson = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--format", "json");
+        assertThat(planJson.out()).contains("\"build\" : \"b4916\"").contains("\"layout\" : \"q4_0_8x8\"")
+                .contains("\"reason\" : \"repacked as q4_0_8x8 for avx2 (CPU_AARCH64)\"");
         CliRun sameBytes = run("explain", "--model", model.toString(), "--runtime", "llama.cpp", "--cpu", "avx2", "--versus", "arm-dotprod");
         assertThat(sameBytes.out()).contains("15 weights placed differently, 0 B changing domain").contains("CPU_AARCH64 (q4_0_4x4)");
 

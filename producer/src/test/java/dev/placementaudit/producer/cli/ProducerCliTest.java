@@ -1,5 +1,7 @@
 package dev.placementaudit.producer.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.placementaudit.core.format.GgmlType;
 import dev.placementaudit.events.EncodingRequestKind;
 import dev.placementaudit.events.FileFormat;
@@ -120,6 +122,32 @@ class ProducerCliTest {
         assertThat(run.err()).contains("cut.gguf at byte").contains("truncated");
     }
 
+    /** explain takes --format json as every query does (issue 56): every tensor, its domain and reason, and the totals. */
+    @Test
+    void explainsAsJson() throws Exception {
+        CliRun run = run("explain", "--model", model().toString(), "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K",
+                "--format", "json");
+
+        assertThat(run.exit()).as(run.err()).isZero();
+        JsonNode doc = new ObjectMapper().readTree(run.out());
+        assertThat(doc.get("model").asText()).isEqualTo("Tiny Llama");
+        assertThat(doc.get("decisions")).hasSize(4);
+        assertThat(doc.get("decisions").findValuesAsText("tensor")).contains("blk.0.attn_q.weight", "blk.0.ffn_down.weight");
+        JsonNode ffnDown = null;
+        for (JsonNode d : doc.get("decisions")) {
+            if (d.get("tensor").asText().equals("blk.0.ffn_down.weight")) {
+                ffnDown = d;
+            }
+        }
+        assertThat(ffnDown.get("domain").asText()).isEqualTo("HOST_OFFHEAP");
+        assertThat(ffnDown.get("explanation").asText()).contains("mapping asked, but it is re-encoded at load");
+        long total = 0;
+        for (JsonNode domain : doc.get("domains")) {
+            total += domain.get("tensors").asLong();
+        }
+        assertThat(total).isEqualTo(4);
+    }
+
     @Test
     void explainsWhereEveryTensorWouldLand() throws Exception {
         CliRun run = run("explain", "--model", model().toString(), "--profile", "edge", "--platform", "android", "--kernels", "Q4_K,Q6_K", "--all");
@@ -144,6 +172,31 @@ class ProducerCliTest {
         assertThat(run.out()).contains("simulated 6 loads (3 deployments x 2 releases x 1 models");
         List<ModelLoaded> loads = TopicReader.readCommitted(broker, topic, 6).stream().map(r -> LOADS.decode(r.value())).toList();
         assertThat(loads).hasSize(6).extracting(ModelLoaded::getRelease).containsOnly("r1", "r2");
+        assertThat(loads).extracting(l -> l.getDeployment().getId()).containsOnly("android-000", "edge-001", "server-002");
+    }
+
+    /** The help says which commands need Kafka: explain, sample-model, load and observe need none (issue 56). */
+    @Test
+    void theHelpSaysWhichCommandsNeedKafka() {
+        CliRun run = run("--help");
+
+        assertThat(run.exit()).isZero();
+        assertThat(run.out().replaceAll("\\s+", " ")).contains("publish, simulate and load --publish send them to Kafka")
+                .contains("explain, sample-model, load and observe work on this machine alone, no Kafka needed");
+    }
+
+    /** A fleet of its own beside one in the store (the README tour's, beside the demo's): its deployments named apart (issue 56). */
+    @Test
+    void simulateWithADeploymentPrefixNamesItsFleetApart(KafkaBroker broker) throws Exception {
+        String topic = KafkaBroker.uniqueTopic("model-loads");
+        broker.createTopics(1, topic);
+
+        CliRun run = run("simulate", "--deployments", "2", "--releases", "r1", "--models", "qwen2.5-0.5b-q8_0", "--deployment-prefix", "lab-",
+                "--bootstrap-servers", broker.bootstrapServers(), "--topic", topic);
+
+        assertThat(run.exit()).as(run.err()).isZero();
+        List<ModelLoaded> loads = TopicReader.readCommitted(broker, topic, 2).stream().map(r -> LOADS.decode(r.value())).toList();
+        assertThat(loads).extracting(l -> l.getDeployment().getId()).containsExactlyInAnyOrder("lab-android-000", "lab-edge-001");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.placementaudit.worker.pipeline;
 
+import dev.placementaudit.resolution.LoadIdentity;
 import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.worker.WorkerConfig;
@@ -19,17 +20,26 @@ final class Outputs {
     private final Commits commits;
     private final LoadResolution resolution;
     private final Clock clock;
+    /** Null when the worker remembers no loads ({@code worker.conflicts.window} 0). */
+    private final RecentLoads recent;
 
     Outputs(WorkerConfig config, Commits commits, LoadResolution resolution, Clock clock) {
         this.config = config;
         this.commits = commits;
         this.resolution = resolution;
         this.clock = clock;
+        this.recent = config.conflictWindow() > 0 ? new RecentLoads(config.conflictWindow()) : null;
     }
 
+    /** Sends in log order (the loop's and isolation's one path): a load id that came lately with other content is dead-lettered here. */
     void send(Prepared prepared, Outcome outcome) {
         if (prepared.reason() != null) {
             deadLetter(prepared.record(), prepared.reason(), prepared.detail(), prepared.field(), prepared.error(), outcome);
+            return;
+        }
+        String conflict = recent == null ? null : recent.conflict(prepared.summary());
+        if (conflict != null) {
+            deadLetter(prepared.record(), DeadLetter.Reason.INVALID_CONTENT, LoadIdentity.CONFLICT, "loadId", conflict, outcome);
             return;
         }
         for (ProducerRecord<byte[], byte[]> output : prepared.outputs()) {

@@ -177,6 +177,38 @@ class ResolverWorkerTest {
         }
     }
 
+    /**
+     * A load id stands for one load (issue 56): the same load sent again is resolved again (the store keeps one copy), but
+     * another load under an id the worker resolved lately is dead-lettered as a conflict, with what differs, and never
+     * resolved: its decisions would reach the store under the first load's id.
+     */
+    @Test
+    void aLoadIdThatComesAgainWithOtherContentIsDeadLetteredAsAConflict(KafkaBroker broker) throws Exception {
+        WorkerHarness h = new WorkerHarness(broker, 1);
+        ModelLoaded first = SampleEvents.edgeLoad("edge-7", "r1", 1);
+        ModelLoaded impostor = ModelLoaded.newBuilder(SampleEvents.edgeLoad("edge-9", "r2", 2)).setLoadId(first.getLoadId()).build();
+        ModelLoaded next = SampleEvents.edgeLoad("edge-7", "r2", 1);
+        List<byte[]> values = List.of(WorkerHarness.LOADS.encode(first), WorkerHarness.LOADS.encode(first), WorkerHarness.LOADS.encode(impostor),
+                WorkerHarness.LOADS.encode(next));
+        List<RecordMetadata> written = h.sendRaw(values);
+
+        try (ResolverWorker worker = h.start(h.settings("w-conflict"))) {
+            List<LoadResolved> summaries = h.resolved(3);
+            List<ConsumerRecord<byte[], byte[]>> dead = h.deadLetters(1);
+
+            assertThat(summaries).extracting(LoadResolved::getLoadId).containsExactly(first.getLoadId(), first.getLoadId(), next.getLoadId());
+            assertThat(summaries).extracting(LoadResolved::getDeploymentId).containsOnly("edge-7");
+            assertThat(dead).hasSize(1);
+            ConsumerRecord<byte[], byte[]> letter = dead.get(0);
+            assertThat(WorkerHarness.header(letter, DeadLetter.REASON) + "/" + WorkerHarness.header(letter, DeadLetter.DETAIL))
+                    .isEqualTo("INVALID_CONTENT/LOAD_ID_CONFLICT");
+            assertThat(WorkerHarness.header(letter, DeadLetter.SOURCE_OFFSET)).isEqualTo(Long.toString(written.get(2).offset()));
+            assertThat(WorkerHarness.header(letter, DeadLetter.ERROR)).contains("deployment edge-9, not edge-7").contains("release r2, not r1");
+            assertThat(letter.value()).as("the record as it came").isEqualTo(values.get(2));
+            assertThat(worker.health().up()).isTrue();
+        }
+    }
+
     @Test
     void aLoadWhoseDecisionsCannotBeProducedIsDeadLetteredAloneAndTheRestFlow(KafkaBroker broker) throws Exception {
         WorkerHarness h = new WorkerHarness(broker, 1);

@@ -1,0 +1,82 @@
+package dev.placementaudit.producer.cli;
+
+import dev.placementaudit.resolution.llamacpp.LlamaCppPolicy;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/** {@code explain --runtime llama.cpp --format json}: a plan, or two plans side by side, as documents. */
+final class LlamaCppExplained {
+    private LlamaCppExplained() {
+    }
+
+    /** Each buffer's size, then every weight in file order with its buffer, domain, layout and llama.cpp's reason. */
+    static Map<String, Object> plan(Path file, LlamaCppPolicy.Plan plan) {
+        Map<String, Object> doc = header(file, plan);
+        doc.put("cpu", plan.cpu().name());
+        doc.put("buffers", new TreeMap<>(plan.buffers()));
+        doc.put("weights", plan.weights().stream().map(LlamaCppExplained::weight).toList());
+        return doc;
+    }
+
+    /** Each buffer on both CPUs, then the weights placed differently, with whether their bytes change domain. */
+    static Map<String, Object> versus(Path file, LlamaCppPolicy.Plan from, LlamaCppPolicy.Plan to) {
+        Map<String, Object> doc = header(file, from);
+        doc.put("cpu", from.cpu().name());
+        doc.put("versus", to.cpu().name());
+        Map<String, Map<String, Long>> buffers = new LinkedHashMap<>();
+        TreeSet<String> names = new TreeSet<>(from.buffers().keySet());
+        names.addAll(to.buffers().keySet());
+        names.forEach(b -> buffers.put(b, Map.of("from", from.buffers().getOrDefault(b, 0L), "to", to.buffers().getOrDefault(b, 0L))));
+        doc.put("buffers", buffers);
+        List<Map<String, Object>> changed = new ArrayList<>();
+        long moved = 0;
+        for (int i = 0; i < from.weights().size(); i++) {
+            LlamaCppPolicy.Placed a = from.weights().get(i);
+            LlamaCppPolicy.Placed b = to.weights().get(i);
+            if (a.buffer().equals(b.buffer()) && a.layout().equals(b.layout())) {
+                continue;
+            }
+            boolean domainChanges = a.domain() != b.domain();
+            moved += domainChanges ? a.weight().bytes() : 0;
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("name", a.weight().name());
+            row.put("type", a.weight().type().name());
+            row.put("bytes", a.weight().bytes());
+            row.put("from", weight(a));
+            row.put("to", weight(b));
+            row.put("domainChanges", domainChanges);
+            changed.add(row);
+        }
+        doc.put("weightsPlacedDifferently", changed.size());
+        doc.put("bytesChangingDomain", moved);
+        doc.put("changed", changed);
+        return doc;
+    }
+
+    private static Map<String, Object> header(Path file, LlamaCppPolicy.Plan plan) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("file", file.toString());
+        doc.put("runtime", LlamaCppOptions.RUNTIME);
+        doc.put("build", plan.build());
+        doc.put("mmap", plan.mmap());
+        return doc;
+    }
+
+    private static Map<String, Object> weight(LlamaCppPolicy.Placed p) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("name", p.weight().name());
+        row.put("type", p.weight().type().name());
+        row.put("bytes", p.weight().bytes());
+        row.put("buffer", p.buffer());
+        row.put("domain", p.domain().name());
+        row.put("layout", p.layout().orElse(null));
+        row.put("reason", p.detail());
+        return row;
+    }
+}
