@@ -125,8 +125,10 @@ measure "store where --deployment android-000" 0 placement-audit store where --d
 measure "store diff --deployment android-000 ... --from r1 --to r2" 0 placement-audit store diff --deployment android-000 --model llama-3.2-1b-q4km --from r1 --to r2
 measure "store fleet --release r2" 0 placement-audit store fleet --release r2
 measure "store alerts --format json" 0 placement-audit store alerts --format json
-measure "store verify (every chain, against the published heads)" 0 placement-audit store verify
+measure "store verify --full (every chain, against the published heads)" 0 placement-audit store verify --full
+measure "store verify (since the last verify's marks; a baseline before them reads every chain)" 0 placement-audit store verify
 measure "store verify --no-log (database only)" 0 placement-audit store verify --no-log
+measure "store whatif --servable Dense(4B),Q4_K --threshold 1048576 (the README's)" 0 placement-audit store whatif --servable 'Dense(4B),Q4_K' --threshold 1048576
 measure "producer simulate --deployments 1 --releases r1 (2 loads)" 0 placement-audit producer simulate --deployments 1 --releases r1
 measure "store where --store <H2 file that does not exist>" 2 placement-audit store where --store ./nothing-here
 measure "store where --store jdbc:postgresql://127.0.0.1:<closed port>/x (refused)" 2 placement-audit store where --store "jdbc:postgresql://127.0.0.1:$nobody/x"

@@ -95,7 +95,9 @@ class ChainUpgradeTest {
                 s.execute("CREATE VIEW load_tensors AS SELECT l.load_id, l.resolver_version, l.policy_digest, t.* FROM loads l JOIN plan_tensors t "
                         + "ON t.plan_digest = l.plan_digest");
             }
-            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23', '24')");
+            // Nor V25: no verification marks.
+            s.execute("DROP TABLE chain_verifications");
+            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23', '24', '25')");
         }
 
         List<ModelLoaded> after = List.of(StoreHarness.load("phone-1", "r3", 2, 48, true), StoreHarness.load("phone-2", "r2", 2, 25, false));

@@ -105,8 +105,10 @@ class TourIT {
                 .containsExactlyElementsOf(incidentsBefore);
     }
 
+    /** A command in the demo's environment, as the tour's first line sets it up. */
     private static String run(String command) throws Exception {
-        Launcher.Run run = Launcher.Run.of(Launcher.of(Launcher.packagedHome(), work).builder(List.of("bash", "-c", command))
+        Launcher.Run run = Launcher.Run.of(Launcher.of(Launcher.packagedHome(), work).builder(List.of("bash", "-c",
+                        ". data/demo/demo.env && " + command))
                 .redirectErrorStream(true), Duration.ofMinutes(1));
         assertThat(run.exit()).as("`%s` printed %s", command, run.out()).isZero();
         return run.out();

@@ -25,8 +25,16 @@ public final class ChainVerifier {
     public record Break(String deploymentId, long seq, String loadId, String what) {
     }
 
-    /** A deployment's chain as verified. */
-    public record Chain(String deploymentId, long entries, String head, boolean publishedHeadChecked) {
+    /**
+     * A deployment's chain as verified.
+     *
+     * @param entries    the entries checked
+     * @param from       the entry the check started after: a mark an earlier verify left, trusted because the published
+     *                   heads say the same (0: the whole chain was checked)
+     * @param verifiedTo the newest published head the chain was found to agree with, entries and rows checked up to it:
+     *                   where the next verify may start; null when none was checked or a link is broken
+     */
+    public record Chain(String deploymentId, long entries, String head, boolean publishedHeadChecked, long from, ChainHead verifiedTo) {
     }
 
     public record Report(List<Chain> chains, List<Break> breaks, boolean checkedAgainstLog) {
@@ -44,6 +52,21 @@ public final class ChainVerifier {
      * @param published  the heads read from the chain topic, by deployment; empty when the log was not consulted
      */
     public static Report verify(Connection c, Optional<String> deployment, Optional<ChainLog.Published> published) throws SQLException {
+        return verify(c, deployment, published, false);
+    }
+
+    /**
+     * Checks each chain from where an earlier verify left its mark ({@code chain_verifications}) onward, when the mark is
+     * one of the heads published to the log and the store's entry there still hashes to it: the cost grows with what is
+     * new, not with the store. Rows and plans of entries before the mark are not read again (a change to one of them is
+     * found by a full verify); a deployment with no mark, or one the log does not confirm, is checked whole.
+     */
+    public static Report verifySinceLastMark(Connection c, Optional<String> deployment, ChainLog.Published published) throws SQLException {
+        return verify(c, deployment, Optional.of(published), true);
+    }
+
+    private static Report verify(Connection c, Optional<String> deployment, Optional<ChainLog.Published> published, boolean sinceMark)
+            throws SQLException {
         TreeSet<String> deployments = new TreeSet<>();
         if (deployment.isPresent()) {
             deployments.add(deployment.get());
@@ -55,22 +78,34 @@ public final class ChainVerifier {
         List<Chain> chains = new ArrayList<>();
         List<Break> breaks = new ArrayList<>();
         Map<String, HashChain.Decisions> plans = new HashMap<>();
+        Map<String, ChainHead> marks = sinceMark ? VerificationMarks.read(c, deployment) : Map.of();
         for (String d : deployments) {
-            chains.add(verifyOne(c, d, published.map(p -> p.heads().getOrDefault(d, List.of())), published.map(p -> Optional.ofNullable(p.anchors().get(d))),
-                    breaks, plans));
+            Optional<List<ChainHead>> heads = published.map(p -> p.heads().getOrDefault(d, List.of()));
+            Optional<ChainHead> start = Optional.ofNullable(marks.get(d)).filter(mark -> heads.orElse(List.of()).stream()
+                    .anyMatch(h -> h.seq() == mark.seq() && h.entryHash().equals(mark.entryHash())));
+            int before = breaks.size();
+            Chain chain = verifyOne(c, d, heads, published.map(p -> Optional.ofNullable(p.anchors().get(d))), breaks, plans, start);
+            chains.add(breaks.size() > before ? new Chain(chain.deploymentId(), chain.entries(), chain.head(), chain.publishedHeadChecked(),
+                    chain.from(), null) : chain);
         }
         return new Report(chains, breaks, published.isPresent());
     }
 
     private static Chain verifyOne(Connection c, String deployment, Optional<List<ChainHead>> published,
-                                   Optional<Optional<ChainHead>> publishedAnchor, List<Break> breaks, Map<String, HashChain.Decisions> plans)
-            throws SQLException {
+                                   Optional<Optional<ChainHead>> publishedAnchor, List<Break> breaks, Map<String, HashChain.Decisions> plans,
+                                   Optional<ChainHead> mark) throws SQLException {
         boolean logConsulted = published.isPresent();
-        List<HashChain.Entry> entries = HashChain.entries(c, deployment);
         // A pruned chain starts after its anchor: the last entry dropped by retention.
         Optional<ChainHead> anchor = HashChain.anchor(c, deployment);
-        long expectedSeq = anchor.map(a -> a.seq() + 1).orElse(1L);
-        String expectedPrev = anchor.map(ChainHead::entryHash).orElse(HashChain.GENESIS);
+        // A mark below the anchor was pruned past: the chain is checked from its anchor, as a whole.
+        Optional<ChainHead> marked = mark.filter(m -> m.seq() >= expectedStart(anchor) - 1);
+        // The store's entry at the mark must still be what was verified and published; otherwise the whole chain is checked.
+        boolean holds = marked.isPresent() && HashChain.entryAt(c, deployment, marked.get().seq())
+                .map(e -> e.entryHash().equals(marked.get().entryHash()) && e.loadId().equals(marked.get().loadId())).orElse(false);
+        Optional<ChainHead> start = holds ? marked : Optional.empty();
+        List<HashChain.Entry> entries = start.isPresent() ? HashChain.entriesAfter(c, deployment, start.get().seq()) : HashChain.entries(c, deployment);
+        long expectedSeq = start.map(m -> m.seq() + 1).orElse(anchor.map(a -> a.seq() + 1).orElse(1L));
+        String expectedPrev = start.map(ChainHead::entryHash).orElse(anchor.map(ChainHead::entryHash).orElse(HashChain.GENESIS));
         if (publishedAnchor.isPresent()) {
             Optional<ChainHead> logAnchor = publishedAnchor.get();
             boolean agree = anchor.isEmpty() ? logAnchor.isEmpty()
@@ -158,8 +193,14 @@ public final class ChainVerifier {
             expectedSeq = e.seq() + 1;
             expectedPrev = e.entryHash();
         }
-        for (String loadId : strings(c, "SELECT l.load_id FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE ORDER BY l.load_id",
-                deployment)) {
+        // Since a mark: complete loads with no link on their row and no entry before V20 (one with a link at or before the
+        // mark is the full verify's to find).
+        List<String> complete = start.isEmpty()
+                ? strings(c, "SELECT l.load_id FROM loads l WHERE l.deployment_id = ? AND l.complete = TRUE ORDER BY l.load_id", deployment)
+                : strings(c, "SELECT r.load_id FROM load_rows r WHERE r.deployment_id = ? AND r.complete = TRUE AND r.chain_seq IS NULL AND NOT "
+                + "EXISTS (SELECT 1 FROM chain_entries e WHERE e.deployment_id = r.deployment_id AND e.load_id = r.load_id) ORDER BY r.load_id",
+                deployment);
+        for (String loadId : complete) {
             if (!chainedAt.containsKey(loadId)) {
                 breaks.add(new Break(deployment, 0, loadId, "a complete load that was never chained: inserted by hand (or stored before the "
                         + "chain existed: rebuild the projection to chain it)"));
@@ -172,9 +213,10 @@ public final class ChainVerifier {
             String firstWhy = null;
             ChainHead first = null;
             long last = entries.isEmpty() ? 0 : entries.get(entries.size() - 1).seq();
+            long checkedAfter = start.map(ChainHead::seq).orElse(expectedStart(anchor) - 1);
             for (ChainHead logHead : published.get()) {
-                if (logHead.seq() < expectedStart(anchor)) {
-                    continue; // pruned: nothing left to compare with
+                if (logHead.seq() <= checkedAfter) {
+                    continue; // pruned, or at or before the mark this check started from: nothing read to compare with
                 }
                 Optional<HashChain.Entry> atSeq = entries.stream().filter(e -> e.seq() == logHead.seq()).findFirst();
                 String why = null;
@@ -199,7 +241,23 @@ public final class ChainVerifier {
                         + (disagreeing.size() > 1 ? "; " + (disagreeing.size() - 1) + " later published heads disagree too" : "")));
             }
         }
-        return new Chain(deployment, entries.size(), head, logConsulted);
+        // Where the next verify may start: the newest published head this check reached and found the same.
+        ChainHead verifiedTo = null;
+        if (published.isPresent()) {
+            Map<Long, HashChain.Entry> bySeq = new HashMap<>();
+            entries.forEach(e -> bySeq.put(e.seq(), e));
+            for (ChainHead logHead : published.get()) {
+                HashChain.Entry e = bySeq.get(logHead.seq());
+                if (e != null && e.entryHash().equals(logHead.entryHash()) && e.loadId().equals(logHead.loadId())
+                        && (verifiedTo == null || logHead.seq() > verifiedTo.seq())) {
+                    verifiedTo = new ChainHead(deployment, e.seq(), e.loadId(), e.entryHash());
+                }
+            }
+            if (verifiedTo == null) {
+                verifiedTo = start.orElse(null);
+            }
+        }
+        return new Chain(deployment, entries.size(), head, logConsulted, start.map(ChainHead::seq).orElse(0L), verifiedTo);
     }
 
     /**

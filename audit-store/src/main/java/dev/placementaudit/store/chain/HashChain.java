@@ -163,6 +163,20 @@ public final class HashChain {
                 hex(rs.getBytes(5)), hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)), deploymentId);
     }
 
+    /** A deployment's entries after position {@code seq}, in order: what a verify since a mark reads. */
+    public static List<Entry> entriesAfter(Connection c, String deploymentId, long seq) throws SQLException {
+        return Sql.list(c, "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
+                + "WHERE deployment_id = ? AND seq > ? ORDER BY seq", rs -> new Entry(rs.getString(1), rs.getLong(2), rs.getString(3),
+                hex(rs.getBytes(4)), hex(rs.getBytes(5)), hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)), deploymentId, seq);
+    }
+
+    /** The entry at position {@code seq} of a deployment's chain, if there is one. */
+    public static Optional<Entry> entryAt(Connection c, String deploymentId, long seq) throws SQLException {
+        return Sql.first(c, "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
+                + "WHERE deployment_id = ? AND seq = ?", rs -> new Entry(rs.getString(1), rs.getLong(2), rs.getString(3),
+                hex(rs.getBytes(4)), hex(rs.getBytes(5)), hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)), deploymentId, seq);
+    }
+
     /** The load row's hash as it is stored now, in the entry's encoding; empty when there is no such row. */
     public static Optional<String> loadHash(Connection c, String loadId, int encoding) throws SQLException {
         return loadRow(c, loadId, encoding).map(LoadRow::hash);

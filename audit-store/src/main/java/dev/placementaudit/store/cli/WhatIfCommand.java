@@ -2,7 +2,6 @@ package dev.placementaudit.store.cli;
 
 import dev.placementaudit.core.format.TensorEncodings;
 import dev.placementaudit.core.placement.ByteSizes;
-import dev.placementaudit.service.cli.KafkaReachability;
 import dev.placementaudit.store.cli.AuditStoreCli.Common;
 import dev.placementaudit.store.cli.AuditStoreCli.LoadFilter;
 import dev.placementaudit.store.config.StoreConfig;
@@ -10,6 +9,7 @@ import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.store.replay.PreShipGate;
 import dev.placementaudit.resolution.llamacpp.CpuFeatures;
 import dev.placementaudit.store.replay.WhatIf;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -51,12 +51,16 @@ final class WhatIfCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         common.requirePositive("--tensors", tensors);
         StoreConfig config = common.storeConfig();
-        KafkaReachability.check(config.kafka(), config.connectTimeout(), List.of(loadsTopic));
+        // The what-if's own consumer says, in one line and within the bound, that the broker or the topic is not there.
+        common.requireKafka("whatif re-plans the loads recorded on " + loadsTopic, "");
+        WhatIf.Query query = query();
+        // The log first: a broker or topic that is not there is said before the store is opened.
+        List<ConsumerRecord<byte[], byte[]>> recorded = WhatIf.read(config.kafka(), loadsTopic, config.connectTimeout(), query);
         if (gate) {
-            return gated(config);
+            return gated(config, query, recorded);
         }
         return common.show(db -> new WhatIf(db.dataSource(), config.kafka(), loadsTopic,
-                config.connectTimeout()).run(query()), this::print);
+                config.connectTimeout()).run(query, recorded), this::print);
     }
 
     private void print(PrintWriter o, WhatIf.Report report) {
@@ -68,14 +72,13 @@ final class WhatIfCommand implements Callable<Integer> {
     }
 
     /** The report, then the gate's verdict; 1 when the candidate would open an incident the fleet does not have open. */
-    private int gated(StoreConfig config) throws Exception {
+    private int gated(StoreConfig config, WhatIf.Query query, List<ConsumerRecord<byte[], byte[]>> recorded) throws Exception {
         Gated result;
         try (AuditDatabase db = common.open()) {
             WhatIf whatIf = new WhatIf(db.dataSource(), config.kafka(), loadsTopic, config.connectTimeout());
-            WhatIf.Query query = query();
-            WhatIf.Report report = whatIf.run(query);
+            WhatIf.Report report = whatIf.run(query, recorded);
             PreShipGate.Verdict verdict = new PreShipGate(db.dataSource(), config.offHeapGrowth(), config.heapGrowth())
-                    .check(query.candidate().describe(), whatIf.latestUnderCandidate(query));
+                    .check(query.candidate().describe(), whatIf.latestUnderCandidate(query, recorded));
             result = new Gated(report, verdict);
         }
         if (common.json()) {

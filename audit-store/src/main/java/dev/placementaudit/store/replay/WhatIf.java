@@ -14,6 +14,8 @@ import dev.placementaudit.resolution.llamacpp.LlamaCppPlanning;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.schemas.UndecodableEventException;
 import dev.placementaudit.service.cli.CommandFailure;
+import dev.placementaudit.service.cli.KafkaReachability;
+import dev.placementaudit.store.plans.PlanCache;
 import dev.placementaudit.resolution.InvalidLoadException;
 import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.resolution.ValidLoad;
@@ -21,18 +23,19 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -55,6 +58,8 @@ public final class WhatIf {
     private final Map<String, Object> kafka;
     private final String loadsTopic;
     private final Duration maxWait;
+    /** Plans read, by digest, for as long as this what-if lives (a plan never changes). */
+    private final PlanCache plans = new PlanCache(256);
     private final LoadValidator validator = new LoadValidator(10_000_000);
     private final EventSerde<ModelLoaded> loads = EventSerde.of(ModelLoaded.class);
 
@@ -145,26 +150,50 @@ public final class WhatIf {
     }
 
     public Report run(Query query) throws SQLException {
+        return run(query, read(kafka, loadsTopic, maxWait, query));
+    }
+
+    /**
+     * The recorded loads of the query's range, read committed from {@code model-loads}, before any database is opened: a
+     * broker or topic that is not there is said first, in one line, within {@code maxWait}.
+     */
+    public static List<ConsumerRecord<byte[], byte[]>> read(Map<String, Object> kafka, String loadsTopic, Duration maxWait, Query query) {
+        KafkaConsumer<byte[], byte[]> consumer = consumer(kafka, maxWait);
+        try {
+            return records(consumer, kafka, loadsTopic, maxWait, query);
+        } finally {
+            // Nothing to commit or leave (no group): waiting the default close for in-flight fetches cost half a second.
+            consumer.close(Duration.ofMillis(100));
+        }
+    }
+
+    /** The report over these recorded loads ({@link #read}). */
+    public Report run(Query query, List<ConsumerRecord<byte[], byte[]>> read) throws SQLException {
         Map<String, Totals> perDeployment = new TreeMap<>();
         Totals fleet = new Totals("fleet");
         List<TensorChange> changes = new ArrayList<>();
         int skipped = 0;
-        try (Connection c = database.getConnection(); KafkaConsumer<byte[], byte[]> consumer = consumer()) {
-            for (ConsumerRecord<byte[], byte[]> record : records(consumer, query)) {
-                ModelLoaded load;
-                ValidLoad valid;
-                try {
-                    load = loads.decode(record.value());
-                    valid = validator.validate(load);
-                } catch (UndecodableEventException | InvalidLoadException e) {
-                    skipped++;
-                    continue;
-                }
-                if ((query.deployment() != null && !query.deployment().equals(load.getDeployment().getId()))
-                        || (query.model() != null && !query.model().equals(load.getModel().getId()))) {
-                    continue;
-                }
-                Map<String, String> recorded = recorded(c, load.getLoadId().toString());
+        List<ValidLoad> inRange = new ArrayList<>(read.size());
+        for (ConsumerRecord<byte[], byte[]> record : read) {
+            ValidLoad valid;
+            try {
+                valid = validator.validate(loads.decode(record.value()));
+            } catch (UndecodableEventException | InvalidLoadException e) {
+                skipped++;
+                continue;
+            }
+            ModelLoaded load = valid.event();
+            if ((query.deployment() == null || query.deployment().equals(load.getDeployment().getId()))
+                    && (query.model() == null || query.model().equals(load.getModel().getId()))) {
+                inRange.add(valid);
+            }
+        }
+        try (Connection c = database.getConnection()) {
+            // Where each load's tensors landed, read once per plan: a fleet's loads share a few plans (docs/benchmarks.md).
+            RecordedPlacements placements = RecordedPlacements.of(c, plans, inRange.stream().map(v -> v.event().getLoadId().toString()).toList());
+            for (ValidLoad valid : inRange) {
+                ModelLoaded load = valid.event();
+                Map<String, String> recorded = placements.of(load.getLoadId().toString());
                 Totals totals = perDeployment.computeIfAbsent(load.getDeployment().getId(), Totals::new);
                 totals.loads++;
                 fleet.loads++;
@@ -198,41 +227,58 @@ public final class WhatIf {
      * the candidate shipped now. Loads that do not decode or validate are left out, as in {@link #run}.
      */
     public List<ValidLoad> latestUnderCandidate(Query query) {
+        return latestUnderCandidate(query, read(kafka, loadsTopic, maxWait, query));
+    }
+
+    /** The same, over these recorded loads ({@link #read}). */
+    public List<ValidLoad> latestUnderCandidate(Query query, List<ConsumerRecord<byte[], byte[]>> read) {
         Map<List<String>, ValidLoad> latest = new LinkedHashMap<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
-            for (ConsumerRecord<byte[], byte[]> record : records(consumer, query)) {
-                ValidLoad valid;
-                try {
-                    valid = validator.validate(loads.decode(record.value()));
-                } catch (UndecodableEventException | InvalidLoadException e) {
-                    continue;
-                }
-                ModelLoaded load = valid.event();
-                if ((query.deployment() != null && !query.deployment().equals(load.getDeployment().getId()))
-                        || (query.model() != null && !query.model().equals(load.getModel().getId()))) {
-                    continue;
-                }
-                List<String> key = List.of(load.getDeployment().getId(), load.getModel().getId());
-                latest.remove(key);
-                latest.put(key, query.candidate().apply(valid));
+        for (ConsumerRecord<byte[], byte[]> record : read) {
+            ValidLoad valid;
+            try {
+                valid = validator.validate(loads.decode(record.value()));
+            } catch (UndecodableEventException | InvalidLoadException e) {
+                continue;
             }
+            ModelLoaded load = valid.event();
+            if ((query.deployment() != null && !query.deployment().equals(load.getDeployment().getId()))
+                    || (query.model() != null && !query.model().equals(load.getModel().getId()))) {
+                continue;
+            }
+            List<String> key = List.of(load.getDeployment().getId(), load.getModel().getId());
+            latest.remove(key);
+            latest.put(key, query.candidate().apply(valid));
         }
         return List.copyOf(latest.values());
     }
 
-    private KafkaConsumer<byte[], byte[]> consumer() {
+    private static KafkaConsumer<byte[], byte[]> consumer(Map<String, Object> kafka, Duration maxWait) {
         Map<String, Object> config = new HashMap<>(kafka);
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         config.remove(ConsumerConfig.GROUP_ID_CONFIG);
         config.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.min(Integer.MAX_VALUE, maxWait.toMillis()));
+        // It reads a known range to its end: a fetch that finds nothing new answers at once instead of waiting 500 ms for more.
+        config.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
         return new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
     /** The records of the time range, found with offsetsForTimes on every partition. */
-    private List<ConsumerRecord<byte[], byte[]>> records(KafkaConsumer<byte[], byte[]> consumer, Query query) {
+    private static List<ConsumerRecord<byte[], byte[]>> records(KafkaConsumer<byte[], byte[]> consumer, Map<String, Object> kafka,
+                                                               String loadsTopic, Duration maxWait, Query query) {
         List<TopicPartition> partitions = new ArrayList<>();
-        for (PartitionInfo info : consumer.partitionsFor(loadsTopic, maxWait)) {
+        List<PartitionInfo> infos;
+        try {
+            // The first answer the broker gives: no broker, or no such topic, is said here in one line, as an admin
+            // client's check would, without the second client's cold start (0.7 s of a what-if on the demo).
+            infos = consumer.partitionsFor(loadsTopic, maxWait);
+        } catch (KafkaException e) {
+            throw KafkaReachability.failure(e, kafka, maxWait, List.of(loadsTopic));
+        }
+        if (infos == null || infos.isEmpty()) {
+            throw KafkaReachability.failure(new UnknownTopicOrPartitionException(loadsTopic), kafka, maxWait, List.of(loadsTopic));
+        }
+        for (PartitionInfo info : infos) {
             partitions.add(new TopicPartition(loadsTopic, info.partition()));
         }
         Map<TopicPartition, Long> fromTimes = new HashMap<>();
@@ -244,52 +290,54 @@ public final class WhatIf {
         Map<TopicPartition, OffsetAndTimestamp> starts = consumer.offsetsForTimes(fromTimes, maxWait);
         Map<TopicPartition, OffsetAndTimestamp> ends = consumer.offsetsForTimes(toTimes, maxWait);
         Map<TopicPartition, Long> endOffsets = consumer.endOffsets(partitions, maxWait);
-        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+        // Every partition with records in the range at once: one fetch serves them all, where one partition after another
+        // waited a fetch each (docs/benchmarks.md, the what-if).
+        Map<TopicPartition, Long> until = new HashMap<>();
         for (TopicPartition partition : partitions) {
             OffsetAndTimestamp start = starts.get(partition);
-            if (start == null) {
-                continue;
+            long end = start == null ? -1 : ends.get(partition) == null ? endOffsets.get(partition) : ends.get(partition).offset();
+            if (start != null && start.offset() < end) {
+                until.put(partition, end);
             }
-            long end = ends.get(partition) == null ? endOffsets.get(partition) : ends.get(partition).offset();
-            if (start.offset() >= end) {
-                continue;
-            }
-            consumer.assign(List.of(partition));
-            consumer.seek(partition, start.offset());
-            long position = consumer.position(partition);
-            long lastAdvance = System.nanoTime();
-            while (position < end) {
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-                    if (record.offset() < end) {
-                        records.add(record);
-                    }
+        }
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+        if (until.isEmpty()) {
+            return records;
+        }
+        consumer.assign(until.keySet());
+        until.keySet().forEach(partition -> consumer.seek(partition, starts.get(partition).offset()));
+        Map<TopicPartition, Long> positions = new HashMap<>();
+        until.keySet().forEach(partition -> positions.put(partition, consumer.position(partition)));
+        long lastAdvance = System.nanoTime();
+        while (until.entrySet().stream().anyMatch(e -> positions.get(e.getKey()) < e.getValue())) {
+            for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                if (record.offset() < until.get(new TopicPartition(record.topic(), record.partition()))) {
+                    records.add(record);
                 }
+            }
+            boolean advanced = false;
+            for (TopicPartition partition : until.keySet()) {
                 long now = consumer.position(partition);
-                if (now > position) {
-                    position = now;
-                    lastAdvance = System.nanoTime();
-                } else if (System.nanoTime() - lastAdvance > maxWait.toNanos()) {
-                    // A broker gone mid-replay: give up, naming what is left, rather than poll forever.
-                    throw new CommandFailure("what-if stalled: Kafka at " + kafka.get("bootstrap.servers") + " returned nothing from " + partition
-                            + " for " + maxWait.toSeconds() + " s, " + (end - position) + " records before its end");
+                if (now > positions.get(partition)) {
+                    positions.put(partition, now);
+                    advanced = true;
+                }
+                if (now >= until.get(partition) && !consumer.paused().contains(partition)) {
+                    consumer.pause(List.of(partition)); // read to its end: fetch the others only
                 }
             }
+            if (advanced) {
+                lastAdvance = System.nanoTime();
+            } else if (System.nanoTime() - lastAdvance > maxWait.toNanos()) {
+                // A broker gone mid-replay: give up, naming what is left, rather than poll forever.
+                long left = until.entrySet().stream().mapToLong(e -> Math.max(0, e.getValue() - positions.get(e.getKey()))).sum();
+                throw new CommandFailure("what-if stalled: Kafka at " + kafka.get("bootstrap.servers") + " returned nothing from " + loadsTopic
+                        + " for " + maxWait.toSeconds() + " s, " + left + " records before the end of the range");
+            }
         }
+        // Each partition's records in log order (a deployment's loads share one), partitions in order, as read one by one before.
+        records.sort(Comparator.comparingInt((ConsumerRecord<byte[], byte[]> r) -> r.partition()).thenComparingLong(ConsumerRecord::offset));
         return records;
-    }
-
-    /** The recorded domain of every tensor of a load, by the resolver version its summary names. */
-    private static Map<String, String> recorded(Connection c, String loadId) throws SQLException {
-        Map<String, String> domains = new HashMap<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT tensor_name, memory_domain FROM load_tensors WHERE load_id = ?")) {
-            s.setString(1, loadId);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    domains.put(rs.getString(1), rs.getString(2));
-                }
-            }
-        }
-        return domains;
     }
 
     /**
