@@ -61,9 +61,11 @@ function tensorHash(deployment, model, tensor) { return '#tensor?' + query({ dep
 function historyHash(deployment, model) { return '#history?' + query({ deployment, model }); }
 function incidentHash(id) { return '#incident?' + query({ id }); }
 function percent(f) { return Math.round(f * 100) + '%'; }
+/** Whether an acknowledgement still lets its cause through: no end, or an end still to come. */
+function ackActive(a) { return !!a && (!a.until || Date.parse(a.until) > Date.now()); }
 function ackText(a) {
   if (!a) return '';
-  return `acknowledged by ${a.by}: ${a.note}` + (!a.until ? '' : Date.parse(a.until) > Date.now() ? ` (until ${a.until})` : ` (ran out at ${a.until})`);
+  return `acknowledged by ${a.by}: ${a.note}` + (!a.until ? '' : ackActive(a) ? ` (until ${a.until})` : ` (ran out at ${a.until})`);
 }
 
 // --- Views -------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ function incidentsHash(params) { return '#incidents' + (Object.keys(params).leng
 /** open: pages someone; acknowledged: open, with an acknowledgement still running; resolved: no deployment shows it now. */
 function incidentState(i) {
   if (i.state !== 'OPEN') return 'resolved';
-  return i.acknowledged && (!i.acknowledged.until || Date.parse(i.acknowledged.until) > Date.now()) ? 'acknowledged' : 'open';
+  return ackActive(i.acknowledged) ? 'acknowledged' : 'open';
 }
 
 function incidentRow(i) {

@@ -156,25 +156,28 @@ public final class HashChain {
                 + "ORDER BY deployment_id", rs -> new ChainHead(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4))));
     }
 
+    /** A chain entry's columns, as {@link #entry} reads them. */
+    private static final String ENTRY_SELECT = "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding "
+            + "FROM chain_entries WHERE deployment_id = ? ";
+
     /** A deployment's entries in chain order (by seq). */
     public static List<Entry> entries(Connection c, String deploymentId) throws SQLException {
-        return Sql.list(c, "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
-                + "WHERE deployment_id = ? ORDER BY seq", rs -> new Entry(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4)),
-                hex(rs.getBytes(5)), hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)), deploymentId);
+        return Sql.list(c, ENTRY_SELECT + "ORDER BY seq", HashChain::entry, deploymentId);
     }
 
     /** A deployment's entries after position {@code seq}, in order: what a verify since a mark reads. */
     public static List<Entry> entriesAfter(Connection c, String deploymentId, long seq) throws SQLException {
-        return Sql.list(c, "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
-                + "WHERE deployment_id = ? AND seq > ? ORDER BY seq", rs -> new Entry(rs.getString(1), rs.getLong(2), rs.getString(3),
-                hex(rs.getBytes(4)), hex(rs.getBytes(5)), hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)), deploymentId, seq);
+        return Sql.list(c, ENTRY_SELECT + "AND seq > ? ORDER BY seq", HashChain::entry, deploymentId, seq);
     }
 
     /** The entry at position {@code seq} of a deployment's chain, if there is one. */
     public static Optional<Entry> entryAt(Connection c, String deploymentId, long seq) throws SQLException {
-        return Sql.first(c, "SELECT deployment_id, seq, load_id, prev_hash, load_hash, decisions_hash, entry_hash, encoding FROM chain_entries "
-                + "WHERE deployment_id = ? AND seq = ?", rs -> new Entry(rs.getString(1), rs.getLong(2), rs.getString(3),
-                hex(rs.getBytes(4)), hex(rs.getBytes(5)), hex(rs.getBytes(6)), hex(rs.getBytes(7)), rs.getInt(8)), deploymentId, seq);
+        return Sql.first(c, ENTRY_SELECT + "AND seq = ?", HashChain::entry, deploymentId, seq);
+    }
+
+    private static Entry entry(ResultSet rs) throws SQLException {
+        return new Entry(rs.getString(1), rs.getLong(2), rs.getString(3), hex(rs.getBytes(4)), hex(rs.getBytes(5)), hex(rs.getBytes(6)),
+                hex(rs.getBytes(7)), rs.getInt(8));
     }
 
     /** The load row's hash as it is stored now, in the entry's encoding; empty when there is no such row. */

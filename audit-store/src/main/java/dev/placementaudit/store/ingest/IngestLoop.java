@@ -3,7 +3,6 @@ package dev.placementaudit.store.ingest;
 import dev.placementaudit.service.ConsumerLoop;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DaemonThreads;
-import dev.placementaudit.resolution.LoadIdentity;
 import dev.placementaudit.service.DeadLetter;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.chain.ChainLog;
@@ -14,7 +13,6 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +34,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Consumes decisions and load summaries (read_committed) into the projection. Kafka offsets are not the truth
@@ -49,15 +46,11 @@ public final class IngestLoop extends ConsumerLoop {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
     private static final Duration ALERT_SWEEP = Duration.ofSeconds(5);
 
-    private final Producer<byte[], byte[]> deadLetters;
     private final List<String> topics;
-    private final String deadLetterTopic;
     private final Duration pollTimeout;
     private final ProjectionWriter writer;
     private final AlertPublisher alerts;
     private final ChainLog chainLog;
-    /** The projection (store group) this loop writes, named on each of its dead letters. */
-    private final byte[] projection;
     private final IngestListener metrics;
     private final Clock clock;
     /** Rebalances seen (partitions revoked, assigned or lost): a batch in hand from before one is not written. */
@@ -75,18 +68,15 @@ public final class IngestLoop extends ConsumerLoop {
     /** Publishes the alert outbox off the ingest thread: a batch never waits for the broker to acknowledge its alerts. */
     private final ScheduledExecutorService alertSender;
     private final AtomicBoolean alertsQueued = new AtomicBoolean();
-    /** Records set aside as load id conflicts since the start, and the load id of the last, for {@link #warnings}. */
-    private final AtomicLong conflicts = new AtomicLong();
-    private volatile String lastConflict;
+    /** Sends each batch's rejects to the dead-letter topic, and counts the load id conflicts among them. */
+    private final RejectSender rejects;
 
     /** Reads the store's topics (decisions, summaries, observations) as its group, the projection its dead letters name. */
     public IngestLoop(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> deadLetters, StoreConfig config, ProjectionWriter writer,
                       AlertPublisher alerts, ChainLog chainLog, IngestListener metrics, Clock clock, ConsumerVitals vitals) {
         super("ingest loop", consumer, vitals, LOG);
-        this.deadLetters = deadLetters;
         this.topics = List.of(config.decisionsTopic(), config.resolvedTopic(), config.observationsTopic());
-        this.deadLetterTopic = config.deadLetterTopic();
-        this.projection = config.groupId().getBytes(StandardCharsets.UTF_8);
+        this.rejects = new RejectSender(deadLetters, config.deadLetterTopic(), config.groupId().getBytes(StandardCharsets.UTF_8), metrics, clock);
         this.pollTimeout = config.pollTimeout();
         this.writer = writer;
         this.alerts = alerts;
@@ -201,7 +191,7 @@ public final class IngestLoop extends ConsumerLoop {
                 if (!lettered) {
                     // What names a load it is no part of goes to the dead letters with the rest (issue 56).
                     batch = writer.bind(batch);
-                    deadLetter(batch);
+                    rejects.send(batch);
                     lettered = true;
                 }
                 BatchOutcome outcome = writer.write(batch);
@@ -276,44 +266,13 @@ public final class IngestLoop extends ConsumerLoop {
             LOG.warn("the database refused a batch of {} records ({}) but no single record of it: retrying", batch.size(), refusal.toString());
             return batch;
         }
-        deadLetter(setAside);
+        rejects.send(setAside);
         return isolated;
     }
 
-    /** Sent and acknowledged before the batch commits: a crash in between re-sends (at least once), never drops. */
-    private void deadLetter(List<Decoded> batch) {
-        for (Decoded item : batch) {
-            if (item instanceof Decoded.Reject reject) {
-                try {
-                    ProducerRecord<byte[], byte[]> letter = DeadLetter.of(deadLetterTopic, reject.record(),
-                            reject.reason(), reject.detail(), null, reject.error(), "audit-store", clock.instant());
-                    // Several projections may share the dead-letter topic: each letter says whose it is.
-                    letter.headers().add(DeadLetter.PROJECTION, projection);
-                    deadLetters.send(letter).get(30, TimeUnit.SECONDS);
-                } catch (Exception e) {
-                    throw new IllegalStateException("cannot dead-letter " + reject.record().topic() + "-" + reject.record().partition()
-                            + "@" + reject.record().offset() + " to " + deadLetterTopic, e);
-                }
-                metrics.deadLettered(reject.reason().name());
-                if (LoadIdentity.CONFLICT.equals(reject.detail())) {
-                    conflicts.incrementAndGet();
-                    lastConflict = reject.loadId();
-                }
-                LOG.warn("dead-lettered {}-{}@{} as {}/{}: {}", reject.record().topic(), reject.record().partition(),
-                        reject.record().offset(), reject.reason(), reject.detail(), reject.error());
-            }
-        }
-    }
-
-    /**
-     * What {@code /health} warns of: load ids that came again with other content since this instance started, set aside
-     * as conflicts (the first load under each id is kept; {@code store where --load} shows what came).
-     */
+    /** What {@code /health} warns of: load ids that came again with other content since this instance started. */
     public List<String> warnings() {
-        long count = conflicts.get();
-        return count == 0 ? List.of() : List.of(count + " record(s) came under a load id that stands for another load since the start "
-                + "(the last under " + lastConflict + "): dead-lettered as INVALID_CONTENT/" + LoadIdentity.CONFLICT
-                + ", the first load kept; store where --load " + lastConflict + " shows them");
+        return rejects.warnings();
     }
 
     /** Every deployment's head once at start: a head committed but not yet published when the store stopped goes out now. */

@@ -36,27 +36,41 @@ final class LlamaCppExplained {
         doc.put("buffers", buffers);
         List<Map<String, Object>> changed = new ArrayList<>();
         long moved = 0;
-        for (int i = 0; i < from.weights().size(); i++) {
-            LlamaCppPolicy.Placed a = from.weights().get(i);
-            LlamaCppPolicy.Placed b = to.weights().get(i);
-            if (a.buffer().equals(b.buffer()) && a.layout().equals(b.layout())) {
-                continue;
-            }
-            boolean domainChanges = a.domain() != b.domain();
-            moved += domainChanges ? a.weight().bytes() : 0;
+        for (Changed c : changes(from, to)) {
+            moved += c.domainChanges() ? c.from().weight().bytes() : 0;
             Map<String, Object> row = new LinkedHashMap<>();
-            row.put("name", a.weight().name());
-            row.put("type", a.weight().type().name());
-            row.put("bytes", a.weight().bytes());
-            row.put("from", weight(a));
-            row.put("to", weight(b));
-            row.put("domainChanges", domainChanges);
+            row.put("name", c.from().weight().name());
+            row.put("type", c.from().weight().type().name());
+            row.put("bytes", c.from().weight().bytes());
+            row.put("from", weight(c.from()));
+            row.put("to", weight(c.to()));
+            row.put("domainChanges", c.domainChanges());
             changed.add(row);
         }
         doc.put("weightsPlacedDifferently", changed.size());
         doc.put("bytesChangingDomain", moved);
         doc.put("changed", changed);
         return doc;
+    }
+
+    /** A weight placed differently by two plans of one file: another buffer or another repack layout. */
+    record Changed(LlamaCppPolicy.Placed from, LlamaCppPolicy.Placed to) {
+        boolean domainChanges() {
+            return from.domain() != to.domain();
+        }
+    }
+
+    /** The weights the two plans place differently, in file order: what {@code --versus} prints as a table or a document. */
+    static List<Changed> changes(LlamaCppPolicy.Plan from, LlamaCppPolicy.Plan to) {
+        List<Changed> changed = new ArrayList<>();
+        for (int i = 0; i < from.weights().size(); i++) {
+            LlamaCppPolicy.Placed a = from.weights().get(i);
+            LlamaCppPolicy.Placed b = to.weights().get(i);
+            if (!a.buffer().equals(b.buffer()) || !a.layout().equals(b.layout())) {
+                changed.add(new Changed(a, b));
+            }
+        }
+        return changed;
     }
 
     private static Map<String, Object> header(Path file, LlamaCppPolicy.Plan plan) {

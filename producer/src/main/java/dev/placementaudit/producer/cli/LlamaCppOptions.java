@@ -165,23 +165,17 @@ final class LlamaCppOptions {
         out.printf(Locale.ROOT, "  %-12s %12s %12s%n", "buffer", from.cpu().name(), to.cpu().name());
         buffers.forEach(b -> out.printf(Locale.ROOT, "  %-12s %12s %12s%n", b, ByteSizes.format(from.buffers().getOrDefault(b, 0L)),
                 ByteSizes.format(to.buffers().getOrDefault(b, 0L))));
-        long moved = 0;
-        int changed = 0;
+        List<LlamaCppExplained.Changed> changed = LlamaCppExplained.changes(from, to);
+        long moved = changed.stream().filter(LlamaCppExplained.Changed::domainChanges).mapToLong(c -> c.from().weight().bytes()).sum();
         List<String> lines = new java.util.ArrayList<>();
-        for (int i = 0; i < from.weights().size(); i++) {
-            LlamaCppPolicy.Placed a = from.weights().get(i);
-            LlamaCppPolicy.Placed b = to.weights().get(i);
-            if (a.buffer().equals(b.buffer()) && a.layout().equals(b.layout())) {
-                continue;
-            }
-            changed++;
-            if (a.domain() != b.domain()) {
-                moved += a.weight().bytes();
-            }
+        for (LlamaCppExplained.Changed c : changed) {
+            LlamaCppPolicy.Placed a = c.from();
+            LlamaCppPolicy.Placed b = c.to();
             lines.add(String.format(Locale.ROOT, "  %-28s %-6s %10s  %s -> %s", a.weight().name(), a.weight().type(), ByteSizes.format(a.weight().bytes()),
                     a.layout().map(l -> a.buffer() + " (" + l + ")").orElse(a.buffer()), b.layout().map(l -> b.buffer() + " (" + l + ")").orElse(b.buffer())));
         }
-        out.printf(Locale.ROOT, "%d weights placed differently, %s changing domain (file pages <-> host memory)%n", changed, ByteSizes.format(moved));
+        out.printf(Locale.ROOT, "%d weights placed differently, %s changing domain (file pages <-> host memory)%n", changed.size(),
+                ByteSizes.format(moved));
         lines.stream().limit(all ? Long.MAX_VALUE : 20).forEach(out::println);
         return 0;
     }
