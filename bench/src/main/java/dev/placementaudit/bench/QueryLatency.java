@@ -2,7 +2,6 @@ package dev.placementaudit.bench;
 
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.db.AuditDatabase;
-import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 
@@ -10,9 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
@@ -40,18 +37,7 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
              Statement s = c.createStatement()) {
             System.out.printf(Locale.ROOT, "filling %s with %,d loads of %,d deployments...%n", schema, count, deployments);
             long fill = System.nanoTime();
-            // Plan p = model * 20 + kind * 5 + release; from release 2 on a seventh of its tensors are off-heap.
-            s.execute("INSERT INTO plans SELECT " + String.format(hex, "'p' || g") + ", 146, md5('s' || g) || md5('t' || g) FROM generate_series(0, 79) g");
-            // A plan's tensors as a store writes them: one row of arrays per plan (V22).
-            s.execute(StoredPlans.insertRows("SELECT " + String.format(hex, "'p' || (g / 146)") + " AS plan_digest, (g % 146)::int AS tensor_index, "
-                    + "'blk.' || (g % 146) || '.weight' AS tensor_name, 'Q4_K' AS dtype, 'Q4_K' AS stored_encoding, 'Q4_K' AS stored_format, "
-                    + "1048576::bigint AS element_count, 589824::bigint AS stored_bytes, FALSE AS size_estimated, "
-                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'Float32/Dense(4B)' ELSE 'Q4_K' END AS resident_format, "
-                    + "(CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 4194304 ELSE 589824 END)::bigint AS resident_bytes, "
-                    + "CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'HOST_OFFHEAP' ELSE 'MMAP_FILE' END AS memory_domain, 'MODEL' AS scope_kind, "
-                    + "TRUE AS mapping_requested, CASE WHEN (g / 146) % 5 > 0 AND g % 7 = 0 THEN 'REENCODED_AT_LOAD' ELSE 'MAPPED_OK' END AS reason_code, "
-                    + "'MAPPED_OK' AS placement_reason, '' AS mapping_blockers, "
-                    + "'blk.' || (g % 146) || '.weight: mapped from the file, 589,824 bytes of Q4_K as stored' AS reason FROM generate_series(0, 80 * 146 - 1) g"));
+            FleetFill.plans(s);
             // A load's numbers: d deployment, r release (0..4), m model (0..3), n the load within them (0..49).
             String d = "(g / " + perDeployment + ")";
             String r = "((g % " + perDeployment + ") / 200)";
@@ -65,14 +51,7 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             // a page of its own, the fleet view's worst case).
             String order = byDeployment ? "" : " ORDER BY " + r + ", " + n + ", " + d + ", g";
             String previousId = "md5('L' || (g - (g % 200) % 50 - 200 + 49))::uuid::text";
-            // Each deployment's site (its key, d) and each model's build under each of the four policies (m * 4 + d % 4), once,
-            // as the store keeps them (load_sites, load_builds); a load row names the two.
-            s.execute("INSERT INTO load_sites (site_key, cluster, host, platform_name, profile_name) SELECT d, 'eu-west-1', 'host-' || d, "
-                    + "(ARRAY['android','native','jvm','browser'])[d % 4 + 1], (ARRAY['edge','edge','desktop','desktop'])[d % 4 + 1] "
-                    + "FROM generate_series(0, " + (deployments - 1) + ") d");
-            s.execute("INSERT INTO load_builds (build_key, model_name, model_sha256, resolver_version, policy_digest) SELECT m * 4 + p, "
-                    + "'Model ' || m, " + String.format(hex, "'sha' || m") + ", 'bench/skainet-1192', " + String.format(hex, "'policy' || p")
-                    + " FROM generate_series(0, 3) m, generate_series(0, 3) p");
+            FleetFill.sitesAndBuilds(s, deployments);
             s.execute("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, occurred_at, tensor_count, "
                     + "stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, mapped_tensors, "
                     + "resolved_at, complete, completed_at, summary_partition, summary_offset, plan_bytes, previous_load_id, previous_release, "
@@ -88,10 +67,6 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             // each deployment's head on its lock row.
             s.execute("INSERT INTO deployment_locks (deployment_id, chain_seq, chain_hash) SELECT 'device-' || d, " + perDeployment
                     + ", decode(md5('head' || d) || md5('head' || d), 'hex') FROM generate_series(0, " + (deployments - 1) + ") d");
-            // Each release's change, once per pair of plans: a seventh of the tensors re-encoded off the file.
-            s.execute("INSERT INTO plan_findings SELECT " + String.format(hex, "'p' || (pair - 1)") + ", " + String.format(hex, "'p' || pair")
-                    + ", t / 7, 'LOST_MAPPING', 'blk.' || t || '.weight', 'MMAP_FILE', 'HOST_OFFHEAP', 589824, 4194304, 'Q4_K', 'Float32/Dense(4B)', "
-                    + "'mapped', 're-encoded at load' FROM generate_series(0, 79) pair, generate_series(0, 145, 7) t WHERE pair % 5 > 0");
             // A store holding a million loads has long been vacuumed by autovacuum: measure it settled, not while
             // autovacuum works through rows inserted a second ago.
             s.execute("VACUUM ANALYZE");
@@ -104,24 +79,24 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             AuditQueries queries = new AuditQueries(db.dataSource(), new GrowthRule("off-heap", 10, 1 << 20), new GrowthRule("heap", 10, 1 << 20));
             Random random = new Random(1);
             Map<String, double[]> latencies = new LinkedHashMap<>();
-            latencies.put("diff (two releases of a deployment's model)", time(() -> {
+            latencies.put("diff (two releases of a deployment's model)", Latency.time(() -> {
                 int release = 1 + random.nextInt(4);
                 if (queries.diff("device-" + random.nextInt((int) deployments), "model-" + random.nextInt(4), "r" + release, "r" + (release + 1))
                         .isEmpty()) {
                     throw new IllegalStateException("no diff");
                 }
             }));
-            latencies.put("fleet (one release: " + deployments * 4 + " deployment-models, drift by plan, regressions)", time(() -> {
+            latencies.put("fleet (one release: " + deployments * 4 + " deployment-models, drift by plan, regressions)", Latency.time(() -> {
                 if (queries.fleet("r" + (1 + random.nextInt(5))).deployments() == 0) {
                     throw new IllegalStateException("no fleet");
                 }
             }));
-            latencies.put("where --deployment (its 20 latest loads)", time(() -> {
+            latencies.put("where --deployment (its 20 latest loads)", Latency.time(() -> {
                 if (queries.loads("device-" + random.nextInt((int) deployments), null, null, 20).isEmpty()) {
                     throw new IllegalStateException("no loads");
                 }
             }));
-            latencies.put("where --load (one load's 146 tensors)", time(() -> {
+            latencies.put("where --load (one load's 146 tensors)", Latency.time(() -> {
                 long g = (long) (random.nextDouble() * count);
                 try (PreparedStatement q = c.prepareStatement("SELECT md5('L' || ?)::uuid::text")) {
                     q.setLong(1, g);
@@ -141,7 +116,7 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             StringBuilder md = new StringBuilder();
             md.append(String.format(Locale.ROOT, "Queries with %,d loads stored (%,d deployments, 80 plans; rows " + (byDeployment ? "deployment by deployment" : "in the order the loads happened")
                     + "; filled by SQL and vacuumed in %.0f s): %s in all, "
-                    + "**%.2f GB per million loads** (%s). Latency over " + MEASURED + " queries each after " + WARM_UP + " of warm-up (a fresh JVM "
+                    + "**%.2f GB per million loads** (%s). Latency over " + Latency.MEASURED + " queries each after " + Latency.WARM_UP + " of warm-up (a fresh JVM "
                     + "compiles the query path over its first calls: their median is the last column), in the query API's own process "
                     + "(JDBC to the same PostgreSQL):%n%n| query | p50 ms | p95 ms | p99 ms | max ms | warm-up p50 ms |%n|---|---|---|---|---|---|%n", count,
                     deployments, fillSeconds, ByteSizes.format(total), total * 1e6 / count / 1e9, sizes.entrySet().stream()
@@ -150,32 +125,5 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
                     l[3], l[4])));
             return md.toString();
         }
-    }
-
-    private interface Query {
-        void run() throws Exception;
-    }
-
-    /** p50, p95, p99 and max in milliseconds of 200 runs after 20 of warm-up. */
-    /** Calls timed per query, after the warm-up calls. */
-    private static final int MEASURED = 200;
-    /**
-     * Calls before those timed: the API serves from a long-running process, and a fresh JVM compiles the query path
-     * (the driver's row parsing, the fleet view's grouping) over its first calls, about 70 of the fleet view's.
-     */
-    private static final int WARM_UP = 100;
-
-    /** p50, p95, p99 and max of the timed calls, then the median of the warm-up calls, in milliseconds. */
-    private static double[] time(Query query) throws Exception {
-        List<Double> millis = new ArrayList<>();
-        List<Double> warmUp = new ArrayList<>();
-        for (int i = 0; i < WARM_UP + MEASURED; i++) {
-            long t = System.nanoTime();
-            query.run();
-            (i < WARM_UP ? warmUp : millis).add((System.nanoTime() - t) / 1e6);
-        }
-        double[] sorted = millis.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return new double[]{sorted[sorted.length / 2], sorted[(int) (sorted.length * 0.95)], sorted[(int) (sorted.length * 0.99)],
-                sorted[sorted.length - 1], StoreBench.median(warmUp)};
     }
 }

@@ -87,6 +87,8 @@ public final class StoreBench {
         StoreBench bench = new StoreBench(bootstrap, options);
         if (storeHeap != null) {
             bench.heapRun(storeHeap);
+        } else if (options.given("grow") != null) {
+            new GrowthBench(bench.pg, options.list("grow").stream().map(Long::parseLong).toList(), bench::ingestRound).run();
         } else {
             bench.run();
         }
@@ -138,6 +140,11 @@ public final class StoreBench {
      */
     private final boolean observe;
     private long lastRuntimeFindings;
+    /** The fleet's seed and first load's time: the growth bench publishes new loads each round. */
+    private int seed = 7;
+    private Instant start = Instant.parse("2026-11-01T00:00:00Z");
+    /** The chain topic, when one outlives a run (the growth bench's store verifies across its rounds); else the run's own. */
+    private String chainTopic;
 
     private StoreBench(String bootstrap, BenchOptions options) {
         this.bootstrap = bootstrap;
@@ -266,6 +273,36 @@ public final class StoreBench {
     private static final List<String> PER_PLAN_OR_CAUSE = List.of("plans", "plan_tensor_arrays", "plan_findings", "alert_texts", "incidents",
             "incident_acks", "load_builds", "growth_budgets", "flyway_schema_history");
 
+    /**
+     * One round of the growth bench: the fleet mix's loads (seed 7 + round, from {@code from} on) published to topics of
+     * their own, a raw COPY of their decisions into an empty schema, then the store ingesting them into {@code schema},
+     * which it keeps; with {@code alsoEmpty}, into an empty schema too first (dropped after), for the ratio at an empty
+     * store in the same run. Returns the COPY's seconds, the store's, the loads, and the store's into the empty schema.
+     */
+    private double[] ingestRound(String schema, int round, String chain, Instant from, boolean alsoEmpty) throws Exception {
+        seed = 7 + round;
+        start = from;
+        chainTopic = chain;
+        String base = KafkaBroker.uniqueTopic("bench-grow");
+        Path copyRows = Files.createTempFile("pa-bench-copy", ".tsv");
+        try {
+            Stream stream = publish(base, copyRows);
+            double copy = rawCopy(copyRows, "bench_copy_" + Postgres.suffix());
+            double empty = Double.NaN;
+            if (alsoEmpty) {
+                keepIngestSchema = false;
+                chainTopic = null;
+                empty = ingest(base, "bench_empty_" + Postgres.suffix());
+                chainTopic = chain;
+            }
+            keepIngestSchema = true;
+            double store = ingest(base, schema);
+            return new double[]{copy, store, stream.loads(), empty};
+        } finally {
+            Files.deleteIfExists(copyRows);
+        }
+    }
+
     /** What was published. */
     private record Stream(int loads, long decisions, int plans) {
     }
@@ -281,11 +318,11 @@ public final class StoreBench {
 
     /** The loads of the mix, in the order a fleet would load them. */
     private Iterable<ModelLoaded> fleet() {
-        Instant t0 = Instant.parse("2026-11-01T00:00:00Z");
+        Instant t0 = start;
         if (mix.equals("fleet")) {
             List<String> releases = List.of("r1", "r2", "r3");
             int deployments = (loads + 11) / 12;
-            FleetSimulator fleet = new FleetSimulator(7, deployments, releases, ModelCatalog.ALL,
+            FleetSimulator fleet = new FleetSimulator(seed, deployments, releases, ModelCatalog.ALL,
                     List.of(Drift.parse("r2:dequantize=*ffn_down*", releases)), t0);
             // The first `loads` of them, one at a time: a fill of 100,000 loads does not fit in the heap at once.
             return () -> StreamSupport.stream(fleet.spliterator(), false).limit(loads).iterator();
@@ -401,7 +438,7 @@ public final class StoreBench {
         settings.put("store.resolved.topic", base + ".resolved");
         settings.put("store.observations.topic", base + ".observed");
         settings.put("store.alerts.topic", base + ".alerts");
-        settings.put("store.chain.topic", base + ".chain");
+        settings.put("store.chain.topic", chainTopic != null ? chainTopic : base + ".chain");
         settings.put("store.group.id", schema);
         settings.put("store.jdbc.url", pg.url());
         settings.put("store.jdbc.user", pg.user());

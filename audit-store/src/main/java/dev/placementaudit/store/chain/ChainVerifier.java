@@ -71,8 +71,17 @@ public final class ChainVerifier {
         if (deployment.isPresent()) {
             deployments.add(deployment.get());
         } else {
-            deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM chain_entries"));
-            deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM loads WHERE complete = TRUE"));
+            if (sinceMark) {
+                // The chains the store keeps a head of, and those entered before V20: not every load read to list them
+                // (at 10 million loads that read was most of a verify since the last). A complete load of a deployment with
+                // no chain at all is the full verify's to find.
+                deployments.addAll(strings(c, "SELECT deployment_id FROM deployment_locks WHERE chain_seq IS NOT NULL"));
+                deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM chain_entries_legacy"));
+                deployments.addAll(VerificationMarks.read(c, Optional.empty()).keySet());
+            } else {
+                deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM chain_entries"));
+                deployments.addAll(strings(c, "SELECT DISTINCT deployment_id FROM loads WHERE complete = TRUE"));
+            }
             published.ifPresent(p -> deployments.addAll(p.heads().keySet()));
         }
         List<Chain> chains = new ArrayList<>();
@@ -119,10 +128,7 @@ public final class ChainVerifier {
         }
         Map<String, Long> chainedAt = new HashMap<>();
         // Each entry's load row as it is now, hashed in the entry's encoding (empty when the row is gone).
-        List<Optional<HashChain.LoadRow>> rows = new ArrayList<>(entries.size());
-        for (HashChain.Entry e : entries) {
-            rows.add(HashChain.loadRow(c, e.loadId(), e.encoding()));
-        }
+        List<Optional<HashChain.LoadRow>> rows = HashChain.loadRows(c, entries);
         for (int i = 0; i < entries.size(); i++) {
             HashChain.Entry e = entries.get(i);
             if (e.seq() != expectedSeq) {

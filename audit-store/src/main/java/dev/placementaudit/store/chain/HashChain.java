@@ -23,6 +23,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * The projection's tamper-evident chain: one entry per completed load, chained per deployment,
@@ -165,6 +166,28 @@ public final class HashChain {
         return Sql.list(c, ENTRY_SELECT + "ORDER BY seq", HashChain::entry, deploymentId);
     }
 
+    /**
+     * The longest run of a deployment's entries from its start whose loads {@code take} accepts: read in order, a page
+     * at a time, and no further than the first it refuses (retention cuts a chain at its start only).
+     */
+    public static List<Entry> prefix(Connection c, String deploymentId, Predicate<String> take) throws SQLException {
+        List<Entry> prefix = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement(ENTRY_SELECT + "ORDER BY seq")) {
+            s.setFetchSize(256);
+            s.setString(1, deploymentId);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    Entry e = entry(rs);
+                    if (!take.test(e.loadId())) {
+                        break;
+                    }
+                    prefix.add(e);
+                }
+            }
+        }
+        return prefix;
+    }
+
     /** A deployment's entries after position {@code seq}, in order: what a verify since a mark reads. */
     public static List<Entry> entriesAfter(Connection c, String deploymentId, long seq) throws SQLException {
         return Sql.list(c, ENTRY_SELECT + "AND seq > ? ORDER BY seq", HashChain::entry, deploymentId, seq);
@@ -197,6 +220,28 @@ public final class HashChain {
         List<String> columns = encoding == 1 ? LOAD_COLUMNS : LOAD_COLUMNS_2;
         return Sql.first(c, "SELECT " + (encoding == 1 ? "CAST(NULL AS VARCHAR(64))" : "plan_digest") + ", " + String.join(", ", columns)
                 + " FROM loads WHERE load_id = ?", rs -> new LoadRow(hex(sha256().digest(canonical(values(rs, 2, columns.size())))), rs.getString(1)), loadId);
+    }
+
+    /**
+     * The rows of these entries' loads as {@link #loadRow} reads them, in the entries' order: those of entries in the
+     * current encoding read by chunks of ids (a verify of a day's 24,000 new loads asked 24,000 times before).
+     */
+    public static List<Optional<LoadRow>> loadRows(Connection c, List<Entry> entries) throws SQLException {
+        Map<String, LoadRow> byId = new HashMap<>();
+        List<String> current = entries.stream().filter(e -> e.encoding() != 1).map(Entry::loadId).distinct().toList();
+        for (List<String> chunk : InList.chunks(current)) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, plan_digest, " + String.join(", ", LOAD_COLUMNS_2)
+                    + " FROM loads WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    byId.put(rs.getString(1), new LoadRow(hex(sha256().digest(canonical(values(rs, 3, LOAD_COLUMNS_2.size())))), rs.getString(2)));
+                }
+            }
+        }
+        List<Optional<LoadRow>> rows = new ArrayList<>(entries.size());
+        for (Entry e : entries) {
+            rows.add(e.encoding() == 1 ? loadRow(c, e.loadId(), 1) : Optional.ofNullable(byId.get(e.loadId())));
+        }
+        return rows;
     }
 
     /**

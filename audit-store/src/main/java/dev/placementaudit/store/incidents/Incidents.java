@@ -115,10 +115,21 @@ public final class Incidents {
      * @param openOnly only those still shown by a deployment
      */
     public static List<Incident> list(Connection c, boolean openOnly, String release, String model) throws SQLException {
+        return list(c, openOnly, release, model, Integer.MAX_VALUE);
+    }
+
+    /**
+     * The first {@code most} of them in that order. The order and the limit are the database's, so that the sums over
+     * each incident's deployments and its exposure's denominator are read for those shown only (a year of releases
+     * holds hundreds of incidents, a thousand deployments each).
+     */
+    public static List<Incident> list(Connection c, boolean openOnly, String release, String model, int most) throws SQLException {
         Filter filter = new Filter().when(openOnly, "i.state = 'OPEN'").equal("i.to_release", release).equal("i.model_id", model);
         Map<List<String>, Integer> onRelease = new HashMap<>();
         List<Incident> incidents = new ArrayList<>();
-        for (Incident i : Sql.list(c, LIST + filter.where(), Incidents::incident, filter.args())) {
+        String order = " ORDER BY CASE WHEN i.state = 'OPEN' THEN 0 ELSE 1 END, i.last_seen DESC, i.incident_id"
+                + (most == Integer.MAX_VALUE ? "" : " FETCH FIRST " + Math.max(0, most) + " ROWS ONLY");
+        for (Incident i : Sql.list(c, LIST + filter.where() + order, Incidents::incident, filter.args())) {
             List<String> key = List.of(i.modelId(), i.toRelease());
             Integer on = onRelease.get(key);
             if (on == null) {

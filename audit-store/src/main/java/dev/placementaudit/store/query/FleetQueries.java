@@ -81,13 +81,23 @@ public final class FleetQueries {
         // release_heads gives the same, but joins each head's site and writes its plans' digests as hex in the database
         // (the fleet view at a million loads: p50 7.9 ms this way, 11-12 through the view; docs/benchmarks.md). Sorted here, by deployment then model in
         // code-point order, the same on every database (and cheaper than a sort under the database's collation).
-        String sql = "SELECT deployment_id, model_id, site_key, load_id, heap_bytes, offheap_bytes, mapped_bytes, plan_bytes, previous_plan_bytes "
-                + "FROM load_rows WHERE is_head = TRUE AND release_name = ?";
-        record AtSite(long site, Head head) {
+        // With what each head's runtime observed it held off-heap and mapped (pools after minus before), where it
+        // reported: joined here, once, rather than asked for by chunks of load ids, which the planner answered with a
+        // scan of the observations per chunk (480,000 loads, 120,000 observations: 237 ms). Joined, it scans them once
+        // or probes them once per head; either way the view still reads an observation per head it shows: 108 ms at
+        // 1.2 million loads with a quarter observed (bench/run.sh store --grow, docs/benchmarks.md), over its goal.
+        String sql = "SELECT l.deployment_id, l.model_id, l.site_key, l.load_id, l.heap_bytes, l.offheap_bytes, l.mapped_bytes, l.plan_bytes, "
+                + "l.previous_plan_bytes, o.direct_after - o.direct_before, o.mapped_after - o.mapped_before, o.load_id FROM load_rows l "
+                + "LEFT JOIN load_observations o ON o.load_id = l.load_id AND o.deployment_id = l.deployment_id "
+                + "WHERE l.is_head = TRUE AND l.release_name = ?";
+        record AtSite(long site, Head head, Long[] observed) {
         }
         List<AtSite> read = Sql.list(database, sql, rs -> new AtSite(rs.getLong(3), new Head(new FleetGroup(rs.getString(2), null, null),
                 rs.getString(1), rs.getString(4), rs.getLong(5), rs.getLong(6), rs.getLong(7), StoredPlans.hex(rs.getBytes(8)),
-                StoredPlans.hex(rs.getBytes(9)))), release);
+                StoredPlans.hex(rs.getBytes(9))), rs.getString(12) == null ? null : new Long[]{Sql.longOrNull(rs, 10), Sql.longOrNull(rs, 11)}),
+                release);
+        Map<String, Long[]> observedByLoad = new HashMap<>();
+        read.stream().filter(row -> row.observed() != null).forEach(row -> observedByLoad.put(row.head().loadId(), row.observed()));
         Map<Long, List<String>> sites = sites(read.stream().map(AtSite::site).collect(Collectors.toSet()));
         List<Head> heads = new ArrayList<>(read.size());
         for (AtSite row : read) {
@@ -116,19 +126,6 @@ public final class FleetQueries {
         }
         Map<FleetGroup, Integer> majority = new HashMap<>();
         plansByGroup.forEach((group, plans) -> majority.put(group, plans.values().stream().mapToInt(Integer::intValue).max().orElse(0)));
-        // What each head's runtime observed it held off-heap and mapped (pools after minus before), where it reported.
-        Map<String, Long[]> observedByLoad = new HashMap<>();
-        try (Connection c = database.getConnection()) {
-            for (List<String> chunk : InList.chunks(heads.stream().map(Head::loadId).toList())) {
-                try (PreparedStatement s = InList.prepare(c, "SELECT o.load_id, o.direct_after - o.direct_before, o.mapped_after - o.mapped_before "
-                        + "FROM load_observations o JOIN load_rows l ON l.load_id = o.load_id AND l.deployment_id = o.deployment_id "
-                        + "WHERE o.load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
-                    while (rs.next()) {
-                        observedByLoad.put(rs.getString(1), new Long[]{Sql.longOrNull(rs, 2), Sql.longOrNull(rs, 3)});
-                    }
-                }
-            }
-        }
         int observed = 0;
         long plannedOffHeapObserved = 0;
         long observedOffHeap = 0;

@@ -19,8 +19,7 @@ public final class IncidentQueries {
     /** Incidents, open ones first, then the most recently seen (see {@link Incidents#list}); at most {@code limit}. */
     public List<Incidents.Incident> incidents(boolean openOnly, String release, String model, int limit) throws SQLException {
         try (Connection c = database.getConnection()) {
-            List<Incidents.Incident> all = Incidents.list(c, openOnly, release, model);
-            return all.subList(0, Math.min(limit, all.size()));
+            return Incidents.list(c, openOnly, release, model, limit);
         }
     }
 
