@@ -138,7 +138,7 @@ public final class Retention {
                 }
             }
         }
-        int plans = planCandidates.isEmpty() ? 0 : dropUnnamedPlans(planCandidates);
+        int plans = planCandidates.isEmpty() ? 0 : new PlanSweep(database, dialect).dropUnnamed(planCandidates);
         return new Result(rule.toString(), dryRun, touched, loads, decisions, plans, anchors);
     }
 
@@ -163,13 +163,8 @@ public final class Retention {
     /** Those of the loads that are in the deployment's chain: linked on their row, or entered before V20. */
     private static Set<String> chained(Connection c, String deployment, Set<String> loads) throws SQLException {
         Set<String> chained = new HashSet<>();
+        chained.addAll(InList.strings(c, "SELECT load_id FROM load_rows WHERE chain_seq IS NOT NULL AND load_id IN (%s)", loads));
         for (List<String> chunk : InList.chunks(List.copyOf(loads))) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id FROM load_rows WHERE chain_seq IS NOT NULL AND load_id IN (%s)", chunk);
-                 ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    chained.add(rs.getString(1));
-                }
-            }
             try (PreparedStatement s = InList.prepare(c, "SELECT load_id FROM chain_entries_legacy WHERE deployment_id = ? AND load_id IN (%s)",
                     chunk, 2)) {
                 s.setString(1, deployment);
@@ -253,7 +248,7 @@ public final class Retention {
     }
 
     /**
-     * Drops the loads and all that hangs on them; returns their plans, which {@link #dropUnnamedPlans} drops once every
+     * Drops the loads and all that hangs on them; returns their plans, which {@link PlanSweep} drops once every
      * deployment is done if no load names them any more.
      */
     private Set<String> delete(Connection c, DeploymentPlan plan) throws SQLException {
@@ -318,70 +313,6 @@ public final class Retention {
             }
         }
         return planDigests;
-    }
-
-    /**
-     * Drops those of the pruned loads' plans that no load names any more, their tensors, and the findings of pairs of
-     * plans no load makes; returns how many plans that was. The plans and pairs still named come from one scan of the
-     * load rows, whatever the number of deployments pruned: the rows have no index by plan (one would cost every load
-     * its entry to save a prune a scan), and asking per plan and deployment read every row each time (a prune of a
-     * month of 480,000 loads did not end in 8 minutes). Only the pruned loads' plans are candidates: a plan just built
-     * for a load whose summary has not come yet names no load either, and must stay. (A load whose decisions found an
-     * old plan stored while its last other load was being dropped would find it gone: it stays incomplete, and a
-     * rebuild restores it.)
-     */
-    private int dropUnnamedPlans(Set<String> candidates) throws SQLException {
-        try (Connection c = database.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                Set<String> named = new HashSet<>();
-                Set<List<String>> pairs = new HashSet<>();
-                try (PreparedStatement s = c.prepareStatement("SELECT DISTINCT plan_bytes, previous_plan_bytes FROM load_rows WHERE plan_bytes IS NOT NULL");
-                     ResultSet rs = s.executeQuery()) {
-                    while (rs.next()) {
-                        String to = StoredPlans.hex(rs.getBytes(1));
-                        named.add(to);
-                        byte[] from = rs.getBytes(2);
-                        if (from != null) {
-                            pairs.add(List.of(StoredPlans.hex(from), to));
-                        }
-                    }
-                }
-                Set<List<String>> findings = new HashSet<>();
-                for (List<String> chunk : InList.chunks(List.copyOf(candidates))) {
-                    for (String side : List.of("to_plan", "from_plan")) {
-                        try (PreparedStatement s = InList.prepare(c, "SELECT DISTINCT from_plan, to_plan FROM plan_findings WHERE " + side + " IN (%s)",
-                                chunk); ResultSet rs = s.executeQuery()) {
-                            while (rs.next()) {
-                                findings.add(List.of(rs.getString(1), rs.getString(2)));
-                            }
-                        }
-                    }
-                }
-                findings.removeAll(pairs);
-                try (PreparedStatement s = c.prepareStatement("DELETE FROM plan_findings WHERE from_plan = ? AND to_plan = ?")) {
-                    for (List<String> pair : findings) {
-                        s.setString(1, pair.get(0));
-                        s.setString(2, pair.get(1));
-                        s.addBatch();
-                    }
-                    s.executeBatch();
-                }
-                List<String> unnamed = candidates.stream().filter(p -> !named.contains(p)).sorted().toList();
-                int plans = 0;
-                for (List<String> chunk : InList.chunks(unnamed)) {
-                    update(c, "DELETE FROM " + StoredPlans.tensorTable(dialect) + " WHERE plan_digest IN (%s)", chunk);
-                    try (PreparedStatement s = InList.prepare(c, "DELETE FROM plans WHERE plan_digest IN (%s)", chunk)) {
-                        plans += s.executeUpdate();
-                    }
-                }
-                c.commit();
-                return plans;
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            }
-        }
     }
 
     private static long count(Connection c, String sql, List<String> ids) throws SQLException {
