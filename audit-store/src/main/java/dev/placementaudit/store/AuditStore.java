@@ -12,6 +12,7 @@ import dev.placementaudit.store.api.ApiRoutes;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.config.StoreConfig;
 import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.db.PartitionUpkeep;
 import dev.placementaudit.store.incidents.IncidentPublisher;
 import dev.placementaudit.store.ingest.IngestLoop;
 import dev.placementaudit.store.ingest.ProjectionWriter;
@@ -47,9 +48,10 @@ public final class AuditStore extends ConsumerService {
     private final KafkaProducer<byte[], byte[]> deadLetters;
     private final ChainLog chainLog;
     private final AuditQueries queries;
+    private final PartitionUpkeep partitions;
 
     private AuditStore(AuditDatabase database, IngestLoop loop, AlertPublisher publisher,
-                       KafkaProducer<byte[], byte[]> deadLetters, ChainLog chainLog, AuditQueries queries) {
+                       KafkaProducer<byte[], byte[]> deadLetters, ChainLog chainLog, AuditQueries queries, PartitionUpkeep partitions) {
         super("audit-store", loop, LOG);
         this.database = database;
         this.loop = loop;
@@ -57,6 +59,7 @@ public final class AuditStore extends ConsumerService {
         this.deadLetters = deadLetters;
         this.chainLog = chainLog;
         this.queries = queries;
+        this.partitions = partitions;
     }
 
     /** @throws dev.placementaudit.service.cli.CommandFailure when the broker or the database does not answer within {@code connect.timeout} */
@@ -125,7 +128,8 @@ public final class AuditStore extends ConsumerService {
         IngestLoop loop = new IngestLoop(consumer, deadLetters, config, writer, publisher, chainLog, metrics, clock,
                 new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
         loop.start("audit-store-ingest");
-        AuditStore store = new AuditStore(database, loop, publisher, deadLetters, chainLog, queries);
+        AuditStore store = new AuditStore(database, loop, publisher, deadLetters, chainLog, queries,
+                PartitionUpkeep.start(database.dataSource(), clock));
         store.serve(config.http(), registry,
                 routes -> ApiRoutes.install(routes, queries, new WhatIf(database.dataSource(), config.kafka(), config.loadsTopic()), config.http()));
         LOG.info("audit-store ingesting {}, {} and {} as group {} into {}{}", config.decisionsTopic(), config.resolvedTopic(),
@@ -190,6 +194,7 @@ public final class AuditStore extends ConsumerService {
     /** The loop has stopped and the endpoint is down: the alert publisher, the chain's heads, the DLQ producer, the pool. */
     @Override
     protected void closeResources() {
+        partitions.close();
         publisher.close();
         chainLog.flush(Duration.ofSeconds(10));
         chainLog.close();

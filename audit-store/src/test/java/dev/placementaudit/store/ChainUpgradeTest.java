@@ -100,7 +100,7 @@ class ChainUpgradeTest {
             }
             // Nor V25: no verification marks.
             s.execute("DROP TABLE chain_verifications");
-            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23', '24', '25', '26')");
+            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23', '24', '25', '26', '27')");
         }
 
         List<ModelLoaded> after = List.of(StoreHarness.load("phone-1", "r3", 2, 48, true), StoreHarness.load("phone-2", "r2", 2, 25, false));

@@ -90,6 +90,9 @@ final class PruneCommand implements Callable<Integer> {
                     dryRun ? "would drop" : "dropped", result.loads(), result.decisions(), result.deployments(),
                     dryRun ? "" : ", and " + result.plans() + " plans no load names any more", result.anchors().size(),
                     dryRun ? " (dry run: nothing changed)" : ", published to " + c.chainTopic());
+            if (!result.partitions().isEmpty()) {
+                out.printf(Locale.ROOT, "months of load_rows dropped whole: %s%n", String.join(", ", result.partitions()));
+            }
         }
         return 0;
     }

@@ -4,6 +4,7 @@ import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.HashChain;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
+import dev.placementaudit.store.db.LoadPartitions;
 import dev.placementaudit.store.ingest.ReleaseHeads;
 import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.LoadRef;
@@ -53,8 +54,10 @@ public final class Retention {
     /**
      * @param decisions the tensor decisions the dropped loads held (their plans' tensors, counted per load)
      * @param plans     plans dropped because no load names them any more (0 on a dry run: nothing is dropped)
+     * @param partitions the months of {@code load_rows} dropped whole ({@link LoadPartitions}; PostgreSQL only)
      */
-    public record Result(String rule, boolean dryRun, int deployments, int loads, long decisions, int plans, List<ChainHead> anchors) {
+    public record Result(String rule, boolean dryRun, int deployments, int loads, long decisions, int plans, List<ChainHead> anchors,
+                         List<String> partitions) {
     }
 
     /** Which loads are old: by time, or by how many newer releases a deployment's model has had since. */
@@ -91,11 +94,17 @@ public final class Retention {
      */
     public Result prune(Rule rule, boolean dryRun, PrintWriter progress) throws SQLException {
         List<String> deployments = new ArrayList<>();
+        List<LoadPartitions.Partition> whole = new ArrayList<>();
         try (Connection c = database.getConnection(); PreparedStatement s = rule instanceof Rule.Before before
                 ? c.prepareStatement("SELECT DISTINCT deployment_id FROM loads WHERE occurred_at < ? ORDER BY deployment_id")
                 : c.prepareStatement("SELECT DISTINCT deployment_id FROM loads ORDER BY deployment_id")) {
             if (rule instanceof Rule.Before before) {
                 s.setTimestamp(1, Timestamp.from(before.cutoff()));
+                for (LoadPartitions.Partition p : LoadPartitions.list(c)) {
+                    if (p.before(before.cutoff())) {
+                        whole.add(p);
+                    }
+                }
             }
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
@@ -103,23 +112,33 @@ public final class Retention {
                 }
             }
         }
+        // A month dropped whole goes with every deployment's rows in one transaction: a prune stopped half-way leaves
+        // the store as it was. Otherwise each deployment is a transaction of its own.
+        Connection shared = whole.isEmpty() || dryRun ? null : database.getConnection();
+        WholeMonths months = shared == null ? null : new WholeMonths(whole);
         int loads = 0;
         long decisions = 0;
         int touched = 0;
         Set<String> planCandidates = new HashSet<>();
         List<ChainHead> anchors = new ArrayList<>();
-        for (int i = 0; i < deployments.size(); i++) {
-            String deployment = deployments.get(i);
-            try (Connection c = database.getConnection()) {
-                c.setAutoCommit(false);
+        try {
+            if (shared != null) {
+                shared.setAutoCommit(false);
+            }
+            for (int i = 0; i < deployments.size(); i++) {
+                String deployment = deployments.get(i);
+                Connection c = shared != null ? shared : database.getConnection();
                 try {
+                    c.setAutoCommit(false);
                     DeploymentPlan plan = plan(c, deployment, rule);
                     long rows = plan.loadIds().isEmpty() ? 0 : count(c, "SELECT COALESCE(SUM(tensor_count), 0) FROM loads WHERE load_id IN (%s)",
                             plan.loadIds());
                     if (!dryRun && !plan.loadIds().isEmpty()) {
-                        planCandidates.addAll(delete(c, plan));
+                        planCandidates.addAll(delete(c, plan, months));
                     }
-                    c.commit();
+                    if (shared == null) {
+                        c.commit();
+                    }
                     if (!plan.loadIds().isEmpty()) {
                         touched++;
                         loads += plan.loadIds().size();
@@ -135,11 +154,32 @@ public final class Retention {
                 } catch (SQLException | RuntimeException e) {
                     c.rollback();
                     throw e;
+                } finally {
+                    if (shared == null) {
+                        c.close();
+                    }
                 }
+            }
+            if (shared != null) {
+                months.drop(shared, progress);
+                shared.commit();
+            }
+        } catch (SQLException | RuntimeException e) {
+            if (shared != null) {
+                shared.rollback();
+            }
+            throw e;
+        } finally {
+            if (shared != null) {
+                shared.close();
             }
         }
         int plans = planCandidates.isEmpty() ? 0 : new PlanSweep(database, dialect).dropUnnamed(planCandidates);
-        return new Result(rule.toString(), dryRun, touched, loads, decisions, plans, anchors);
+        if (!dryRun && loads > 0 && dialect == Dialect.POSTGRESQL) {
+            WholeMonths.vacuum(database, progress);
+        }
+        return new Result(rule.toString(), dryRun, touched, loads, decisions, plans, anchors,
+                months == null ? List.of() : months.dropped());
     }
 
     /** The loads of one deployment to drop, and the chain's new anchor when its start goes. */
@@ -251,13 +291,14 @@ public final class Retention {
      * Drops the loads and all that hangs on them; returns their plans, which {@link PlanSweep} drops once every
      * deployment is done if no load names them any more.
      */
-    private Set<String> delete(Connection c, DeploymentPlan plan) throws SQLException {
-        // Their plans, and the releases whose head goes (model, release).
+    private Set<String> delete(Connection c, DeploymentPlan plan, WholeMonths months) throws SQLException {
+        // Their plans, the releases whose head goes (model, release), and those in a month dropped whole.
         Set<String> planDigests = new HashSet<>();
         Set<List<String>> headsGone = new HashSet<>();
+        List<String> byRow = new ArrayList<>();
         for (List<String> chunk : InList.chunks(plan.loadIds())) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT plan_bytes, is_head, model_id, release_name FROM load_rows WHERE load_id IN (%s)",
-                    chunk); ResultSet rs = s.executeQuery()) {
+            try (PreparedStatement s = InList.prepare(c, "SELECT plan_bytes, is_head, model_id, release_name, load_id, occurred_at FROM load_rows "
+                    + "WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     if (rs.getBytes(1) != null) {
                         planDigests.add(StoredPlans.hex(rs.getBytes(1)));
@@ -265,17 +306,16 @@ public final class Retention {
                     if (rs.getBoolean(2)) {
                         headsGone.add(List.of(rs.getString(3), rs.getString(4)));
                     }
+                    if (months == null || !months.take(rs.getString(5), rs.getTimestamp(6).toInstant())) {
+                        byRow.add(rs.getString(5));
+                    }
                 }
             }
         }
-        for (List<String> chunk : InList.chunks(plan.loadIds())) {
-            update(c, "DELETE FROM decisions WHERE load_id IN (%s)", chunk);
-            update(c, "DELETE FROM alerts WHERE to_load_id IN (%s)", chunk);
-            update(c, "DELETE FROM dead_letters WHERE load_id IN (%s)", chunk);
-            // What runtimes said of these loads goes with them; the incidents they fed keep their rows, as regressions' do.
-            update(c, "DELETE FROM load_observations WHERE load_id IN (%s)", chunk);
-            update(c, "DELETE FROM load_divergences WHERE load_id IN (%s)", chunk);
-            update(c, "DELETE FROM runtime_findings WHERE load_id IN (%s)", chunk);
+        for (List<String> chunk : InList.chunks(byRow)) {
+            for (String[] dependent : WholeMonths.DEPENDENTS) {
+                update(c, "DELETE FROM " + dependent[0] + " WHERE " + dependent[1] + " IN (%s)", chunk);
+            }
             // Their sites and builds stay (load_sites, load_builds): a few rows a deployment, never updated, which
             // another instance may be naming in a load it writes now.
             update(c, "DELETE FROM load_rows WHERE load_id IN (%s)", chunk);
@@ -290,17 +330,13 @@ public final class Retention {
             }
         }
         // The releases whose head went get the latest load left marked, if any: those releases only (marking looks at
-        // every load of what it is given: all of a deployment's, a year of them, cost a prune 27 ms a deployment).
-        try (PreparedStatement s = c.prepareStatement(ReleaseHeads.REMARK + " AND l.model_id = ? AND l.release_name = ?")) {
-            for (List<String> release : headsGone) {
-                s.setString(1, plan.deploymentId());
-                s.setString(2, release.get(0));
-                s.setString(3, release.get(1));
-                s.addBatch();
-            }
-            if (!headsGone.isEmpty()) {
-                s.executeBatch();
-            }
+        // every load of what it is given: all of a deployment's, a year of them, cost a prune 27 ms a deployment); after
+        // the months dropped whole are gone, when there are any.
+        List<List<String>> remarks = headsGone.stream().map(r -> List.of(plan.deploymentId(), r.get(0), r.get(1))).toList();
+        if (months != null) {
+            months.remarkAfter(remarks);
+        } else {
+            remark(c, remarks);
         }
         if (plan.anchor() != null) {
             try (PreparedStatement s = c.prepareStatement(dialect.upsert("chain_anchors", List.of("deployment_id", "seq", "entry_hash", "pruned_at"),
@@ -313,6 +349,21 @@ public final class Retention {
             }
         }
         return planDigests;
+    }
+
+    /** Marks the latest load left of each release (deployment, model, release) whose head was dropped. */
+    static void remark(Connection c, List<List<String>> releases) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(ReleaseHeads.REMARK + " AND l.model_id = ? AND l.release_name = ?")) {
+            for (List<String> release : releases) {
+                for (int i = 0; i < 3; i++) {
+                    s.setString(i + 1, release.get(i));
+                }
+                s.addBatch();
+            }
+            if (!releases.isEmpty()) {
+                s.executeBatch();
+            }
+        }
     }
 
     private static long count(Connection c, String sql, List<String> ids) throws SQLException {
