@@ -19,7 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * {@code load_rows} partitioned by month of the load's time on PostgreSQL (issue 55, docs/adr/0031), so that
+ * {@code load_rows} partitioned by month of the load's time on PostgreSQL (issue 55, docs/adr/0024), so that
  * {@code store prune} drops a month whole instead of deleting its rows one by one. H2 keeps one table.
  *
  * <p>Nothing is copied: the table as it was becomes the partition of every load before its first month (the month
@@ -35,12 +35,6 @@ public class V27__load_rows_partitioned_by_month extends BaseJavaMigration {
         if (!c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres") || LoadPartitions.partitioned(c)) {
             return;
         }
-        Instant latest = one(c, "SELECT MAX(occurred_at) FROM load_rows");
-        YearMonth now = YearMonth.now(ZoneOffset.UTC);
-        YearMonth first = latest == null ? now : max(now, YearMonth.from(latest.atZone(ZoneOffset.UTC))).plusMonths(1);
-        Instant bound = first.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
-        String legacy = String.format(Locale.ROOT, "load_rows_before_%04d_%02d", first.getYear(), first.getMonthValue());
-
         // What is defined on the table now, read before it is renamed (the text names load_rows, which the parent becomes).
         Map<String, String> views = texts(c, "SELECT DISTINCT v.relname, pg_get_viewdef(v.oid) FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid "
                 + "JOIN pg_class v ON v.oid = r.ev_class WHERE d.refobjid = (current_schema() || '.load_rows')::regclass AND v.relname <> 'load_rows'");
@@ -50,6 +44,15 @@ public class V27__load_rows_partitioned_by_month extends BaseJavaMigration {
         String primaryKey = texts(c, "SELECT conname, conname FROM pg_constraint WHERE conrelid = (current_schema() || '.load_rows')::regclass "
                 + "AND contype = 'p'").keySet().iterator().next();
 
+        // Every lock it needs, first and in one order: views before their table, as a query takes them. Taken as it goes,
+        // a query reading a view while the table was renamed deadlocked with the migration (StoreCrashTest).
+        execute(c, "LOCK TABLE " + String.join(", ", views.keySet()) + (views.isEmpty() ? "" : ", ") + "load_rows IN ACCESS EXCLUSIVE MODE");
+        // Its latest load read under the lock: no load written meanwhile can fall past the bound.
+        Instant latest = one(c, "SELECT MAX(occurred_at) FROM load_rows");
+        YearMonth now = YearMonth.now(ZoneOffset.UTC);
+        YearMonth first = latest == null ? now : max(now, YearMonth.from(latest.atZone(ZoneOffset.UTC))).plusMonths(1);
+        Instant bound = first.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
+        String legacy = String.format(Locale.ROOT, "load_rows_before_%04d_%02d", first.getYear(), first.getMonthValue());
         execute(c, "ALTER TABLE load_rows RENAME TO " + legacy);
         for (String index : indexes.keySet()) {
             execute(c, "ALTER INDEX " + index + " RENAME TO " + index + "_v26");

@@ -100,7 +100,11 @@ class ChainUpgradeTest {
             }
             // Nor V25: no verification marks.
             s.execute("DROP TABLE chain_verifications");
-            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23', '24', '25', '26', '27')");
+            // Nor V28: no totals on the incidents (V27, load_rows by month, finds the table partitioned already and does nothing).
+            for (String column : List.of("showing_deployments", "affected_deployments", "affected_loads", "showing_bytes_moved", "showing_offheap_delta")) {
+                s.execute("ALTER TABLE incidents DROP COLUMN " + column);
+            }
+            s.executeUpdate("DELETE FROM flyway_schema_history WHERE version IN ('20', '21', '22', '23', '24', '25', '26', '27', '28')");
         }
 
         List<ModelLoaded> after = List.of(StoreHarness.load("phone-1", "r3", 2, 48, true), StoreHarness.load("phone-2", "r2", 2, 25, false));

@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@code load_rows} partitioned by month on PostgreSQL (V27, docs/adr/0031): a store filled before V27 is brought over
+ * {@code load_rows} partitioned by month on PostgreSQL (V27, docs/adr/0024): a store filled before V27 is brought over
  * without a row copied (its table becomes the partition of everything before its first month), and {@code store prune}
  * drops a month whole, moving the loads it keeps to the default partition, with the same outcome as the prune by rows
  * that H2 runs ({@link RetentionTest} runs on both).

@@ -12,6 +12,7 @@ import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.retention.Retention;
+import dev.placementaudit.store.db.LoadPartitions;
 
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +27,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.YearMonth;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -62,6 +64,9 @@ final class GrowthBench {
     static final long PER_DAY = 24 * DEPLOYMENTS;
     static final long PER_RELEASE = 10 * PER_DAY;
     static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
+    static final YearMonth FIRST_MONTH = YearMonth.of(2025, 1);
+    /** The prune's cutoff: the end of the first month (31 days of loads). */
+    static final Instant FIRST_MONTH_END = Instant.parse("2025-02-01T00:00:00Z");
 
     private final Postgres pg;
     private final List<Long> sizes;
@@ -89,6 +94,11 @@ final class GrowthBench {
         try (AuditDatabase db = pg.open(schema, 4); Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
             FleetFill.plans(s);
             FleetFill.sitesAndBuilds(s, DEPLOYMENTS);
+            // The months the fill and its ingest rounds reach, as a store that had run since T0 would have made them.
+            long days = sizes.stream().mapToLong(Long::longValue).max().orElse(0) / PER_DAY + 60;
+            for (long month = 0; month <= days / 28; month++) {
+                LoadPartitions.create(c, FIRST_MONTH.plusMonths(month));
+            }
             for (int round = 0; round < sizes.size(); round++) {
                 long target = (sizes.get(round) + PER_RELEASE - 1) / PER_RELEASE * PER_RELEASE;
                 long fill = System.nanoTime();
@@ -215,16 +225,19 @@ final class GrowthBench {
 
         // Prune of the oldest month, timed; then the month put back as it was.
         long pruning = System.nanoTime();
-        Retention.Result pruned = new Retention(db.dataSource(), db.dialect()).prune(T0.plus(Duration.ofDays(30)), false,
+        Retention.Result pruned = new Retention(db.dataSource(), db.dialect()).prune(FIRST_MONTH_END, false,
                 new PrintWriter(Writer.nullWriter()));
         double pruneSeconds = (System.nanoTime() - pruning) / 1e9;
-        System.out.printf(Locale.ROOT, "  prune of the oldest month: %.1f s, %,d loads%n", pruneSeconds, pruned.loads());
+        System.out.printf(Locale.ROOT, "  prune of the oldest month: %.1f s, %,d loads, partitions dropped whole: %s%n", pruneSeconds, pruned.loads(),
+                pruned.partitions());
         Thread.sleep(1000);
         long dead = Sql.number(c, "SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '" + schema + "'");
         try (Statement s = c.createStatement()) {
             // With the plans the prune dropped because no load named them any more.
             FleetFill.plans(s);
-            insertLoads(s, 0, 30 * PER_DAY);
+            // Its partition again (the loads the prune kept move back in from the default one), then its loads.
+            LoadPartitions.create(c, FIRST_MONTH);
+            insertLoads(s, 0, 31 * PER_DAY);
             s.execute("DELETE FROM chain_anchors");
             s.execute("VACUUM ANALYZE");
         }

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The partitions of {@code load_rows} on PostgreSQL (docs/adr/0031): one a month by the load's time
+ * The partitions of {@code load_rows} on PostgreSQL (docs/adr/0024): one a month by the load's time
  * ({@code occurred_at}, UTC months), a {@code DEFAULT} partition for a load no month holds (a clock far ahead, or a
  * month already pruned), and, on a store brought over from before V27, the table it had as the partition of everything
  * before its first month. The store creates months ahead of time ({@link #ensureAhead}); {@code store prune} drops a

@@ -250,14 +250,20 @@ public final class IncidentLedger {
         List<Change> changes = new ArrayList<>();
         for (List<String> chunk : InList.chunks(touched)) {
             Map<String, Object[]> totals = new HashMap<>();
+            // With the totals the incidents list and the gate show, kept on the incident (V28) rather than summed on each read.
             try (PreparedStatement s = InList.prepare(c, "SELECT incident_id, SUM(CASE WHEN showing THEN 1 ELSE 0 END), MIN(first_seen), "
-                    + "MAX(last_seen) FROM incident_deployments WHERE incident_id IN (%s) GROUP BY incident_id", chunk); ResultSet rs = s.executeQuery()) {
+                    + "MAX(last_seen), COUNT(*), COALESCE(SUM(loads), 0), COALESCE(SUM(CASE WHEN showing THEN bytes_moved ELSE 0 END), 0), "
+                    + "COALESCE(SUM(CASE WHEN showing THEN offheap_delta ELSE 0 END), 0) FROM incident_deployments WHERE incident_id IN (%s) "
+                    + "GROUP BY incident_id", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    totals.put(rs.getString(1), new Object[]{rs.getInt(2), rs.getTimestamp(3), rs.getTimestamp(4)});
+                    totals.put(rs.getString(1), new Object[]{rs.getInt(2), rs.getTimestamp(3), rs.getTimestamp(4), rs.getInt(5), rs.getLong(6),
+                            rs.getLong(7), rs.getLong(8)});
                 }
             }
             try (PreparedStatement update = c.prepareStatement("UPDATE incidents SET state = ?, primary_kind = ?, kinds = ?, first_seen = ?, "
-                    + "last_seen = ?, version = ?, updated_at = CASE WHEN version = ? THEN updated_at ELSE CAST(? AS TIMESTAMP WITH TIME ZONE) END WHERE incident_id = ?")) {
+                    + "last_seen = ?, version = ?, updated_at = CASE WHEN version = ? THEN updated_at ELSE CAST(? AS TIMESTAMP WITH TIME ZONE) END, "
+                    + "showing_deployments = ?, affected_deployments = ?, affected_loads = ?, showing_bytes_moved = ?, showing_offheap_delta = ? "
+                    + "WHERE incident_id = ?")) {
                 for (String id : chunk) {
                     Stored was = stored.get(id);
                     Object[] total = totals.get(id);
@@ -269,7 +275,7 @@ public final class IncidentLedger {
                     boolean fresh = was.version() == 0 && kinds.containsKey(id);
                     long version = was.version() + (material.contains(id) || fresh ? 1 : 0);
                     Sql.bind(update, state.name(), Cause.primary(all).name(), kindsText(all), total[1], total[2], version, version,
-                            Timestamp.from(now), id);
+                            Timestamp.from(now), showing, total[3], total[4], total[5], total[6], id);
                     update.addBatch();
                     if (was.version() == 0 || was.state() != state) {
                         changes.add(describe(c, id, was.version() == 0 ? null : was.state(), state, showing));

@@ -95,13 +95,9 @@ public final class Incidents {
 
     private static final String LIST = "SELECT i.incident_id, i.state, i.model_id, i.from_release, i.to_release, i.primary_kind, i.kinds, i.cause, "
             + "i.tensor_count, i.first_seen, i.last_seen, a.acknowledged_by, a.acknowledged_at, a.note, a.until_time, "
-            + "(SELECT COALESCE(SUM(CASE WHEN d.showing THEN 1 ELSE 0 END), 0) FROM incident_deployments d WHERE d.incident_id = i.incident_id) AS showing, "
-            + "(SELECT COUNT(*) FROM incident_deployments d WHERE d.incident_id = i.incident_id) AS affected, "
-            + "(SELECT COALESCE(SUM(d.loads), 0) FROM incident_deployments d WHERE d.incident_id = i.incident_id) AS loads, "
-            + "(SELECT COALESCE(SUM(CASE WHEN d.showing THEN d.bytes_moved ELSE 0 END), 0) FROM incident_deployments d "
-            + "WHERE d.incident_id = i.incident_id) AS bytes_moved, "
-            + "(SELECT COALESCE(SUM(CASE WHEN d.showing THEN d.offheap_delta ELSE 0 END), 0) FROM incident_deployments d "
-            + "WHERE d.incident_id = i.incident_id) AS offheap_delta "
+            // Its totals over its deployments, kept on it where its state is settled (V28, IncidentLedger.settle).
+            + "i.showing_deployments AS showing, i.affected_deployments AS affected, i.affected_loads AS loads, "
+            + "i.showing_bytes_moved AS bytes_moved, i.showing_offheap_delta AS offheap_delta "
             + "FROM incidents i LEFT JOIN incident_acks a ON a.incident_id = i.incident_id";
 
     /** Deployments whose latest load of a model (in log order) is on a release. */

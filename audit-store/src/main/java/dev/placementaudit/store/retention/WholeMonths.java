@@ -18,7 +18,7 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 /**
- * The months of {@code load_rows} a prune drops whole (PostgreSQL, docs/adr/0031): every load in them occurred before
+ * The months of {@code load_rows} a prune drops whole (PostgreSQL, docs/adr/0024): every load in them occurred before
  * the cutoff. The prune plans each deployment as ever; the loads it drops that lie in such a month are only noted
  * ({@link #take}). At the end, in the same transaction, each month: the rows that hang on its dropped loads go in one
  * statement a table, the month is detached, the loads it holds that the prune keeps (the latest of a deployment and
