@@ -247,5 +247,12 @@ final class StoreHarness {
         org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM (SELECT deployment_id, model_id, release_name FROM load_rows "
                 + "WHERE is_head = TRUE GROUP BY deployment_id, model_id, release_name HAVING COUNT(*) > 1) x"))
                 .as("releases with more than one row marked as their head").isZero();
+        // Each deployment's latest load of a model (V29): one row marked per deployment and model, the head last in the log.
+        org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM load_rows WHERE is_latest = TRUE")).isEqualTo(h.count(
+                "SELECT COUNT(*) FROM (SELECT DISTINCT deployment_id, model_id FROM loads WHERE complete = TRUE) x"));
+        org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM load_rows r WHERE r.is_latest = TRUE AND (r.is_head = FALSE OR "
+                + "EXISTS (SELECT 1 FROM load_rows x WHERE x.is_head = TRUE AND x.deployment_id = r.deployment_id AND x.model_id = r.model_id "
+                + "AND (x.summary_partition, x.summary_offset) > (r.summary_partition, r.summary_offset)))"))
+                .as("rows marked latest that are not the last head of their deployment and model").isZero();
     }
 }

@@ -94,15 +94,18 @@ final class GrowthBench {
         try (AuditDatabase db = pg.open(schema, 4); Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
             FleetFill.plans(s);
             FleetFill.sitesAndBuilds(s, DEPLOYMENTS);
-            // The months the fill and its ingest rounds reach, as a store that had run since T0 would have made them.
-            long days = sizes.stream().mapToLong(Long::longValue).max().orElse(0) / PER_DAY + 60;
-            for (long month = 0; month <= days / 28; month++) {
-                LoadPartitions.create(c, FIRST_MONTH.plusMonths(month));
+            // The store's months as a store that had run since T0 would have them: made as the fill reaches them (two ahead),
+            // not the months of today the migration made.
+            for (LoadPartitions.Partition p : LoadPartitions.list(c)) {
+                if (!p.isDefault()) {
+                    s.execute("DROP TABLE " + p.name());
+                }
             }
             for (int round = 0; round < sizes.size(); round++) {
                 long target = (sizes.get(round) + PER_RELEASE - 1) / PER_RELEASE * PER_RELEASE;
                 long fill = System.nanoTime();
                 for (long from = filled; from < target; from += PER_RELEASE) {
+                    LoadPartitions.ensureAhead(c, T0.plus(Duration.ofDays(from / PER_DAY + 10)));
                     appendRelease(s, from / PER_RELEASE);
                     System.out.printf(Locale.ROOT, "  filled %,d of %,d loads%n", from + PER_RELEASE, target);
                 }
@@ -127,6 +130,9 @@ final class GrowthBench {
     private void appendRelease(Statement s, long rel) throws Exception {
         long from = rel * PER_RELEASE;
         insertLoads(s, from, from + PER_RELEASE);
+        // Its heads are each deployment's latest of their model now (V29), as the store marks them.
+        s.execute("UPDATE load_rows SET is_latest = FALSE WHERE is_latest = TRUE");
+        s.execute("UPDATE load_rows SET is_latest = TRUE WHERE is_head = TRUE AND release_name = 'r" + (rel + 1) + "'");
         // Each deployment's chain head after the release, on its lock row, as the store keeps it.
         s.execute("INSERT INTO deployment_locks (deployment_id, chain_seq, chain_hash, chain_load_id) SELECT deployment_id, chain_seq, chain_hash, "
                 + "load_id FROM load_rows WHERE summary_offset >= " + (from + PER_RELEASE - DEPLOYMENTS) + " AND summary_offset < " + (from + PER_RELEASE)

@@ -2,6 +2,7 @@ package dev.placementaudit.bench;
 
 import dev.placementaudit.core.placement.ByteSizes;
 import dev.placementaudit.store.db.AuditDatabase;
+import dev.placementaudit.store.db.LoadPartitions;
 import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.GrowthRule;
 
@@ -10,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
+import java.time.YearMonth;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
@@ -52,16 +54,19 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
             String order = byDeployment ? "" : " ORDER BY " + r + ", " + n + ", " + d + ", g";
             String previousId = "md5('L' || (g - (g % 200) % 50 - 200 + 49))::uuid::text";
             FleetFill.sitesAndBuilds(s, deployments);
+            // The month of its loads (November 2026), as a store that ran then made it.
+            LoadPartitions.create(c, YearMonth.of(2026, 11));
             s.execute("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, occurred_at, tensor_count, "
                     + "stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, mapped_tensors, "
                     + "resolved_at, complete, completed_at, summary_partition, summary_offset, plan_bytes, previous_load_id, previous_release, "
-                    + "previous_plan_bytes, is_head, chain_seq, chain_hash) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
+                    + "previous_plan_bytes, is_head, is_latest, chain_seq, chain_hash) SELECT " + loadId + ", 'device-' || " + d + ", 'r' || (" + r + " + 1), 'model-' || " + m + ", " + d
                     + ", " + m + " * 4 + " + d + " % 4, TIMESTAMP WITH TIME ZONE '2026-11-01 00:00:00+00' + "
                     + r + " * INTERVAL '1 day' + " + n + " * INTERVAL '1 minute' + " + d + " * INTERVAL '1 millisecond', 146, 86114304, 86114304, 0, "
                     + "CASE WHEN " + r + " > 0 THEN 88080384 ELSE 0 END, 86114304, 0, CASE WHEN " + r + " > 0 THEN 21 ELSE 0 END, 146, "
                     + "now(), TRUE, now(), (g % 3)::int, g, decode(" + String.format(hex, "'p' || " + plan) + ", 'hex'), CASE WHEN " + r
                     + " > 0 THEN " + previousId + " END, CASE WHEN " + r + " > 0 THEN 'r' || " + r + " END, CASE WHEN " + r + " > 0 THEN decode("
-                    + String.format(hex, "'p' || " + previousPlan) + ", 'hex') END, g % 50 = 49, (g % " + perDeployment + ") + 1, decode("
+                    + String.format(hex, "'p' || " + previousPlan) + ", 'hex') END, g % 50 = 49, g % 50 = 49 AND " + r + " = 4, (g % " + perDeployment
+                    + ") + 1, decode("
                     + String.format(hex, "'entry' || g") + ", 'hex') FROM generate_series(0, " + (count - 1) + ") g" + order);
             // Each load's chain entry on its row, as the store writes it (docs/adr/0015): its position and its hash; and
             // each deployment's head on its lock row.

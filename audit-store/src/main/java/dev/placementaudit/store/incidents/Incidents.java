@@ -100,10 +100,12 @@ public final class Incidents {
             + "i.showing_bytes_moved AS bytes_moved, i.showing_offheap_delta AS offheap_delta "
             + "FROM incidents i LEFT JOIN incident_acks a ON a.incident_id = i.incident_id";
 
-    /** Deployments whose latest load of a model (in log order) is on a release. */
-    private static final String ON_RELEASE = "SELECT COUNT(*) FROM release_heads h WHERE h.model_id = ? AND h.release_name = ? AND NOT EXISTS ("
-            + "SELECT 1 FROM release_heads x WHERE x.deployment_id = h.deployment_id AND x.model_id = h.model_id AND "
-            + "(x.summary_partition, x.summary_offset) > (h.summary_partition, h.summary_offset))";
+    /**
+     * Deployments whose latest load of a model (in log order) is on a release: the loads marked their deployment's latest
+     * (V29, kept by ingestion), counted by the index of those marks, rather than each head of the release checked for a
+     * later one (a probe a head, and on PostgreSQL a probe a month: 64 ms a release at 1.2 million loads).
+     */
+    private static final String ON_RELEASE = "SELECT COUNT(*) FROM load_rows WHERE is_latest = TRUE AND model_id = ? AND release_name = ?";
 
     /**
      * Incidents, open ones first, then the most recently seen; each filter optional.
@@ -129,7 +131,7 @@ public final class Incidents {
             List<String> key = List.of(i.modelId(), i.toRelease());
             Integer on = onRelease.get(key);
             if (on == null) {
-                on = count(c, i.modelId(), i.toRelease());
+                on = onRelease(c, i.modelId(), i.toRelease());
                 onRelease.put(key, on);
             }
             incidents.add(withOnRelease(i, on));
@@ -155,7 +157,7 @@ public final class Incidents {
             return Optional.empty();
         }
         Incident incident = Sql.first(c, LIST + " WHERE i.incident_id = ?", Incidents::incident, id).orElseThrow();
-        incident = withOnRelease(incident, count(c, incident.modelId(), incident.toRelease()));
+        incident = withOnRelease(incident, onRelease(c, incident.modelId(), incident.toRelease()));
         Detail detail = Sql.first(c, "SELECT before_domain, after_domain, before_reason, after_reason, before_format, after_format, tensors "
                 + "FROM incidents WHERE incident_id = ?", rs -> new Detail(null, rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
                 rs.getString(5), rs.getString(6), Arrays.asList(rs.getString(7).split("\n")), List.of(), List.of()), id).orElseThrow();
@@ -230,7 +232,8 @@ public final class Incidents {
                 i.offHeapDelta(), i.acknowledged());
     }
 
-    private static int count(Connection c, String model, String release) throws SQLException {
+    /** How many deployments run {@code release} of {@code model} now: their latest load of it is on it. */
+    public static int onRelease(Connection c, String model, String release) throws SQLException {
         return (int) Sql.number(c, ON_RELEASE, model, release);
     }
 }

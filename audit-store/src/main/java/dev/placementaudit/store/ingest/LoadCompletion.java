@@ -255,18 +255,18 @@ final class LoadCompletion {
 
     /**
      * Each row written once: the summaries that arrived, as they stand; the loads stored earlier that complete now; each
-     * marked if it is its release's head now ({@code heads}), with its chain entry ({@code entries}) if it completes.
+     * marked if it is its release's head now, and its deployment's latest of its model ({@code marks}), with its chain entry ({@code entries}) if it completes.
      */
     private void write(Connection c, List<Decoded.Summary> fresh, Map<String, StoredLoad.Completion> completions,
-                       Map<String, Candidate> candidates, Set<String> heads, Map<String, ChainHead> entries, Instant now) throws SQLException {
+                       Map<String, Candidate> candidates, ReleaseHeads.Marks marks, Map<String, ChainHead> entries, Instant now) throws SQLException {
         if (!fresh.isEmpty()) {
             Map<String, LoadContexts.Keys> keys = contexts.keys(c, fresh.stream().map(Decoded.Summary::event).toList());
             try (PreparedStatement insert = c.prepareStatement(StoredLoad.INSERT)) {
                 for (Decoded.Summary summary : fresh) {
                     bind(insert, StoredLoad.values(summary.event(), keys.get(summary.event().getLoadId().toString()),
                             summary.record().partition(), summary.record().offset(),
-                            completions.get(summary.event().getLoadId().toString()), heads.contains(summary.event().getLoadId().toString()),
-                            entries.get(summary.event().getLoadId().toString())));
+                            completions.get(summary.event().getLoadId().toString()), marks.heads().contains(summary.event().getLoadId().toString()),
+                            marks.latest().contains(summary.event().getLoadId().toString()), entries.get(summary.event().getLoadId().toString())));
                     insert.addBatch();
                 }
                 insert.executeBatch();
@@ -278,14 +278,17 @@ final class LoadCompletion {
             return;
         }
         try (PreparedStatement update = c.prepareStatement("UPDATE load_rows SET complete = TRUE, completed_at = ?, plan_bytes = ?, "
-                + "previous_load_id = ?, previous_release = ?, previous_plan_bytes = ?, is_head = ?, chain_seq = ?, chain_hash = ? WHERE load_id = ?")) {
+                + "previous_load_id = ?, previous_release = ?, previous_plan_bytes = ?, is_head = ?, is_latest = ?, chain_seq = ?, chain_hash = ? "
+                // The time lets PostgreSQL go to the load's partition rather than probe every month's (docs/adr/0024).
+                + "WHERE load_id = ? AND occurred_at = ?")) {
             for (StoredLoad.Completion completion : updates) {
                 LoadRef before = completion.previous();
                 ChainHead entry = entries.get(completion.load().loadId());
                 bind(update, new Object[]{Timestamp.from(now), StoredPlans.bytes(completion.load().planDigest()),
                         before == null ? null : before.loadId(), before == null ? null : before.release(),
-                        before == null ? null : StoredPlans.bytes(before.planDigest()), heads.contains(completion.load().loadId()),
-                        entry.seq(), HashChain.bytes(entry.entryHash()), completion.load().loadId()});
+                        before == null ? null : StoredPlans.bytes(before.planDigest()), marks.heads().contains(completion.load().loadId()),
+                        marks.latest().contains(completion.load().loadId()), entry.seq(), HashChain.bytes(entry.entryHash()),
+                        completion.load().loadId(), Timestamp.from(completion.load().occurredAt())});
                 update.addBatch();
             }
             update.executeBatch();

@@ -21,7 +21,7 @@ final class StoredLoad {
     static final List<String> COLUMNS = List.of("load_id", "deployment_id", "release_name", "model_id", "site_key", "build_key", "occurred_at",
             "tensor_count", "stored_bytes", "resident_bytes", "heap_bytes", "offheap_bytes", "mapped_bytes", "heap_tensors", "offheap_tensors",
             "mapped_tensors", "resolved_at", "complete", "summary_partition", "summary_offset", "plan_bytes", "completed_at",
-            "previous_load_id", "previous_release", "previous_plan_bytes", "source_offset", "is_head", "chain_seq", "chain_hash");
+            "previous_load_id", "previous_release", "previous_plan_bytes", "source_offset", "is_head", "is_latest", "chain_seq", "chain_hash");
     /** The row written once: with its completion and its predecessor when the load completes in the batch that brings its summary. */
     static final String INSERT = "INSERT INTO load_rows (" + String.join(", ", COLUMNS) + ") VALUES ("
             + String.join(", ", Collections.nCopies(COLUMNS.size(), "?")) + ")";
@@ -47,10 +47,11 @@ final class StoredLoad {
      * @param completion how the load completes in this batch; null when it does not yet (the row names the plan its
      *                   summary names, until the load completes with the plan its decisions make)
      * @param head       whether it completes as its release's head ({@link ReleaseHeads#mark})
+     * @param latest     whether it completes as its deployment's latest load of its model
      * @param entry      its entry in its deployment's hash chain when it completes; null when it does not yet
      */
     static Object[] values(LoadResolved l, LoadContexts.Keys keys, int partition, long offset, Completion completion, boolean head,
-                           ChainHead entry) {
+                           boolean latest, ChainHead entry) {
         LoadRef previous = completion == null ? null : completion.previous();
         return new Object[]{l.getLoadId().toString(), l.getDeploymentId(), l.getRelease(), l.getModelId(), keys.site(), keys.build(),
                 Timestamp.from(l.getLoadOccurredAt()), l.getTensorCount(), l.getStoredBytes(), l.getResidentBytes(), l.getHeapBytes(),
@@ -59,7 +60,7 @@ final class StoredLoad {
                 StoredPlans.bytes(completion == null ? StoredPlans.carried(l.getPlanDigest()) : completion.load().planDigest()),
                 completion == null ? null : Timestamp.from(completion.completedAt()),
                 previous == null ? null : previous.loadId(), previous == null ? null : previous.release(),
-                previous == null ? null : StoredPlans.bytes(previous.planDigest()), l.getSourceOffset(), head,
+                previous == null ? null : StoredPlans.bytes(previous.planDigest()), l.getSourceOffset(), head, latest,
                 entry == null ? null : entry.seq(), entry == null ? null : HashChain.bytes(entry.entryHash())};
     }
 

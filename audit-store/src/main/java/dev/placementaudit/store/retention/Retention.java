@@ -260,17 +260,12 @@ public final class Retention {
 
     /**
      * The latest complete load of each of the deployment's models, and the load each was (or would be) compared with.
-     * The latest is the head of its release, so the release heads are all that is read (by the index of heads by
-     * deployment and model), not every load of the deployment.
+     * The latest is marked on its row (V29), so the marks are all that is read, not every load or head of the deployment.
      */
     private static Set<String> kept(Connection c, String deployment) throws SQLException {
         List<LoadRef> latest = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement("SELECT l." + LoadRef.COLUMNS.replace(", ", ", l.") + " FROM loads l WHERE "
-                + "l.deployment_id = ? AND l.load_id IN (SELECT h.load_id FROM load_rows h WHERE h.deployment_id = ? AND h.is_head = TRUE "
-                + "AND NOT EXISTS (SELECT 1 FROM load_rows x WHERE x.is_head = TRUE AND x.deployment_id = h.deployment_id AND x.model_id = h.model_id "
-                + "AND " + LoadRef.LATER_IN_THE_LOG.replace("l.", "h.") + "))")) {
-            // The heads' query names the deployment itself, not the outer row's: correlated, PostgreSQL ran it once per
-            // load of the deployment (2 s a deployment at 3 million loads).
+                + "l.deployment_id = ? AND l.load_id IN (SELECT h.load_id FROM load_rows h WHERE h.deployment_id = ? AND h.is_head = TRUE AND h.is_latest = TRUE)")) {
             s.setString(1, deployment);
             s.setString(2, deployment);
             try (ResultSet rs = s.executeQuery()) {

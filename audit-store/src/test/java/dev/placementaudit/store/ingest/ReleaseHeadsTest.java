@@ -31,7 +31,9 @@ class ReleaseHeadsTest {
         try (Connection c = transaction(db)) {
             // b replaces a's mark; c is the first of its release; d and e complete in one batch, e later in the log.
             List<LoadRef> completing = List.of(load("b", "r1", 5), load("c", "r2", 6), load("d", "r3", 7), load("e", "r3", 8));
-            assertThat(ReleaseHeads.mark(c, completing)).containsExactlyInAnyOrder("b", "c", "e");
+            ReleaseHeads.Marks marks = ReleaseHeads.mark(c, completing);
+            assertThat(marks.heads()).containsExactlyInAnyOrder("b", "c", "e");
+            assertThat(marks.latest()).as("the last in the log of the model's").containsExactly("e");
             for (LoadRef load : completing) {
                 row(c, load.loadId(), load.release(), (int) load.position().offset(), true, List.of("b", "c", "e").contains(load.loadId()));
             }
@@ -49,11 +51,47 @@ class ReleaseHeadsTest {
             c.commit();
         }
         try (Connection c = transaction(db)) {
-            assertThat(ReleaseHeads.mark(c, List.of(load("early", "r1", 50)))).isEmpty();
+            ReleaseHeads.Marks marks = ReleaseHeads.mark(c, List.of(load("early", "r1", 50)));
+            assertThat(marks.heads()).isEmpty();
+            assertThat(marks.latest()).isEmpty();
             row(c, "early", "r1", 50, true, false);
             c.commit();
         }
         assertThat(heads(db)).containsExactly("late r1");
+    }
+
+    /**
+     * The latest load of each deployment and model (V29) is the last head in the log: it moves to each new release's
+     * head, and what counts the deployments a release is on now (an incident's exposure, the gate) counts those marks.
+     */
+    @DatabaseTest
+    void theLatestMarkMovesToTheNewestHeadOfTheModel(TestDatabase db) throws Exception {
+        migrate(db);
+        try (Connection c = transaction(db)) {
+            row(c, "a", "r1", 1, true, true, true);
+            c.commit();
+        }
+        try (Connection c = transaction(db)) {
+            // a later load of r1 (its head and the latest), then r2 in the next batch.
+            ReleaseHeads.Marks marks = ReleaseHeads.mark(c, List.of(load("b", "r1", 5)));
+            assertThat(marks.latest()).containsExactly("b");
+            row(c, "b", "r1", 5, true, true, true);
+            c.commit();
+        }
+        assertThat(rows(db, "SELECT load_id FROM load_rows WHERE is_latest = TRUE")).containsExactly("b");
+        try (Connection c = transaction(db)) {
+            ReleaseHeads.Marks marks = ReleaseHeads.mark(c, List.of(load("c", "r2", 9)));
+            assertThat(marks.heads()).containsExactly("c");
+            assertThat(marks.latest()).containsExactly("c");
+            row(c, "c", "r2", 9, true, true, true);
+            c.commit();
+        }
+        assertThat(heads(db)).as("r1's head stays its head, no longer the latest").containsExactly("b r1", "c r2");
+        assertThat(rows(db, "SELECT load_id FROM load_rows WHERE is_latest = TRUE")).containsExactly("c");
+        try (Connection c = db.dataSource().getConnection()) {
+            assertThat(dev.placementaudit.store.incidents.Incidents.onRelease(c, "llama", "r2")).isEqualTo(1);
+            assertThat(dev.placementaudit.store.incidents.Incidents.onRelease(c, "llama", "r1")).isZero();
+        }
     }
 
     @DatabaseTest
@@ -84,10 +122,14 @@ class ReleaseHeadsTest {
     }
 
     private static void row(Connection c, String id, String release, int offset, boolean complete, boolean head) throws SQLException {
+        row(c, id, release, offset, complete, head, false);
+    }
+
+    private static void row(Connection c, String id, String release, int offset, boolean complete, boolean head, boolean latest) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, "
                 + "occurred_at, resolved_at, tensor_count, stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, "
-                + "offheap_tensors, mapped_tensors, complete, summary_partition, summary_offset, is_head) VALUES (?, 'phone-1', ?, 'llama', 1, 1, ?, ?, "
-                + "1, 10, 10, 0, 10, 0, 0, 1, 0, ?, 0, ?, ?)")) {
+                + "offheap_tensors, mapped_tensors, complete, summary_partition, summary_offset, is_head, is_latest) VALUES (?, 'phone-1', ?, 'llama', 1, 1, ?, ?, "
+                + "1, 10, 10, 0, 10, 0, 0, 1, 0, ?, 0, ?, ?, ?)")) {
             Timestamp at = Timestamp.from(Instant.parse("2026-12-01T00:00:00Z").plusSeconds(offset));
             s.setString(1, id);
             s.setString(2, release);
@@ -96,6 +138,7 @@ class ReleaseHeadsTest {
             s.setBoolean(5, complete);
             s.setLong(6, offset);
             s.setBoolean(7, head);
+            s.setBoolean(8, latest);
             s.executeUpdate();
         }
     }
