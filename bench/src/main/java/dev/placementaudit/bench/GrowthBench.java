@@ -232,7 +232,7 @@ final class GrowthBench {
         // Prune of the oldest month, timed; then the month put back as it was.
         long pruning = System.nanoTime();
         Retention.Result pruned = new Retention(db.dataSource(), db.dialect()).prune(FIRST_MONTH_END, false,
-                new PrintWriter(Writer.nullWriter()));
+                new PrintWriter(phasesOnly()));
         double pruneSeconds = (System.nanoTime() - pruning) / 1e9;
         System.out.printf(Locale.ROOT, "  prune of the oldest month: %.1f s, %,d loads, partitions dropped whole: %s%n", pruneSeconds, pruned.loads(),
                 pruned.partitions());
@@ -249,6 +249,35 @@ final class GrowthBench {
         }
         return new Row(loads, storeBytes, latencies, ingested[0], ingested[1], (long) ingested[2], verifySeconds, report.entries(), pruneSeconds,
                 pruned.loads(), dead, fillSeconds);
+    }
+
+    /** The prune's progress without its line per deployment: where its time goes, phase by phase. */
+    private static Writer phasesOnly() {
+        return new Writer() {
+            private final StringBuilder line = new StringBuilder();
+
+            @Override
+            public void write(char[] chars, int off, int len) {
+                for (int i = off; i < off + len; i++) {
+                    if (chars[i] == '\n') {
+                        if (!line.toString().startsWith("  [")) {
+                            System.out.println("  prune:" + line);
+                        }
+                        line.setLength(0);
+                    } else {
+                        line.append(chars[i]);
+                    }
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
     }
 
     /** Times one query, printing its figures as it goes. */

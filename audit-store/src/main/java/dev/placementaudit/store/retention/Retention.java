@@ -47,8 +47,18 @@ public final class Retention {
         this.dialect = dialect;
     }
 
-    /** What a deployment loses. */
-    public record DeploymentPlan(String deploymentId, List<String> loadIds, ChainHead anchor) {
+    /** What a deployment loses: its loads, each as the prune read it, and its chain's new anchor. */
+    record DeploymentPlan(String deploymentId, List<String> loadIds, ChainHead anchor, Map<String, Old> rows) {
+        long decisions() {
+            return loadIds.stream().mapToLong(id -> rows.get(id).tensors()).sum();
+        }
+    }
+
+    /**
+     * What the prune needs of a load it may drop, read once with the deployment's old loads (by deployment and time):
+     * not looked up again by id for each step, which on a store partitioned by month probed every month's key each time.
+     */
+    record Old(Instant occurredAt, boolean chained, long tensors, byte[] plan, boolean head, String model, String release) {
     }
 
     /**
@@ -114,6 +124,7 @@ public final class Retention {
         }
         // A month dropped whole goes with every deployment's rows in one transaction: a prune stopped half-way leaves
         // the store as it was. Otherwise each deployment is a transaction of its own.
+        long started = System.nanoTime();
         Connection shared = whole.isEmpty() || dryRun ? null : database.getConnection();
         WholeMonths months = shared == null ? null : new WholeMonths(whole);
         int loads = 0;
@@ -131,8 +142,7 @@ public final class Retention {
                 try {
                     c.setAutoCommit(false);
                     DeploymentPlan plan = plan(c, deployment, rule);
-                    long rows = plan.loadIds().isEmpty() ? 0 : count(c, "SELECT COALESCE(SUM(tensor_count), 0) FROM loads WHERE load_id IN (%s)",
-                            plan.loadIds());
+                    long rows = plan.decisions();
                     if (!dryRun && !plan.loadIds().isEmpty()) {
                         planCandidates.addAll(delete(c, plan, months));
                     }
@@ -161,6 +171,8 @@ public final class Retention {
                 }
             }
             if (shared != null) {
+                progress.printf(Locale.ROOT, "  %d deployments planned in %.1f s; dropping the months whole%n", deployments.size(),
+                        (System.nanoTime() - started) / 1e9);
                 months.drop(shared, progress);
                 shared.commit();
             }
@@ -176,6 +188,8 @@ public final class Retention {
         }
         int plans = planCandidates.isEmpty() ? 0 : new PlanSweep(database, dialect).dropUnnamed(planCandidates);
         if (!dryRun && loads > 0 && dialect == Dialect.POSTGRESQL) {
+            progress.printf(Locale.ROOT, "  loads and plans dropped in %.1f s; vacuuming what was deleted by row%n", (System.nanoTime() - started) / 1e9);
+            progress.flush();
             WholeMonths.vacuum(database, progress);
         }
         return new Result(rule.toString(), dryRun, touched, loads, decisions, plans, anchors,
@@ -185,7 +199,8 @@ public final class Retention {
     /** The loads of one deployment to drop, and the chain's new anchor when its start goes. */
     static DeploymentPlan plan(Connection c, String deployment, Rule rule) throws SQLException {
         Set<String> kept = kept(c, deployment);
-        Set<String> old = old(c, deployment, rule);
+        Map<String, Old> rows = old(c, deployment, rule);
+        Set<String> old = new HashSet<>(rows.keySet());
         old.removeAll(kept);
         // The chain goes from its start only: the longest run of entries whose loads all go (read no further).
         Set<String> drop = new LinkedHashSet<>();
@@ -195,15 +210,15 @@ public final class Retention {
             anchor = new ChainHead(deployment, e.seq(), e.loadId(), e.entryHash());
         }
         // Loads the chain does not hold (incomplete ones, or stored before the chain existed) go by age alone.
-        Set<String> chained = chained(c, deployment, old);
+        Set<String> chained = chained(c, deployment, old, rows);
         old.stream().filter(id -> !chained.contains(id)).sorted().forEach(drop::add);
-        return new DeploymentPlan(deployment, List.copyOf(drop), anchor);
+        return new DeploymentPlan(deployment, List.copyOf(drop), anchor, rows);
     }
 
     /** Those of the loads that are in the deployment's chain: linked on their row, or entered before V20. */
-    private static Set<String> chained(Connection c, String deployment, Set<String> loads) throws SQLException {
+    private static Set<String> chained(Connection c, String deployment, Set<String> loads, Map<String, Old> rows) throws SQLException {
         Set<String> chained = new HashSet<>();
-        chained.addAll(InList.strings(c, "SELECT load_id FROM load_rows WHERE chain_seq IS NOT NULL AND load_id IN (%s)", loads));
+        loads.stream().filter(id -> rows.get(id).chained()).forEach(chained::add);
         for (List<String> chunk : InList.chunks(List.copyOf(loads))) {
             try (PreparedStatement s = InList.prepare(c, "SELECT load_id FROM chain_entries_legacy WHERE deployment_id = ? AND load_id IN (%s)",
                     chunk, 2)) {
@@ -218,15 +233,26 @@ public final class Retention {
         return chained;
     }
 
-    private static Set<String> old(Connection c, String deployment, Rule rule) throws SQLException {
-        Set<String> old = new HashSet<>();
+    /** What the prune reads of each load, after the columns a query names first. */
+    private static final String OLD = "occurred_at, chain_seq, tensor_count, plan_bytes, is_head, model_id, release_name";
+
+    private static Old row(ResultSet rs, int first) throws SQLException {
+        rs.getLong(first + 1);
+        boolean chained = !rs.wasNull();
+        return new Old(rs.getTimestamp(first).toInstant(), chained, rs.getLong(first + 2), rs.getBytes(first + 3), rs.getBoolean(first + 4),
+                rs.getString(first + 5), rs.getString(first + 6));
+    }
+
+    private static Map<String, Old> old(Connection c, String deployment, Rule rule) throws SQLException {
+        Map<String, Old> old = new HashMap<>();
         if (rule instanceof Rule.Before before) {
-            try (PreparedStatement s = c.prepareStatement("SELECT load_id FROM loads WHERE deployment_id = ? AND occurred_at < ?")) {
+            // By deployment and time (V26), and on PostgreSQL only in the months before the cutoff.
+            try (PreparedStatement s = c.prepareStatement("SELECT load_id, " + OLD + " FROM load_rows WHERE deployment_id = ? AND occurred_at < ?")) {
                 s.setString(1, deployment);
                 s.setTimestamp(2, Timestamp.from(before.cutoff()));
                 try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
-                        old.add(rs.getString(1));
+                        old.put(rs.getString(1), row(rs, 2));
                     }
                 }
             }
@@ -236,16 +262,17 @@ public final class Retention {
         // Per model: its releases, newest first by their latest load in the log; the loads of all but the first `keep` go.
         Map<String, Map<String, LoadRef.Position>> latestByModelAndRelease = new HashMap<>();
         Map<String, List<String[]>> loadsByModel = new HashMap<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT load_id, model_id, release_name, summary_partition, summary_offset FROM loads "
+        Map<String, Old> all = new HashMap<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT load_id, summary_partition, summary_offset, " + OLD + " FROM load_rows "
                 + "WHERE deployment_id = ?")) {
             s.setString(1, deployment);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    String model = rs.getString(2);
-                    String release = rs.getString(3);
-                    latestByModelAndRelease.computeIfAbsent(model, m -> new HashMap<>())
-                            .merge(release, new LoadRef.Position(rs.getInt(4), rs.getLong(5)), (a, b) -> a.compareTo(b) >= 0 ? a : b);
-                    loadsByModel.computeIfAbsent(model, m -> new ArrayList<>()).add(new String[]{rs.getString(1), release});
+                    Old row = row(rs, 4);
+                    all.put(rs.getString(1), row);
+                    latestByModelAndRelease.computeIfAbsent(row.model(), m -> new HashMap<>())
+                            .merge(row.release(), new LoadRef.Position(rs.getInt(2), rs.getLong(3)), (a, b) -> a.compareTo(b) >= 0 ? a : b);
+                    loadsByModel.computeIfAbsent(row.model(), m -> new ArrayList<>()).add(new String[]{rs.getString(1), row.release()});
                 }
             }
         }
@@ -253,7 +280,7 @@ public final class Retention {
             Set<String> newest = new HashSet<>(releases.entrySet().stream()
                     .sorted(Map.Entry.<String, LoadRef.Position>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()))
                     .limit(keep).map(Map.Entry::getKey).toList());
-            loadsByModel.get(model).stream().filter(l -> !newest.contains(l[1])).forEach(l -> old.add(l[0]));
+            loadsByModel.get(model).stream().filter(l -> !newest.contains(l[1])).forEach(l -> old.put(l[0], all.get(l[0])));
         });
         return old;
     }
@@ -291,20 +318,16 @@ public final class Retention {
         Set<String> planDigests = new HashSet<>();
         Set<List<String>> headsGone = new HashSet<>();
         List<String> byRow = new ArrayList<>();
-        for (List<String> chunk : InList.chunks(plan.loadIds())) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT plan_bytes, is_head, model_id, release_name, load_id, occurred_at FROM load_rows "
-                    + "WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    if (rs.getBytes(1) != null) {
-                        planDigests.add(StoredPlans.hex(rs.getBytes(1)));
-                    }
-                    if (rs.getBoolean(2)) {
-                        headsGone.add(List.of(rs.getString(3), rs.getString(4)));
-                    }
-                    if (months == null || !months.take(rs.getString(5), rs.getTimestamp(6).toInstant())) {
-                        byRow.add(rs.getString(5));
-                    }
-                }
+        for (String id : plan.loadIds()) {
+            Old row = plan.rows().get(id);
+            if (row.plan() != null) {
+                planDigests.add(StoredPlans.hex(row.plan()));
+            }
+            if (row.head()) {
+                headsGone.add(List.of(row.model(), row.release()));
+            }
+            if (months == null || !months.take(id, row.occurredAt())) {
+                byRow.add(id);
             }
         }
         for (List<String> chunk : InList.chunks(byRow)) {
@@ -359,17 +382,6 @@ public final class Retention {
                 s.executeBatch();
             }
         }
-    }
-
-    private static long count(Connection c, String sql, List<String> ids) throws SQLException {
-        long total = 0;
-        for (List<String> chunk : InList.chunks(ids)) {
-            try (PreparedStatement s = InList.prepare(c, sql, chunk); ResultSet rs = s.executeQuery()) {
-                rs.next();
-                total += rs.getLong(1);
-            }
-        }
-        return total;
     }
 
     private static void update(Connection c, String sql, List<String> ids) throws SQLException {
