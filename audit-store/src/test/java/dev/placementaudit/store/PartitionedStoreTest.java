@@ -63,9 +63,9 @@ class PartitionedStoreTest {
                 assertThat(number(s, "SELECT COUNT(*) FROM load_rows WHERE deployment_id = 'edge-1'")).isEqualTo(3);
                 // Its indexes became the parent's, none built beside them on attach (the primary key, now with the time, was
                 // built; later migrations' indexes are new).
-                assertThat(number(s, "SELECT COUNT(*) FROM pg_indexes WHERE tablename = '" + past + "'"))
-                        .isEqualTo(number(s, "SELECT COUNT(*) FROM pg_indexes WHERE tablename = 'load_rows'"));
-                assertThat(number(s, "SELECT COUNT(*) FROM pg_indexes WHERE tablename = '" + past + "' AND indexname LIKE '%\\_v26'")).isEqualTo(7);
+                assertThat(number(s, "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = '" + past + "'"))
+                        .isEqualTo(number(s, "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'load_rows'"));
+                assertThat(number(s, "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = '" + past + "' AND indexname LIKE '%\\_v26'")).isEqualTo(7);
                 s.executeUpdate("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, occurred_at, tensor_count, "
                         + "stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, mapped_tensors, "
                         + "resolved_at, complete) VALUES ('next', 'edge-1', 'r2', 'm', 1, 1, TIMESTAMP WITH TIME ZONE '" + first.atDay(2) + " 00:00:00+00', "
@@ -136,6 +136,33 @@ class PartitionedStoreTest {
             }
             assertThat(h.count("SELECT COUNT(*) FROM load_rows_default WHERE deployment_id = 'phone-3'")).isEqualTo(1);
             assertThat(CliRun.run(settings, "verify").exit()).isZero();
+        }
+    }
+
+    /**
+     * The months ahead (what a running store makes every six hours): created once, and a month whose loads already landed
+     * in the default partition (a clock ahead of the store's) takes them in with it.
+     */
+    @Test
+    void theMonthsAheadAreMadeOnceAndTakeInTheLoadsTheDefaultPartitionHeld() throws Exception {
+        try (TestDatabase db = DatabaseTargets.open(TestDatabase.Kind.POSTGRESQL)) {
+            Flyway.configure().dataSource(db.dataSource()).locations("classpath:db/migration").load().migrate();
+            try (Connection c = db.connect(); Statement s = c.createStatement()) {
+                s.executeUpdate("INSERT INTO load_rows (load_id, deployment_id, release_name, model_id, site_key, build_key, occurred_at, tensor_count, "
+                        + "stored_bytes, resident_bytes, heap_bytes, offheap_bytes, mapped_bytes, heap_tensors, offheap_tensors, mapped_tensors, "
+                        + "resolved_at, complete) VALUES ('ahead', 'edge-1', 'r1', 'm', 1, 1, TIMESTAMP WITH TIME ZONE '2030-06-15 00:00:00+00', "
+                        + "1, 1, 1, 1, 0, 0, 1, 0, 0, CURRENT_TIMESTAMP, FALSE)");
+                assertThat(number(s, "SELECT COUNT(*) FROM load_rows_default")).isEqualTo(1);
+
+                assertThat(LoadPartitions.ensureAhead(c, Instant.parse("2030-05-10T00:00:00Z")))
+                        .containsExactly("load_rows_2030_05", "load_rows_2030_06", "load_rows_2030_07");
+                assertThat(LoadPartitions.ensureAhead(c, Instant.parse("2030-05-20T00:00:00Z"))).as("made once").isEmpty();
+                assertThat(number(s, "SELECT COUNT(*) FROM load_rows_default")).isZero();
+                try (ResultSet rs = s.executeQuery("SELECT tableoid::regclass::text FROM load_rows WHERE load_id = 'ahead'")) {
+                    rs.next();
+                    assertThat(rs.getString(1)).isEqualTo("load_rows_2030_06");
+                }
+            }
         }
     }
 

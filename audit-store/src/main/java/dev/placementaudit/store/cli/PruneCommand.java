@@ -29,7 +29,8 @@ import java.util.concurrent.Callable;
         description = "Drop old loads from the projection (decisions, findings, alerts and all): those before a cutoff, or of all but "
                 + "the latest N releases; keeping "
                 + "each deployment and model's latest load and the one it was compared with. The decision log keeps them: rebuild "
-                + "brings them back. The hash chain is cut at its start, and its new anchor published to the chain topic.")
+                + "brings them back. The hash chain is cut at its start, and its new anchor published to the chain topic. On PostgreSQL a "
+                + "month of loads wholly before the cutoff is dropped as a partition, in one transaction with the rest.")
 final class PruneCommand implements Callable<Integer> {
     @Mixin Common common = new Common();
     @Option(names = "--older-than", paramLabel = "DURATION", description = "drop loads that occurred longer ago than this, e.g. 90d, 36h")
