@@ -51,7 +51,7 @@ public class V27__load_rows_partitioned_by_month extends BaseJavaMigration {
         Instant latest = one(c, "SELECT MAX(occurred_at) FROM load_rows");
         YearMonth now = YearMonth.now(ZoneOffset.UTC);
         YearMonth first = latest == null ? now : max(now, YearMonth.from(latest.atZone(ZoneOffset.UTC))).plusMonths(1);
-        Instant bound = first.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
+        Instant bound = LoadPartitions.start(first);
         String legacy = String.format(Locale.ROOT, "load_rows_before_%04d_%02d", first.getYear(), first.getMonthValue());
         execute(c, "ALTER TABLE load_rows RENAME TO " + legacy);
         for (String index : indexes.keySet()) {
@@ -79,10 +79,8 @@ public class V27__load_rows_partitioned_by_month extends BaseJavaMigration {
         execute(c, "CREATE TABLE load_rows_default PARTITION OF load_rows DEFAULT");
         for (int i = 0; i <= LoadPartitions.MONTHS_AHEAD; i++) {
             YearMonth month = first.plusMonths(i);
-            Instant from = month.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
-            Instant to = month.plusMonths(1).atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
-            execute(c, String.format(Locale.ROOT, "CREATE TABLE load_rows_%04d_%02d PARTITION OF load_rows FOR VALUES FROM ('%s') TO ('%s')",
-                    month.getYear(), month.getMonthValue(), from, to));
+            execute(c, "CREATE TABLE " + LoadPartitions.name(month) + " PARTITION OF load_rows FOR VALUES FROM ('" + LoadPartitions.start(month)
+                    + "') TO ('" + LoadPartitions.start(month.plusMonths(1)) + "')");
         }
     }
 

@@ -46,6 +46,16 @@ public final class LoadPartitions {
     private LoadPartitions() {
     }
 
+    /** A month's partition: {@code load_rows_2026_12}. */
+    public static String name(YearMonth month) {
+        return String.format(Locale.ROOT, "load_rows_%04d_%02d", month.getYear(), month.getMonthValue());
+    }
+
+    /** Where a month begins, in UTC: its partition's lower bound, and the previous month's upper one. */
+    public static Instant start(YearMonth month) {
+        return month.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
+    }
+
     public static boolean partitioned(Connection c) throws SQLException {
         if (!c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("postgres")) {
             return false;
@@ -113,8 +123,8 @@ public final class LoadPartitions {
      * brought over from before V27); returns its name when it created it, else null.
      */
     public static String create(Connection c, YearMonth month) throws SQLException {
-        Instant from = month.atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
-        Instant to = month.plusMonths(1).atDay(1).atStartOfDay(ZoneOffset.UTC).toInstant();
+        Instant from = start(month);
+        Instant to = start(month.plusMonths(1));
         boolean auto = c.getAutoCommit();
         c.setAutoCommit(false);
         try {
@@ -128,7 +138,7 @@ public final class LoadPartitions {
                     return null;
                 }
             }
-            String name = String.format(Locale.ROOT, "load_rows_%04d_%02d", month.getYear(), month.getMonthValue());
+            String name = name(month);
             String range = "FROM ('" + from + "') TO ('" + to + "')";
             try (Statement s = c.createStatement()) {
                 // A partition cannot be made of loads the default one holds: they move in with it (the default is small).

@@ -6,7 +6,6 @@ import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.plans.StoredPlans;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
@@ -240,21 +239,13 @@ public final class Incidents {
         }
         List<String> models = incidents.stream().map(Incident::modelId).distinct().toList();
         List<String> releases = incidents.stream().map(Incident::toRelease).distinct().toList();
-        try (PreparedStatement s = c.prepareStatement("SELECT model_id, release_name, COUNT(*) FROM load_rows WHERE is_latest = TRUE AND model_id IN ("
-                + String.join(", ", Collections.nCopies(models.size(), "?")) + ") AND release_name IN ("
-                + String.join(", ", Collections.nCopies(releases.size(), "?")) + ") GROUP BY model_id, release_name")) {
-            int at = 1;
-            for (String value : models) {
-                s.setString(at++, value);
-            }
-            for (String value : releases) {
-                s.setString(at++, value);
-            }
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    counts.put(List.of(rs.getString(1), rs.getString(2)), rs.getInt(3));
-                }
-            }
+        List<Object> args = new ArrayList<>(models);
+        args.addAll(releases);
+        for (Map.Entry<List<String>, Integer> count : Sql.list(c, "SELECT model_id, release_name, COUNT(*) FROM load_rows WHERE is_latest = TRUE "
+                + "AND model_id IN (" + String.join(", ", Collections.nCopies(models.size(), "?")) + ") AND release_name IN ("
+                + String.join(", ", Collections.nCopies(releases.size(), "?")) + ") GROUP BY model_id, release_name",
+                rs -> Map.entry(List.of(rs.getString(1), rs.getString(2)), rs.getInt(3)), args.toArray())) {
+            counts.put(count.getKey(), count.getValue());
         }
         return counts;
     }
