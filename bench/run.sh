@@ -11,7 +11,7 @@
 #                          bench/run.sh cli [--runs N] [--baseline DIST_HOME]   (the launcher's commands, timed as a user feels them, beside another distribution's if given: bench/cli-latency.sh)
 #                          bench/run.sh restart [--runs N] [--under-load]   (a store killed with SIGKILL: restart to first commit; bench/restart.sh)
 #                          bench/run.sh demo [--runs N]   (what the demo's llama.cpp boxes add to its time: bench/demo-time.sh)
-#                          bench/run.sh soak [--minutes N]   (the chaos soak: services killed at random, every invariant checked; bench/soak.sh)
+#                          bench/run.sh soak [--minutes N] [--outage-every R]   (the chaos soak: services killed at random, every invariant checked; bench/soak.sh)
 # Against KAFKA_BOOTSTRAP_SERVERS when set; otherwise starts a single-node KRaft broker in a JVM process of its own,
 # so the broker's heap and GC are not shared with the JVM being measured; BENCH_CLUSTER=3 starts the three-node cluster
 # the guarantees are tested on instead (replication factor 3, min.insync.replicas 2: testkit's ClusterMain). BENCH_RTT_MS=1 puts that broker one
