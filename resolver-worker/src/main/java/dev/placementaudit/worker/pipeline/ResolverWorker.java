@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -55,7 +56,8 @@ public final class ResolverWorker extends ConsumerService {
      * The reconciler: reads the input and the worker's outputs on a consumer of its own (read_committed, no group), resolves
      * again what the group committed past with no output, and publishes it on a transactional producer of its own.
      */
-    private static Reconciler reconciler(WorkerConfig config, Admin admin, LoadResolution resolution, ResolverLoop loop, PrometheusMeterRegistry registry) {
+    static Reconciler reconciler(WorkerConfig config, Admin admin, LoadResolution resolution, Supplier<Set<Integer>> owned,
+                                 PrometheusMeterRegistry registry) {
         Map<String, Object> reading = new HashMap<>(config.kafka());
         reading.put(ConsumerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId() + "-reconciler");
         reading.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -80,7 +82,7 @@ public final class ResolverWorker extends ConsumerService {
                 List.of(config.decisionsTopic(), config.resolvedTopic(), config.deadLetterTopic()), config.groupId(), config.reconcileAfter(),
                 config.reconcileLookback(), config.transactionTimeout().plus(Duration.ofSeconds(30)));
         return new Reconciler(settings, consumer, refetch, admin, () -> new KafkaProducer<>(publishing, new ByteArraySerializer(), new ByteArraySerializer()),
-                redo, loop::owned, registry, clock);
+                redo, owned, registry, clock);
     }
 
     /** @throws dev.placementaudit.service.cli.CommandFailure when no broker answers within {@code connect.timeout} */
@@ -109,7 +111,7 @@ public final class ResolverWorker extends ConsumerService {
         WorkerMetrics metrics = new WorkerMetrics(registry);
         LoadResolution resolution = new LoadResolution(WorkerVersion.resolverVersion());
         ResolverLoop loop = new ResolverLoop(config, consumer, producers, metrics, resolution, Clock.systemUTC());
-        Reconciler reconciler = config.reconciles() ? reconciler(config, admin, resolution, loop, registry) : null;
+        Reconciler reconciler = config.reconciles() ? reconciler(config, admin, resolution, loop::owned, registry) : null;
         loop.start("resolver-loop-" + config.instanceId());
         if (reconciler != null) {
             Thread thread = DaemonThreads.start("reconciler-" + config.instanceId(), reconciler);

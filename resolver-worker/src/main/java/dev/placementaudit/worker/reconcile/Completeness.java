@@ -78,6 +78,11 @@ final class Completeness {
         partitions.put(partition, new Partition(offset));
     }
 
+    /** Whether the input partition is looked at: it existed at the start, or {@link #startAt} took it in since. */
+    boolean knows(int partition) {
+        return partitions.containsKey(partition);
+    }
+
     /** An output naming the input partition and offset of its load: that offset is complete. */
     void settled(int partition, long offset) {
         Partition p = partitions.get(partition);

@@ -63,18 +63,21 @@ final class OutputLook {
                 + " (docs/operations.md: kafka-transactions.sh find-hanging, then abort)");
     }
 
-    /** The offsets of every watched partition and of the group's {@code __consumer_offsets} partition, as the broker says now. */
+    /**
+     * The offsets of every watched partition and of the group's {@code __consumer_offsets} partition, as the broker says now.
+     * The partitions are asked of the broker at each look, not taken from the consumer's cached metadata (up to
+     * {@code metadata.max.age.ms} old): a partition added to an output since is looked at from the first look after it.
+     */
     Offsets read() {
         List<TopicPartition> partitions = new ArrayList<>();
-        for (String topic : watchedTopics) {
-            consumer.partitionsFor(topic, Duration.ofSeconds(10)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
-        }
-        partitions.add(groupOffsetsPartition());
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        partitions.forEach(p -> latest.put(p, OffsetSpec.latest()));
         Map<TopicPartition, Long> stable = new HashMap<>();
         Map<TopicPartition, Long> high = new HashMap<>();
         try {
+            admin.describeTopics(watchedTopics).allTopicNames().get(10, TimeUnit.SECONDS).forEach((topic, description) ->
+                    description.partitions().forEach(p -> partitions.add(new TopicPartition(topic, p.partition()))));
+            partitions.add(groupOffsetsPartition());
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            partitions.forEach(p -> latest.put(p, OffsetSpec.latest()));
             admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(10, TimeUnit.SECONDS)
                     .forEach((p, info) -> stable.put(p, info.offset()));
             admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(10, TimeUnit.SECONDS)

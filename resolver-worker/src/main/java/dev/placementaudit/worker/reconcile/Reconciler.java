@@ -9,7 +9,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -65,7 +64,7 @@ public final class Reconciler implements Runnable {
     private final Settings settings;
     private final Consumer<byte[], byte[]> consumer;
     /** Reads again, by offset, the few loads found overdue (the reader keeps only offsets). */
-    private final Consumer<byte[], byte[]> refetch;
+    private final InputRefetch refetch;
     private final Admin admin;
     private final Supplier<Producer<byte[], byte[]>> producers;
     private final Function<ConsumerRecord<byte[], byte[]>, Redo> redo;
@@ -73,9 +72,12 @@ public final class Reconciler implements Runnable {
     private final Clock clock;
     private final Completeness completeness = new Completeness();
     private final OutputLook look;
+    private final ReadPositions positions;
     private final Counter reconciled;
     private final AtomicInteger overdue = new AtomicInteger();
     private volatile boolean running = true;
+    /** What the reconciler failed on last, not Kafka's doing, until it works again: a problem on {@code /health}. */
+    private volatile String failing;
     /** One look: when, where the group's offsets stood, and where each summary and dead-letter partition ended then. */
     private record Look(Instant at, Map<Integer, Long> committed, Map<TopicPartition, Long> ends) {
     }
@@ -98,12 +100,13 @@ public final class Reconciler implements Runnable {
                       Function<ConsumerRecord<byte[], byte[]>, Redo> redo, Supplier<Set<Integer>> owned, MeterRegistry registry, Clock clock) {
         this.settings = settings;
         this.consumer = consumer;
-        this.refetch = refetch;
+        this.refetch = new InputRefetch(settings.inputTopic(), refetch);
         this.admin = admin;
         this.producers = producers;
         this.redo = redo;
         this.owned = owned;
         this.clock = clock;
+        this.positions = new ReadPositions(settings, consumer, admin, completeness, clock);
         this.look = new OutputLook(settings.watchedTopics(), settings.groupId(), settings.hangingBound(), consumer, admin, registry);
         this.reconciled = Counter.builder("pa.worker.reconciled").description("loads resolved again: the group was past them, with no output "
                 + "after worker.reconcile.after").register(registry);
@@ -116,9 +119,15 @@ public final class Reconciler implements Runnable {
         return OutputLook.groupOffsetsPartition(groupId, partitions);
     }
 
-    /** The problems a person must act on, for {@code /health}: a transaction left hanging. */
+    /** The problems a person must act on, for {@code /health}: a transaction left hanging, or the reconciler failing. */
     public List<String> problems() {
-        return look.problems();
+        String failed = failing;
+        if (failed == null) {
+            return look.problems();
+        }
+        List<String> problems = new ArrayList<>(look.problems());
+        problems.add("the reconciler fails (" + failed + "): no load is proven complete meanwhile; the worker's log has the cause");
+        return problems;
     }
 
     @Override
@@ -129,7 +138,7 @@ public final class Reconciler implements Runnable {
         while (running) {
             try {
                 if (!started) {
-                    start();
+                    positions.start();
                     started = true;
                 }
                 read();
@@ -138,6 +147,7 @@ public final class Reconciler implements Runnable {
                     nextCheck = clock.instant().plus(checkEvery());
                 }
                 failures = 0;
+                failing = null;
             } catch (WakeupException e) {
                 if (running) {
                     throw e;
@@ -147,52 +157,27 @@ public final class Reconciler implements Runnable {
                 LOG.warn("reconciling failed ({}); trying again", e.toString());
                 closeProducer();
                 pause(Math.min(5_000, 200L << Math.min(failures, 5)));
+            } catch (RuntimeException e) {
+                // Not Kafka's: a bug of ours. Completeness is not proven meanwhile, so /health says so; tried again, never
+                // left to end the thread with nothing said.
+                failures++;
+                if (failing == null) {
+                    LOG.error("the reconciler failed; no load is proven complete until it works again (trying again)", e);
+                }
+                failing = e.toString();
+                closeProducer();
+                pause(Math.min(5_000, 200L << Math.min(failures, 5)));
             }
         }
         closeProducer();
         consumer.close(Duration.ofSeconds(5));
-        refetch.close(Duration.ofSeconds(5));
+        refetch.close();
     }
 
     /** Stops the thread within one poll. */
     public void stop() {
         running = false;
         consumer.wakeup();
-    }
-
-    /**
-     * The summaries and dead letters from {@code lookback} ago (and a minute more: an output is written after its load, and
-     * the producer's and the worker's clocks differ); the input's offsets of that time, from which every offset is looked
-     * for. The input itself is not read.
-     */
-    private void start() {
-        List<TopicPartition> outputs = new ArrayList<>();
-        for (String topic : List.of(settings.resolvedTopic(), settings.deadLetterTopic())) {
-            consumer.partitionsFor(topic, Duration.ofSeconds(30)).forEach(p -> outputs.add(new TopicPartition(topic, p.partition())));
-        }
-        List<TopicPartition> inputs = new ArrayList<>();
-        consumer.partitionsFor(settings.inputTopic(), Duration.ofSeconds(30))
-                .forEach(p -> inputs.add(new TopicPartition(settings.inputTopic(), p.partition())));
-        consumer.assign(outputs);
-        long since = clock.millis() - settings.lookback().toMillis();
-        Map<TopicPartition, Long> times = new HashMap<>();
-        outputs.forEach(p -> times.put(p, since - 60_000));
-        inputs.forEach(p -> times.put(p, since));
-        Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(times, Duration.ofSeconds(30));
-        List<TopicPartition> all = new ArrayList<>(outputs);
-        all.addAll(inputs);
-        Map<TopicPartition, Long> ends = consumer.endOffsets(all, Duration.ofSeconds(30));
-        for (TopicPartition partition : all) {
-            OffsetAndTimestamp at = found.get(partition);
-            long offset = at == null ? ends.get(partition) : at.offset();
-            if (partition.topic().equals(settings.inputTopic())) {
-                completeness.startAt(partition.partition(), offset);
-            } else {
-                consumer.seek(partition, offset);
-            }
-        }
-        LOG.info("reconciler reading the summaries and dead letters of {} from {} ago: a load the group has committed past with no summary "
-                + "or dead letter after {} is resolved again", settings.inputTopic(), settings.lookback(), settings.after());
     }
 
     private void read() {
@@ -248,6 +233,7 @@ public final class Reconciler implements Runnable {
         }
         // Read after the group's offsets: whatever that commit vouched for was written below these ends.
         OutputLook.Offsets outputs = look.read();
+        positions.follow(committed, outputs.high().keySet());
         Instant now = clock.instant();
         Map<TopicPartition, Long> ends = new HashMap<>();
         outputs.high().forEach((partition, end) -> {
@@ -301,7 +287,7 @@ public final class Reconciler implements Runnable {
         List<Redo> again = new ArrayList<>();
         List<ConsumerRecord<byte[], byte[]>> records;
         try {
-            records = read(late);
+            records = refetch.read(late);
         } catch (KafkaException e) {
             completeness.retry(late);
             throw e;
@@ -331,31 +317,6 @@ public final class Reconciler implements Runnable {
             throw e;
         }
         reconciled.increment(records.size());
-    }
-
-    /** The records at these offsets of the input, read again read_committed; one that is not there (aborted) is left out. */
-    private List<ConsumerRecord<byte[], byte[]>> read(List<Completeness.Load> loads) {
-        List<ConsumerRecord<byte[], byte[]>> found = new ArrayList<>();
-        for (Completeness.Load load : loads) {
-            TopicPartition partition = new TopicPartition(settings.inputTopic(), load.partition());
-            refetch.assign(List.of(partition));
-            refetch.seek(partition, load.offset());
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            boolean done = false;
-            while (!done && System.nanoTime() < deadline) {
-                for (ConsumerRecord<byte[], byte[]> record : refetch.poll(Duration.ofMillis(500))) {
-                    if (record.offset() == load.offset()) {
-                        found.add(record);
-                    }
-                    done |= record.offset() >= load.offset();
-                }
-                done |= refetch.position(partition) > load.offset();
-            }
-            if (!done) {
-                throw new KafkaException("could not read " + partition + "@" + load.offset() + " again within 30 s");
-            }
-        }
-        return found;
     }
 
     private Duration checkEvery() {

@@ -4,17 +4,25 @@ import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.events.ModelLoaded;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
+import dev.placementaudit.service.Settings;
+import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.testkit.SampleEvents;
+import dev.placementaudit.worker.WorkerConfig;
+import dev.placementaudit.worker.WorkerVersion;
 import dev.placementaudit.worker.reconcile.Reconciler;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -22,8 +30,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -163,6 +173,102 @@ class ReconcilerTest {
             assertThat(h.resolved(6)).extracting(LoadResolved::getLoadId).map(UUID.class::cast).doesNotHaveDuplicates().hasSize(6);
             assertThat(registry.get("pa.worker.reconciled").counter().count()).isZero();
         }
+    }
+
+    /**
+     * Topics grown while the worker runs ({@code kafka-topics.sh --alter --partitions}): a load on a partition of the
+     * input added since the reconciler started, committed past with no output, is resolved again without a restart; its
+     * new summary, on a partition of the summaries added since too, is read, so it is resolved again once, not at every
+     * look. The reconciler runs here on its own, as the worker builds it, for a group no loop holds (so its offsets can be
+     * set as a lost transaction leaves them).
+     */
+    @Test
+    void partitionsAddedWhileItRunsAreReconciledWithoutARestart(KafkaBroker broker) throws Exception {
+        WorkerHarness h = new WorkerHarness(broker, 1);
+        broker.createTopics(1, h.decisions, h.resolved, h.deadLetters);
+        Map<String, String> settings = h.settings("grown");
+        settings.put("worker.reconcile.after", "1s");
+        // The reconciler's producer learns of the summaries' new partition within half a second, not the default five minutes.
+        settings.put("kafka.metadata.max.age.ms", "500");
+        WorkerConfig config = WorkerConfig.from(Settings.of(settings));
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (Admin admin = Admin.create(broker.clientConfig())) {
+            Reconciler reconciler = ResolverWorker.reconciler(config, admin, new LoadResolution(WorkerVersion.resolverVersion()), () -> Set.of(0, 1),
+                    registry);
+            Thread thread = new Thread(reconciler, "reconciler-under-test");
+            thread.start();
+            try {
+                h.send(IntStream.range(0, 2).mapToObj(i -> SampleEvents.edgeLoad("d" + i, "r1", 2)).toList());
+                commit(admin, h, 0, 2);
+                await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 2);
+
+                admin.createPartitions(Map.of(h.input, NewPartitions.increaseTo(2), h.resolved, NewPartitions.increaseTo(2),
+                        h.deadLetters, NewPartitions.increaseTo(2), h.decisions, NewPartitions.increaseTo(2))).all().get(30, TimeUnit.SECONDS);
+                // Deployments whose key goes to partition 1 of two: on the input, and so on the summaries.
+                List<ModelLoaded> later = IntStream.range(0, 200).mapToObj(i -> "grown-" + i)
+                        .filter(id -> Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % 2 == 1).limit(3)
+                        .map(id -> SampleEvents.edgeLoad(id, "r1", 2)).toList();
+                assertThat(h.send(later)).extracting(RecordMetadata::partition).containsOnly(1);
+                commit(admin, h, 1, 3);
+
+                await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 5);
+                await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
+                        .until(() -> registry.get("pa.worker.reconciled").counter().count() == 5 && thread.isAlive());
+                assertThat(h.resolved(5)).extracting(LoadResolved::getLoadId).map(UUID.class::cast).doesNotHaveDuplicates()
+                        .containsAll(later.stream().map(ModelLoaded::getLoadId).map(UUID.class::cast).toList());
+                assertThat(h.resolvedRecords(5)).as("a summary on the summaries' new partition").extracting(ConsumerRecord::partition).contains(1);
+                assertThat(registry.get("pa.worker.reconcile.overdue").gauge().value()).isZero();
+            } finally {
+                reconciler.stop();
+                thread.join(10_000);
+            }
+        }
+    }
+
+    /**
+     * A failure that is not Kafka's (a bug of ours) does not end the reconciler with nothing said: {@code /health} names
+     * it while it lasts (no load is proven complete meanwhile), and the reconciler goes on once it passes.
+     */
+    @Test
+    void aFailureOfOursIsOnHealthWhileItLastsAndTheReconcilerGoesOn(KafkaBroker broker) throws Exception {
+        WorkerHarness h = new WorkerHarness(broker, 1);
+        broker.createTopics(1, h.decisions, h.resolved, h.deadLetters);
+        Map<String, String> settings = h.settings("failing");
+        settings.put("worker.reconcile.after", "1s");
+        WorkerConfig config = WorkerConfig.from(Settings.of(settings));
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        AtomicBoolean broken = new AtomicBoolean(true);
+        try (Admin admin = Admin.create(broker.clientConfig())) {
+            Reconciler reconciler = ResolverWorker.reconciler(config, admin, new LoadResolution(WorkerVersion.resolverVersion()), () -> {
+                if (broken.get()) {
+                    throw new IllegalStateException("the loop's partitions asked at the wrong moment");
+                }
+                return Set.of(0);
+            }, registry);
+            Thread thread = new Thread(reconciler, "reconciler-under-test");
+            thread.start();
+            try {
+                h.send(List.of(SampleEvents.edgeLoad("d0", "r1", 2)));
+                commit(admin, h, 0, 1);
+                await().atMost(Duration.ofSeconds(30)).until(() -> !reconciler.problems().isEmpty());
+                assertThat(reconciler.problems()).singleElement().asString()
+                        .contains("the reconciler fails", "the loop's partitions asked at the wrong moment", "no load is proven complete");
+                assertThat(thread.isAlive()).isTrue();
+
+                broken.set(false);
+                await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 1);
+                await().atMost(Duration.ofSeconds(10)).until(() -> reconciler.problems().isEmpty());
+            } finally {
+                reconciler.stop();
+                thread.join(10_000);
+            }
+        }
+    }
+
+    /** The group's committed offset on one partition of the input, as a transaction that lost its outputs leaves it. */
+    private static void commit(Admin admin, WorkerHarness h, int partition, long offset) throws Exception {
+        admin.alterConsumerGroupOffsets(h.group, Map.of(new TopicPartition(h.input, partition), new OffsetAndMetadata(offset)))
+                .all().get(30, TimeUnit.SECONDS);
     }
 
     private static boolean heldAndReleased(KafkaBroker broker, WorkerHarness h, ResolverWorker worker, PrometheusMeterRegistry registry)
