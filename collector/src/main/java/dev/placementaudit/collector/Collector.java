@@ -6,6 +6,7 @@ import dev.placementaudit.resolution.LoadValidator;
 import dev.placementaudit.schemas.LoadLayouts;
 import dev.placementaudit.service.Health;
 import dev.placementaudit.service.OpsServer;
+import dev.placementaudit.service.Outage;
 import dev.placementaudit.service.Sends;
 import dev.placementaudit.service.TopicSetup;
 import dev.placementaudit.service.cli.KafkaReachability;
@@ -69,6 +70,8 @@ public final class Collector implements AutoCloseable {
     /** Until when the broker counts as unavailable (System.nanoTime), after a batch it did not acknowledge. */
     private volatile long unavailableUntil = System.nanoTime();
     private volatile Instant unavailableSince;
+    /** The broker away: said when it starts and when it ends, not for every batch answered 503. */
+    private final Outage outage = new Outage(LOG, "publishing fleet batches");
     private OpsServer server;
 
     private Collector(CollectorConfig config, Producer<String, byte[]> producer, PrometheusMeterRegistry registry, KafkaClientMetrics clientMetrics) {
@@ -157,6 +160,7 @@ public final class Collector implements AutoCloseable {
                 return;
             }
             List<Batch.Item> results = publish(batch.items());
+            outage.ended();
             metrics.items(fleet.get().name(), results);
             long accepted = results.stream().filter(Batch.Item::valid).count();
             Map<String, Object> answer = new LinkedHashMap<>();
@@ -173,8 +177,8 @@ public final class Collector implements AutoCloseable {
         } catch (BrokerUnavailableException e) {
             unavailableSince = unavailableSince == null || brokerAvailable() ? Instant.now() : unavailableSince;
             unavailableUntil = System.nanoTime() + config.retryAfter().toNanos();
-            LOG.warn("the broker did not acknowledge a batch of fleet {} within {}: {}; answering 503 for {}", fleet.get().name(),
-                    config.sendTimeout(), e.getMessage(), config.retryAfter());
+            outage.failed("the broker did not acknowledge a batch of fleet " + fleet.get().name() + " within " + config.sendTimeout() + ": "
+                    + e.getMessage() + "; answering 503 for " + config.retryAfter());
             answer(ctx, 503, "the broker did not acknowledge the batch within " + config.sendTimeout().toMillis()
                     + " ms; nothing can be promised of it: send it again (items already published are not duplicated downstream)", config.retryAfter());
         } finally {

@@ -5,6 +5,7 @@ import dev.placementaudit.events.IncidentState;
 import dev.placementaudit.events.PlacementIncident;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.OutboxProducer;
+import dev.placementaudit.service.Outage;
 import dev.placementaudit.service.Sends;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -37,8 +39,8 @@ import javax.sql.DataSource;
  * showing the cause changes nothing material, so it publishes nothing. The latest event of a key is the incident as it
  * stands, so the topic can be compacted.
  *
- * <p>Shared by several store instances like the alert outbox: an instance leases the incidents it will publish with one
- * conditional update and marks them published once the broker has acknowledged; a crash in between republishes the same
+ * <p>Shared by several store instances like the alert outbox: an instance leases the incidents it will publish (locked in
+ * id order, skipping any another transaction holds) and marks them published once the broker has acknowledged; a crash in between republishes the same
  * version after the lease lapses (at least once; consumers keep the highest version of a key).
  */
 public final class IncidentPublisher implements AutoCloseable {
@@ -54,6 +56,8 @@ public final class IncidentPublisher implements AutoCloseable {
     private final String projection;
     private final Clock clock;
     private final Producer<String, PlacementIncident> producer;
+    /** The broker away: said when it starts and when it ends, not at every sweep. */
+    private final Outage outage = new Outage(LOG, "publishing incident events");
 
     /**
      * @param projection the store's projection (its group id): each event carries it, and is keyed
@@ -78,14 +82,16 @@ public final class IncidentPublisher implements AutoCloseable {
         try {
             Sends.all(producer, pending.stream().map(i -> new ProducerRecord<>(topic, key(i.getIncidentId(), projection), i)).toList());
         } catch (Exception e) {
-            LOG.warn("publishing {} incident events failed; they go out on a later sweep: {}", pending.size(), e.toString());
+            outage.failed(pending.size() + " events, which go out on a later sweep: " + e);
             release(pending);
             return 0;
         }
+        outage.ended();
         try (Connection c = database.getConnection();
              PreparedStatement s = c.prepareStatement("UPDATE incidents SET published_version = ?, published_state = ?, published_at = ?, "
                      + "claimed_by = NULL, claimed_until = NULL WHERE incident_id = ?")) {
-            for (PlacementIncident i : pending) {
+            // In id order, as every writer of several incidents locks them: two never wait on each other in a circle.
+            for (PlacementIncident i : pending.stream().sorted(Comparator.comparing(PlacementIncident::getIncidentId)).toList()) {
                 Sql.bind(s, i.getVersion(), i.getState().name(), Timestamp.from(i.getPublishedAt()), i.getIncidentId());
                 s.addBatch();
             }
@@ -116,15 +122,7 @@ public final class IncidentPublisher implements AutoCloseable {
                 return List.of();
             }
             String claim = UUID.randomUUID().toString();
-            try (PreparedStatement s = InList.prepare(c, "UPDATE incidents SET claimed_by = ?, claimed_until = ? WHERE incident_id IN (%s) AND "
-                    + DUE, candidates, 3)) {
-                s.setString(1, claim);
-                s.setTimestamp(2, Timestamp.from(now.plus(LEASE)));
-                s.setTimestamp(candidates.size() + 3, updatesBefore);
-                s.setTimestamp(candidates.size() + 4, updatesBefore);
-                s.setTimestamp(candidates.size() + 5, at);
-                s.executeUpdate();
-            }
+            lease(c, candidates, claim, now, updatesBefore, at);
             List<PlacementIncident> claimed = new ArrayList<>();
             Map<String, String[]> published = new HashMap<>();
             try (PreparedStatement s = InList.prepare(c, "SELECT incident_id, version, published_state, tensors FROM incidents WHERE "
@@ -147,11 +145,7 @@ public final class IncidentPublisher implements AutoCloseable {
                 }
             } catch (SQLException | RuntimeException e) {
                 // What this call claimed goes back at once, not when the lease lapses.
-                try (PreparedStatement s = InList.prepare(c, "UPDATE incidents SET claimed_by = NULL, claimed_until = NULL WHERE incident_id IN (%s) "
-                        + "AND claimed_by = ?", candidates)) {
-                    s.setString(candidates.size() + 1, claim);
-                    s.executeUpdate();
-                }
+                unclaim(c, candidates, claim);
                 throw e;
             }
             return claimed;
@@ -181,11 +175,62 @@ public final class IncidentPublisher implements AutoCloseable {
                 .build();
     }
 
+    /**
+     * Leases the candidates still due to {@code claim}: each row locked in id order, as the ingest's ledger locks them,
+     * and one that another transaction holds (a batch settling it, another instance's claim) skipped, not waited for:
+     * it is due again at the next sweep. Two instances' claims and a batch never deadlock on the incidents.
+     */
+    private static void lease(Connection c, List<String> candidates, String claim, Instant now, Timestamp updatesBefore, Timestamp at)
+            throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            List<String> locked = new ArrayList<>();
+            try (PreparedStatement s = InList.prepare(c, "SELECT incident_id FROM incidents WHERE incident_id IN (%s) AND " + DUE
+                    + " ORDER BY incident_id FOR UPDATE SKIP LOCKED", candidates)) {
+                s.setTimestamp(candidates.size() + 1, updatesBefore);
+                s.setTimestamp(candidates.size() + 2, updatesBefore);
+                s.setTimestamp(candidates.size() + 3, at);
+                try (var rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        locked.add(rs.getString(1));
+                    }
+                }
+            }
+            if (!locked.isEmpty()) {
+                try (PreparedStatement s = InList.prepare(c, "UPDATE incidents SET claimed_by = ?, claimed_until = ? WHERE incident_id IN (%s)",
+                        locked, 3)) {
+                    s.setString(1, claim);
+                    s.setTimestamp(2, Timestamp.from(now.plus(LEASE)));
+                    s.executeUpdate();
+                }
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
+    }
+
+    /** Gives back the lease on these incidents (only {@code claim}'s, when given), a row at a time in id order. */
+    private static void unclaim(Connection c, List<String> ids, String claim) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("UPDATE incidents SET claimed_by = NULL, claimed_until = NULL WHERE incident_id = ?"
+                + (claim == null ? "" : " AND claimed_by = ?"))) {
+            for (String id : ids.stream().sorted().toList()) {
+                s.setString(1, id);
+                if (claim != null) {
+                    s.setString(2, claim);
+                }
+                s.executeUpdate();
+            }
+        }
+    }
+
     private void release(List<PlacementIncident> pending) {
-        try (Connection c = database.getConnection(); PreparedStatement s = InList.prepare(c,
-                "UPDATE incidents SET claimed_by = NULL, claimed_until = NULL WHERE incident_id IN (%s)",
-                pending.stream().map(PlacementIncident::getIncidentId).toList())) {
-            s.executeUpdate();
+        try (Connection c = database.getConnection()) {
+            unclaim(c, pending.stream().map(PlacementIncident::getIncidentId).toList(), null);
         } catch (SQLException e) {
             LOG.warn("cannot release the lease on {} incidents (it lapses within {} s): {}", pending.size(), LEASE.toSeconds(), e.toString());
         }

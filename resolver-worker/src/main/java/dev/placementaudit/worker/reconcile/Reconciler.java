@@ -3,6 +3,7 @@ package dev.placementaudit.worker.reconcile;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.schemas.EventSerde;
 import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.service.Outage;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -75,6 +76,8 @@ public final class Reconciler implements Runnable {
     private final ReadPositions positions;
     private final Counter reconciled;
     private final AtomicInteger overdue = new AtomicInteger();
+    /** Kafka away: said when it starts and when it ends, not at every try. */
+    private final Outage outage = new Outage(LOG, "reconciling");
     private volatile boolean running = true;
     /** What the reconciler failed on last, not Kafka's doing, until it works again: a problem on {@code /health}. */
     private volatile String failing;
@@ -148,13 +151,14 @@ public final class Reconciler implements Runnable {
                 }
                 failures = 0;
                 failing = null;
+                outage.ended();
             } catch (WakeupException e) {
                 if (running) {
                     throw e;
                 }
             } catch (KafkaException e) {
                 failures++;
-                LOG.warn("reconciling failed ({}); trying again", e.toString());
+                outage.failed(e + (e.getCause() == null ? "" : " <- " + e.getCause()));
                 closeProducer();
                 pause(Math.min(5_000, 200L << Math.min(failures, 5)));
             } catch (RuntimeException e) {
