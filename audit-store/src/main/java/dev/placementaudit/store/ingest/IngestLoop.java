@@ -4,6 +4,7 @@ import dev.placementaudit.service.ConsumerLoop;
 import dev.placementaudit.service.ConsumerVitals;
 import dev.placementaudit.service.DaemonThreads;
 import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.service.Outage;
 import dev.placementaudit.store.alerts.AlertPublisher;
 import dev.placementaudit.store.chain.ChainLog;
 import dev.placementaudit.store.config.StoreConfig;
@@ -65,6 +66,8 @@ public final class IngestLoop extends ConsumerLoop {
     private final SummaryPacing pacing = new SummaryPacing();
     /** The next poll's records, decoding while the batch before them writes; loop thread only. */
     private Future<List<Decoded>> ahead;
+    /** The broker or the database away while publishing the alert outbox: said when it starts and when it ends. */
+    private final Outage alertOutage = new Outage(LOG, "publishing the alert outbox");
     /** Publishes the alert outbox off the ingest thread: a batch never waits for the broker to acknowledge its alerts. */
     private final ScheduledExecutorService alertSender;
     private final AtomicBoolean alertsQueued = new AtomicBoolean();
@@ -309,8 +312,9 @@ public final class IngestLoop extends ConsumerLoop {
                 published = alerts.publishPending();
                 metrics.published(published);
             } while (published >= AlertPublisher.PAGE && !alertSender.isShutdown());
+            alertOutage.ended();
         } catch (SQLException | RuntimeException e) {
-            LOG.warn("cannot publish the alert outbox (retried within {} s): {}", ALERT_SWEEP.toSeconds(), e.toString());
+            alertOutage.failed(e + "; retried within " + ALERT_SWEEP.toSeconds() + " s");
         }
     }
 
