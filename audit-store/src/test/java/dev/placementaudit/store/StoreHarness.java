@@ -254,5 +254,9 @@ final class StoreHarness {
                 + "EXISTS (SELECT 1 FROM load_rows x WHERE x.is_head = TRUE AND x.deployment_id = r.deployment_id AND x.model_id = r.model_id "
                 + "AND (x.summary_partition, x.summary_offset) > (r.summary_partition, r.summary_offset)))"))
                 .as("rows marked latest that are not the last head of their deployment and model").isZero();
+        // Every load's id once in load_ids (V30), with its row's time, and no id without its row.
+        org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM load_ids")).as("load ids").isEqualTo(h.count("SELECT COUNT(*) FROM load_rows"));
+        org.assertj.core.api.Assertions.assertThat(h.count("SELECT COUNT(*) FROM load_rows l WHERE NOT EXISTS (SELECT 1 FROM load_ids i "
+                + "WHERE i.load_id = l.load_id AND i.occurred_at = l.occurred_at)")).as("load rows whose id and time are not in load_ids").isZero();
     }
 }

@@ -1,5 +1,7 @@
 package dev.placementaudit.store.chain;
 
+import dev.placementaudit.store.db.ById;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -289,7 +291,7 @@ public final class ChainVerifier {
     }
 
     private static String tensorCount(Connection c, String loadId) throws SQLException {
-        List<String> counts = strings(c, "SELECT CAST(tensor_count AS VARCHAR(20)) FROM loads WHERE load_id = ?", loadId);
+        List<String> counts = strings(c, "SELECT CAST(tensor_count AS VARCHAR(20)) FROM loads WHERE " + ById.is(""), loadId);
         return counts.isEmpty() ? "" : " of " + counts.get(0) + " tensors";
     }
 

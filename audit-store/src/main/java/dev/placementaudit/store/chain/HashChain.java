@@ -1,6 +1,7 @@
 package dev.placementaudit.store.chain;
 
 import dev.placementaudit.schemas.PlanDigest;
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.plans.PlanValues;
@@ -219,7 +220,8 @@ public final class HashChain {
     public static Optional<LoadRow> loadRow(Connection c, String loadId, int encoding) throws SQLException {
         List<String> columns = encoding == 1 ? LOAD_COLUMNS : LOAD_COLUMNS_2;
         return Sql.first(c, "SELECT " + (encoding == 1 ? "CAST(NULL AS VARCHAR(64))" : "plan_digest") + ", " + String.join(", ", columns)
-                + " FROM loads WHERE load_id = ?", rs -> new LoadRow(hex(sha256().digest(canonical(values(rs, 2, columns.size())))), rs.getString(1)), loadId);
+                // An entry of the first encoding is over a row written before load_ids (V30) and is read as it was then.
+                + " FROM loads WHERE " + (encoding == 1 ? "load_id = ?" : ById.is("")), rs -> new LoadRow(hex(sha256().digest(canonical(values(rs, 2, columns.size())))), rs.getString(1)), loadId);
     }
 
     /**
@@ -231,7 +233,7 @@ public final class HashChain {
         List<String> current = entries.stream().filter(e -> e.encoding() != 1).map(Entry::loadId).distinct().toList();
         for (List<String> chunk : InList.chunks(current)) {
             try (PreparedStatement s = InList.prepare(c, "SELECT load_id, plan_digest, " + String.join(", ", LOAD_COLUMNS_2)
-                    + " FROM loads WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                    + " FROM loads WHERE " + ById.in(""), chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     byId.put(rs.getString(1), new LoadRow(hex(sha256().digest(canonical(values(rs, 3, LOAD_COLUMNS_2.size())))), rs.getString(2)));
                 }

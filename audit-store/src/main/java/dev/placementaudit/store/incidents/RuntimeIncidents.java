@@ -1,5 +1,6 @@
 package dev.placementaudit.store.incidents;
 
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
@@ -247,7 +248,7 @@ public final class RuntimeIncidents {
         Map<String, Load> loads = new LinkedHashMap<>();
         for (List<String> chunk : InList.chunks(new TreeSet<>(loadIds))) {
             try (PreparedStatement s = InList.prepare(c, "SELECT " + LoadRef.COLUMNS + ", heap_bytes, offheap_bytes, mapped_bytes FROM loads "
-                    + "WHERE load_id IN (%s) AND complete = TRUE", chunk); ResultSet rs = s.executeQuery()) {
+                    + "WHERE " + ById.in("") + " AND complete = TRUE", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     LoadRef ref = RegressionDetector.ref(rs);
                     loads.put(ref.loadId(), new Load(ref, rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"), rs.getLong("mapped_bytes")));
@@ -281,7 +282,7 @@ public final class RuntimeIncidents {
         for (List<String> chunk : InList.chunks(List.copyOf(loadIds))) {
             // Only an observation of the load's own deployment: one naming another draws no finding, whatever the order (V24).
             try (PreparedStatement s = InList.prepare(c, "SELECT o.load_id, " + OBSERVED_COLUMNS + " FROM load_observations o "
-                    + "JOIN load_rows l ON l.load_id = o.load_id AND l.deployment_id = o.deployment_id WHERE o.load_id IN (%s)", chunk);
+                    + ById.join("o", "load_id") + " AND l.deployment_id = o.deployment_id WHERE o.load_id IN (%s)", chunk);
                  ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     out.put(rs.getString(1), observed(rs, 2));

@@ -2,6 +2,7 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.events.AllocationDecided;
 import dev.placementaudit.schemas.PlanDigest;
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.plans.PlanCache;
@@ -133,7 +134,7 @@ final class DecisionRows {
 
     private void dropStragglers(Connection c, List<String> loadIds) throws SQLException {
         List<String[]> complete = new ArrayList<>();
-        try (PreparedStatement s = InList.prepare(c, "SELECT l.load_id, l.plan_digest FROM loads l WHERE l.load_id IN (%s) AND l.complete = TRUE "
+        try (PreparedStatement s = InList.prepare(c, "SELECT l.load_id, l.plan_digest FROM loads l WHERE " + ById.in("l") + " AND l.complete = TRUE "
                 + "AND l.plan_digest IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_entries e WHERE e.deployment_id = l.deployment_id "
                 + "AND e.load_id = l.load_id AND e.encoding = 1)",
                 loadIds); ResultSet rs = s.executeQuery()) {

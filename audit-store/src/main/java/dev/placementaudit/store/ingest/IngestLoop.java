@@ -225,6 +225,20 @@ public final class IngestLoop extends ConsumerLoop {
                 return;
             } catch (SQLException e) {
                 SQLException outage = e;
+                if (SqlFailures.loadIdTaken(e)) {
+                    // Another instance stored one of these ids since they were checked: checked again, and what now conflicts
+                    // goes to the dead letters too (only what was not sent there already).
+                    try {
+                        List<Decoded> rebound = writer.bind(batch);
+                        rejects.sendNew(batch, rebound);
+                        LOG.info("another store instance stored one of this batch's load ids meanwhile ({}): the batch checked again",
+                                SqlFailures.message(e));
+                        batch = rebound;
+                        continue;
+                    } catch (SQLException duringCheck) {
+                        outage = duringCheck;
+                    }
+                }
                 if (ProjectionWriter.isContentError(e)) {
                     try {
                         List<Decoded> isolated = setAsideUnstorable(batch, e);

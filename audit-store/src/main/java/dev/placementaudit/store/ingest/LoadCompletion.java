@@ -3,6 +3,7 @@ package dev.placementaudit.store.ingest;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.store.chain.ChainHead;
 import dev.placementaudit.store.chain.HashChain;
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.plans.StoredPlans;
 import dev.placementaudit.store.regression.LoadRef;
@@ -77,7 +78,7 @@ final class LoadCompletion {
         Map<String, Candidate> candidates = new LinkedHashMap<>();
         Set<String> stored = new HashSet<>();
         for (List<String> chunk : InList.chunks(touched)) {
-            read(c, "SELECT " + CANDIDATE_COLUMNS + " FROM loads WHERE load_id IN (%s)", chunk, candidates, stored);
+            read(c, "SELECT " + CANDIDATE_COLUMNS + " FROM loads WHERE " + ById.in(""), chunk, candidates, stored);
         }
         for (List<String> chunk : InList.chunks(deployments)) {
             read(c, "SELECT " + CANDIDATE_COLUMNS + " FROM loads WHERE deployment_id IN (%s) AND complete = FALSE", chunk, candidates, stored);
@@ -161,7 +162,7 @@ final class LoadCompletion {
             }
         }
         for (List<String> chunk : InList.chunks(storedPlans.keySet())) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT " + String.join(", ", HashChain.LOAD_COLUMNS) + " FROM loads WHERE load_id IN (%s)",
+            try (PreparedStatement s = InList.prepare(c, "SELECT " + String.join(", ", HashChain.LOAD_COLUMNS) + " FROM loads WHERE " + ById.in(""),
                     chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     List<Object> row = HashChain.values(rs, 1, HashChain.LOAD_COLUMNS.size());
@@ -261,6 +262,16 @@ final class LoadCompletion {
                        Map<String, Candidate> candidates, ReleaseHeads.Marks marks, Map<String, ChainHead> entries, Instant now) throws SQLException {
         if (!fresh.isEmpty()) {
             Map<String, LoadContexts.Keys> keys = contexts.keys(c, fresh.stream().map(Decoded.Summary::event).toList());
+            // The id first: it is unique there (V30), so of two instances storing one id at once, one fails here and its
+            // batch's retry finds the other's load ({@link LoadIds}).
+            try (PreparedStatement insert = c.prepareStatement("INSERT INTO load_ids (load_id, occurred_at) VALUES (?, ?)")) {
+                for (Decoded.Summary summary : fresh) {
+                    insert.setString(1, summary.event().getLoadId().toString());
+                    insert.setTimestamp(2, Timestamp.from(summary.event().getLoadOccurredAt()));
+                    insert.addBatch();
+                }
+                insert.executeBatch();
+            }
             try (PreparedStatement insert = c.prepareStatement(StoredLoad.INSERT)) {
                 for (Decoded.Summary summary : fresh) {
                     bind(insert, StoredLoad.values(summary.event(), keys.get(summary.event().getLoadId().toString()),

@@ -2,6 +2,7 @@ package dev.placementaudit.store.ingest;
 
 import dev.placementaudit.resolution.LoadIdentity;
 import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.InList;
 
 import java.sql.Connection;
@@ -96,7 +97,7 @@ public final class LoadIds {
         Map<String, LoadIdentity> stored = new HashMap<>();
         for (List<String> chunk : InList.chunks(ids)) {
             try (PreparedStatement s = InList.prepare(c, "SELECT load_id, deployment_id, release_name, model_id, model_sha256, platform_name, "
-                    + "profile_name, occurred_at, tensor_count FROM loads WHERE load_id IN (%s)", chunk); ResultSet rs = s.executeQuery()) {
+                    + "profile_name, occurred_at, tensor_count FROM loads WHERE " + ById.in(""), chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     stored.put(rs.getString(1), new LoadIdentity(rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
                             rs.getString(6), rs.getString(7), rs.getTimestamp(8).toInstant(), rs.getInt(9)));

@@ -4,6 +4,7 @@ import dev.placementaudit.events.Divergence;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.LoadResolved;
 import dev.placementaudit.service.DeadLetter;
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
@@ -88,7 +89,7 @@ final class ObservationRows {
         }
         Map<String, String> owners = new HashMap<>();
         for (List<String> chunk : InList.chunks(loadIds)) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, deployment_id FROM load_rows WHERE load_id IN (%s)", chunk);
+            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, deployment_id FROM load_rows WHERE " + ById.in(""), chunk);
                  ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     owners.put(rs.getString(1), rs.getString(2));
@@ -130,7 +131,7 @@ final class ObservationRows {
         List<Stray> strays = new ArrayList<>();
         for (List<String> chunk : InList.chunks(List.copyOf(completedLoadIds))) {
             try (PreparedStatement s = InList.prepare(c, "SELECT o.load_id, o.deployment_id, l.deployment_id, o.source_partition, o.source_offset "
-                    + "FROM load_observations o JOIN load_rows l ON l.load_id = o.load_id WHERE o.load_id IN (%s) "
+                    + "FROM load_observations o " + ById.join("o", "load_id") + " WHERE o.load_id IN (%s) "
                     + "AND o.deployment_id <> l.deployment_id", chunk); ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     strays.add(new Stray(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getLong(5)));

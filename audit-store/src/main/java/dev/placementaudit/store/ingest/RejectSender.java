@@ -38,6 +38,17 @@ final class RejectSender {
     }
 
     /** Sent and acknowledged before the batch commits: a crash in between re-sends (at least once), never drops. */
+    /** Sends the rejects of {@code rebound} that were not rejects in {@code batch}, its earlier check (same order and size). */
+    void sendNew(List<Decoded> batch, List<Decoded> rebound) {
+        List<Decoded> fresh = new java.util.ArrayList<>();
+        for (int i = 0; i < rebound.size(); i++) {
+            if (rebound.get(i) instanceof Decoded.Reject && !(i < batch.size() && batch.get(i) instanceof Decoded.Reject)) {
+                fresh.add(rebound.get(i));
+            }
+        }
+        send(fresh);
+    }
+
     void send(List<Decoded> batch) {
         for (Decoded item : batch) {
             if (item instanceof Decoded.Reject reject) {

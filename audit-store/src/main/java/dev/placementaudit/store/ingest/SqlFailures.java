@@ -28,6 +28,25 @@ final class SqlFailures {
         return Optional.empty();
     }
 
+    /**
+     * Whether {@code e} is a unique violation on {@code load_ids} (V30): another store instance stored one of the batch's
+     * load ids since the batch was checked ({@link LoadIds}), so it must be checked again, not retried as it is (it would
+     * fail the same way forever).
+     */
+    static boolean loadIdTaken(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql) {
+                for (SQLException next = sql; next != null; next = next.getNextException()) {
+                    if ("23505".equals(next.getSQLState()) && next.getMessage() != null
+                            && next.getMessage().toLowerCase(java.util.Locale.ROOT).contains("load_ids")) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
     /** The first useful line of the database's message, without what a column or a header could not hold either. */
     static String message(SQLException e) {
         SQLException first = e.getNextException() != null ? e.getNextException() : e;

@@ -1,6 +1,7 @@
 package dev.placementaudit.store.query;
 
 import dev.placementaudit.store.alerts.AlertOutbox;
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.db.UncheckedSqlException;
 import dev.placementaudit.store.plans.PlanCache;
@@ -120,7 +121,7 @@ public final class AlertQueries {
     }
 
     private static Optional<LoadRef> ref(Connection c, String loadId) throws SQLException {
-        return Sql.first(c, "SELECT " + LoadRef.COLUMNS + " FROM loads WHERE load_id = ?", RegressionDetector::ref, loadId);
+        return Sql.first(c, "SELECT " + LoadRef.COLUMNS + " FROM loads WHERE " + ById.is(""), RegressionDetector::ref, loadId);
     }
 
 }

@@ -1,5 +1,6 @@
 package dev.placementaudit.store.query;
 
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.Filter;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.ingest.LoadIds;
@@ -95,7 +96,7 @@ public final class LoadQueries {
     /** Where every tensor of one load landed. */
     public Optional<LoadDetail> load(String loadId) throws SQLException {
         try (Connection c = database.getConnection()) {
-            Optional<LoadSummary> found = Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE load_id = ?", LoadQueries::summary, loadId);
+            Optional<LoadSummary> found = Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE " + ById.is(""), LoadQueries::summary, loadId);
             if (found.isEmpty()) {
                 return Optional.empty();
             }

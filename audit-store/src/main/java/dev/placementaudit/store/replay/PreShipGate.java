@@ -4,6 +4,7 @@ import dev.placementaudit.resolution.LoadResolution;
 import dev.placementaudit.resolution.Provenance;
 import dev.placementaudit.resolution.ResolvedLoad;
 import dev.placementaudit.resolution.ValidLoad;
+import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.Sql;
 import dev.placementaudit.store.incidents.Cause;
 import dev.placementaudit.store.plans.StoredPlans;
@@ -65,7 +66,7 @@ public record PreShipGate(DataSource database, GrowthRule offHeap, GrowthRule he
         try (Connection c = database.getConnection()) {
             for (ValidLoad load : latest) {
                 String loadId = load.event().getLoadId().toString();
-                Optional<String[]> recorded = Sql.first(c, "SELECT plan_digest, release_name FROM loads WHERE load_id = ? AND complete = TRUE",
+                Optional<String[]> recorded = Sql.first(c, "SELECT plan_digest, release_name FROM loads WHERE " + ById.is("") + " AND complete = TRUE",
                         rs -> new String[]{rs.getString(1), rs.getString(2)}, loadId);
                 if (recorded.isEmpty() || recorded.get()[0] == null) {
                     continue; // not in the store (yet): nothing recorded to compare with

@@ -49,7 +49,7 @@ import java.util.stream.Stream;
 public final class ProjectionRebuild {
     private static final String REBUILD_GROUP = "projection-rebuild";
     /** The tables a swap replaces, besides the one holding plans' tensors ({@link StoredPlans#tensorTable}). */
-    private static final List<String> SWAPPED = List.of("decisions", "plans", "plan_findings", "load_rows", "load_sites",
+    private static final List<String> SWAPPED = List.of("decisions", "plans", "plan_findings", "load_rows", "load_ids", "load_sites",
             "load_builds", "alert_texts", "alerts", "incidents", "incident_deployments", "load_observations", "load_divergences", "runtime_findings",
             "chain_entries_legacy");
 

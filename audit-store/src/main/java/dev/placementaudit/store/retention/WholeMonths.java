@@ -32,10 +32,12 @@ final class WholeMonths {
     static final List<String[]> DEPENDENTS = List.of(new String[]{"decisions", "load_id"}, new String[]{"alerts", "to_load_id"},
             new String[]{"dead_letters", "load_id"},
             // What runtimes said of these loads goes with them; the incidents they fed keep their rows, as regressions' do.
-            new String[]{"load_observations", "load_id"}, new String[]{"load_divergences", "load_id"}, new String[]{"runtime_findings", "load_id"});
+            new String[]{"load_observations", "load_id"}, new String[]{"load_divergences", "load_id"}, new String[]{"runtime_findings", "load_id"},
+            // Its id, which kept it unique (V30).
+            new String[]{"load_ids", "load_id"});
     /** What a prune leaves dead rows in, vacuumed after it. */
     private static final List<String> VACUUMED = List.of("decisions", "alerts", "dead_letters", "load_observations", "load_divergences",
-            "runtime_findings", "load_rows", "chain_entries_legacy", "chain_anchors", "plans", "plan_tensor_arrays");
+            "runtime_findings", "load_rows", "load_ids", "chain_entries_legacy", "chain_anchors", "plans", "plan_tensor_arrays");
 
     private final List<LoadPartitions.Partition> months;
     private final Set<String> taken = new HashSet<>();
