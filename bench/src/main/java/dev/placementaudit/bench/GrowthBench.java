@@ -179,6 +179,8 @@ final class GrowthBench {
                 + " > 0 THEN decode(" + FleetFill.hex("'p' || " + FleetFill.plan(m, d, r + " - 1")) + ", 'hex') END, " + day + " % 10 = 9 AND "
                 + slot + " = 5, " + day + " * 24 + " + j + " + 1, decode(" + FleetFill.hex("'e' || g") + ", 'hex')" + series
                 + " ON CONFLICT DO NOTHING");
+        // Each id once, with its time, as the store writes it beside the row (V30).
+        s.execute("INSERT INTO load_ids (load_id, occurred_at) SELECT md5('G' || g)::uuid::text, " + time + series + " ON CONFLICT DO NOTHING");
         // Every fourth load observed by its device, as it planned.
         s.execute("INSERT INTO load_observations (load_id, deployment_id, observed_at, method, heap_before, heap_after, direct_before, "
                 + "direct_after, mapped_before, mapped_after, tensors_reported, source_partition, source_offset) SELECT md5('G' || g)::uuid::text, "

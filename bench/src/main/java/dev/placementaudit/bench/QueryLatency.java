@@ -68,6 +68,8 @@ record QueryLatency(Postgres pg, long queryLoads, boolean keepSchema, boolean by
                     + String.format(hex, "'p' || " + previousPlan) + ", 'hex') END, g % 50 = 49, g % 50 = 49 AND " + r + " = 4, (g % " + perDeployment
                     + ") + 1, decode("
                     + String.format(hex, "'entry' || g") + ", 'hex') FROM generate_series(0, " + (count - 1) + ") g" + order);
+            // Each id once, with its time, as the store writes it beside the row (V30).
+            s.execute("INSERT INTO load_ids (load_id, occurred_at) SELECT load_id, occurred_at FROM load_rows");
             // Each load's chain entry on its row, as the store writes it (docs/adr/0015): its position and its hash; and
             // each deployment's head on its lock row.
             s.execute("INSERT INTO deployment_locks (deployment_id, chain_seq, chain_hash) SELECT 'device-' || d, " + perDeployment
