@@ -1,37 +1,35 @@
 package dev.placementaudit.service;
 
+import dev.placementaudit.testkit.ShiftedClock;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Marker;
 import org.slf4j.event.Level;
 import org.slf4j.helpers.LegacyAbstractLogger;
 import org.slf4j.helpers.MessageFormatter;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** An outage read as an operator reads it: where it starts, a reminder while it lasts, where it ends; the rest at DEBUG. */
+/** An outage read as an operator reads it: where it starts, a reminder while it lasts, where it ends; the rest at DEBUG (time shifted, not waited for). */
 class OutageTest {
 
     @Test
     void anOutageIsAWarnWhenItStartsAReminderEveryFiveMinutesAndAnInfoWhenItEnds() {
         Recording log = new Recording();
-        MovingClock clock = new MovingClock();
+        ShiftedClock clock = new ShiftedClock();
         Outage outage = new Outage(log, "reconciling", clock);
 
         outage.ended();
         assertThat(log.lines).as("nothing said of a success with no failure before it").isEmpty();
         for (int i = 0; i < 30; i++) {
             outage.failed("TimeoutException: broker away");
-            clock.advance(Duration.ofSeconds(1));
+            clock.shift(Duration.ofSeconds(1));
         }
         assertThat(outage.ongoing()).isTrue();
-        clock.advance(Duration.ofMinutes(5));
+        clock.shift(Duration.ofMinutes(5));
         outage.failed("TimeoutException: broker away");
         outage.ended();
         outage.ended();
@@ -83,29 +81,6 @@ class OutageTest {
         @Override
         public boolean isErrorEnabled() {
             return true;
-        }
-    }
-
-    private static final class MovingClock extends Clock {
-        private Instant now = Instant.parse("2026-12-07T20:00:00Z");
-
-        void advance(Duration by) {
-            now = now.plus(by);
-        }
-
-        @Override
-        public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
         }
     }
 }

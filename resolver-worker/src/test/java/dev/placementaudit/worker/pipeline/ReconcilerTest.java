@@ -34,6 +34,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -185,43 +186,31 @@ class ReconcilerTest {
     @Test
     void partitionsAddedWhileItRunsAreReconciledWithoutARestart(KafkaBroker broker) throws Exception {
         WorkerHarness h = new WorkerHarness(broker, 1);
-        broker.createTopics(1, h.decisions, h.resolved, h.deadLetters);
-        Map<String, String> settings = h.settings("grown");
-        settings.put("worker.reconcile.after", "1s");
-        // The reconciler's producer learns of the summaries' new partition within half a second, not the default five minutes.
-        settings.put("kafka.metadata.max.age.ms", "500");
-        WorkerConfig config = WorkerConfig.from(Settings.of(settings));
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        try (Admin admin = Admin.create(broker.clientConfig())) {
-            Reconciler reconciler = ResolverWorker.reconciler(config, admin, new LoadResolution(WorkerVersion.resolverVersion()), () -> Set.of(0, 1),
-                    registry);
-            Thread thread = new Thread(reconciler, "reconciler-under-test");
-            thread.start();
-            try {
-                h.send(IntStream.range(0, 2).mapToObj(i -> SampleEvents.edgeLoad("d" + i, "r1", 2)).toList());
-                commit(admin, h, 0, 2);
-                await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 2);
+        // The reconciler's producer learns of the summaries' new partition within half a second, not the default five minutes.
+        try (Admin admin = Admin.create(broker.clientConfig());
+             Alone alone = Alone.start(h, "grown", Map.of("kafka.metadata.max.age.ms", "500"), () -> Set.of(0, 1), admin, registry)) {
+            Thread thread = alone.thread();
+            h.send(IntStream.range(0, 2).mapToObj(i -> SampleEvents.edgeLoad("d" + i, "r1", 2)).toList());
+            commit(admin, h, 0, 2);
+            await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 2);
 
-                admin.createPartitions(Map.of(h.input, NewPartitions.increaseTo(2), h.resolved, NewPartitions.increaseTo(2),
-                        h.deadLetters, NewPartitions.increaseTo(2), h.decisions, NewPartitions.increaseTo(2))).all().get(30, TimeUnit.SECONDS);
-                // Deployments whose key goes to partition 1 of two: on the input, and so on the summaries.
-                List<ModelLoaded> later = IntStream.range(0, 200).mapToObj(i -> "grown-" + i)
-                        .filter(id -> Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % 2 == 1).limit(3)
-                        .map(id -> SampleEvents.edgeLoad(id, "r1", 2)).toList();
-                assertThat(h.send(later)).extracting(RecordMetadata::partition).containsOnly(1);
-                commit(admin, h, 1, 3);
+            admin.createPartitions(Map.of(h.input, NewPartitions.increaseTo(2), h.resolved, NewPartitions.increaseTo(2),
+                    h.deadLetters, NewPartitions.increaseTo(2), h.decisions, NewPartitions.increaseTo(2))).all().get(30, TimeUnit.SECONDS);
+            // Deployments whose key goes to partition 1 of two: on the input, and so on the summaries.
+            List<ModelLoaded> later = IntStream.range(0, 200).mapToObj(i -> "grown-" + i)
+                    .filter(id -> Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % 2 == 1).limit(3)
+                    .map(id -> SampleEvents.edgeLoad(id, "r1", 2)).toList();
+            assertThat(h.send(later)).extracting(RecordMetadata::partition).containsOnly(1);
+            commit(admin, h, 1, 3);
 
-                await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 5);
-                await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
-                        .until(() -> registry.get("pa.worker.reconciled").counter().count() == 5 && thread.isAlive());
-                assertThat(h.resolved(5)).extracting(LoadResolved::getLoadId).map(UUID.class::cast).doesNotHaveDuplicates()
-                        .containsAll(later.stream().map(ModelLoaded::getLoadId).map(UUID.class::cast).toList());
-                assertThat(h.resolvedRecords(5)).as("a summary on the summaries' new partition").extracting(ConsumerRecord::partition).contains(1);
-                assertThat(registry.get("pa.worker.reconcile.overdue").gauge().value()).isZero();
-            } finally {
-                reconciler.stop();
-                thread.join(10_000);
-            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 5);
+            await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
+                    .until(() -> registry.get("pa.worker.reconciled").counter().count() == 5 && thread.isAlive());
+            assertThat(h.resolved(5)).extracting(LoadResolved::getLoadId).map(UUID.class::cast).doesNotHaveDuplicates()
+                    .containsAll(later.stream().map(ModelLoaded::getLoadId).map(UUID.class::cast).toList());
+            assertThat(h.resolvedRecords(5)).as("a summary on the summaries' new partition").extracting(ConsumerRecord::partition).contains(1);
+            assertThat(registry.get("pa.worker.reconcile.overdue").gauge().value()).isZero();
         }
     }
 
@@ -232,36 +221,52 @@ class ReconcilerTest {
     @Test
     void aFailureOfOursIsOnHealthWhileItLastsAndTheReconcilerGoesOn(KafkaBroker broker) throws Exception {
         WorkerHarness h = new WorkerHarness(broker, 1);
-        broker.createTopics(1, h.decisions, h.resolved, h.deadLetters);
-        Map<String, String> settings = h.settings("failing");
-        settings.put("worker.reconcile.after", "1s");
-        WorkerConfig config = WorkerConfig.from(Settings.of(settings));
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         AtomicBoolean broken = new AtomicBoolean(true);
-        try (Admin admin = Admin.create(broker.clientConfig())) {
-            Reconciler reconciler = ResolverWorker.reconciler(config, admin, new LoadResolution(WorkerVersion.resolverVersion()), () -> {
-                if (broken.get()) {
-                    throw new IllegalStateException("the loop's partitions asked at the wrong moment");
-                }
-                return Set.of(0);
-            }, registry);
+        Supplier<Set<Integer>> owned = () -> {
+            if (broken.get()) {
+                throw new IllegalStateException("the loop's partitions asked at the wrong moment");
+            }
+            return Set.of(0);
+        };
+        try (Admin admin = Admin.create(broker.clientConfig()); Alone alone = Alone.start(h, "failing", Map.of(), owned, admin, registry)) {
+            Reconciler reconciler = alone.reconciler();
+            Thread thread = alone.thread();
+            h.send(List.of(SampleEvents.edgeLoad("d0", "r1", 2)));
+            commit(admin, h, 0, 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> !reconciler.problems().isEmpty());
+            assertThat(reconciler.problems()).singleElement().asString()
+                    .contains("the reconciler fails", "the loop's partitions asked at the wrong moment", "no load is proven complete");
+            assertThat(thread.isAlive()).isTrue();
+
+            broken.set(false);
+            await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 1);
+            await().atMost(Duration.ofSeconds(10)).until(() -> reconciler.problems().isEmpty());
+        }
+    }
+
+    /**
+     * The reconciler on its own, as the worker builds it (a look every half second, overdue after 1 s), for a group no loop
+     * holds, so a test sets the group's offsets as a lost transaction leaves them; stopped when closed.
+     */
+    private record Alone(Reconciler reconciler, Thread thread) implements AutoCloseable {
+        static Alone start(WorkerHarness h, String instance, Map<String, String> more, Supplier<Set<Integer>> owned, Admin admin,
+                           PrometheusMeterRegistry registry) {
+            h.broker.createTopics(1, h.decisions, h.resolved, h.deadLetters);
+            Map<String, String> settings = h.settings(instance);
+            settings.put("worker.reconcile.after", "1s");
+            settings.putAll(more);
+            Reconciler reconciler = ResolverWorker.reconciler(WorkerConfig.from(Settings.of(settings)), admin,
+                    new LoadResolution(WorkerVersion.resolverVersion()), owned, registry);
             Thread thread = new Thread(reconciler, "reconciler-under-test");
             thread.start();
-            try {
-                h.send(List.of(SampleEvents.edgeLoad("d0", "r1", 2)));
-                commit(admin, h, 0, 1);
-                await().atMost(Duration.ofSeconds(30)).until(() -> !reconciler.problems().isEmpty());
-                assertThat(reconciler.problems()).singleElement().asString()
-                        .contains("the reconciler fails", "the loop's partitions asked at the wrong moment", "no load is proven complete");
-                assertThat(thread.isAlive()).isTrue();
+            return new Alone(reconciler, thread);
+        }
 
-                broken.set(false);
-                await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("pa.worker.reconciled").counter().count() == 1);
-                await().atMost(Duration.ofSeconds(10)).until(() -> reconciler.problems().isEmpty());
-            } finally {
-                reconciler.stop();
-                thread.join(10_000);
-            }
+        @Override
+        public void close() throws InterruptedException {
+            reconciler.stop();
+            thread.join(10_000);
         }
     }
 
