@@ -20,6 +20,8 @@ public final class Outage {
     private final Clock clock;
     private int failures;
     private Instant since;
+    /** Whether a failure is ongoing, read without the lock: {@link #ended} is called after every success, on hot paths. */
+    private volatile boolean down;
     private Instant warned;
 
     /** @param what what fails, as the start of a sentence: "reconciling", "publishing incident events" */
@@ -40,6 +42,7 @@ public final class Outage {
         if (since == null) {
             since = now;
             warned = now;
+            down = true;
             log.warn("{} failed ({}); repeats are logged at DEBUG until it works", what, cause);
         } else if (!warned.plus(REMINDER).isAfter(now)) {
             warned = now;
@@ -50,16 +53,23 @@ public final class Outage {
     }
 
     /** It worked: said once if it had failed, with how long and how many tries. */
-    public synchronized void ended() {
+    public void ended() {
+        if (down) {
+            endedNow();
+        }
+    }
+
+    private synchronized void endedNow() {
         if (since != null) {
             log.info("{} works again after {} failed tries over {} s", what, failures, Duration.between(since, clock.instant()).toSeconds());
             since = null;
             failures = 0;
+            down = false;
         }
     }
 
     /** Whether it is failing now. */
-    public synchronized boolean ongoing() {
-        return since != null;
+    public boolean ongoing() {
+        return down;
     }
 }

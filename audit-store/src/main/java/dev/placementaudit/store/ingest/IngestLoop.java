@@ -227,14 +227,16 @@ public final class IngestLoop extends ConsumerLoop {
                 SQLException outage = e;
                 if (SqlFailures.loadIdTaken(e)) {
                     // Another instance stored one of these ids since they were checked: checked again, and what now conflicts
-                    // goes to the dead letters too (only what was not sent there already).
+                    // goes to the dead letters too (only what was not sent there already). The same load stored by both (a
+                    // record written again after a rebalance) conflicts with nothing: the batch is retried as any 23505 is.
                     try {
                         List<Decoded> rebound = writer.bind(batch);
-                        rejects.sendNew(batch, rebound);
-                        LOG.info("another store instance stored one of this batch's load ids meanwhile ({}): the batch checked again",
-                                SqlFailures.message(e));
-                        batch = rebound;
-                        continue;
+                        if (rejects.sendNew(batch, rebound) > 0) {
+                            LOG.info("another store instance stored one of this batch's load ids meanwhile ({}): the batch checked again",
+                                    SqlFailures.message(e));
+                            batch = rebound;
+                            continue;
+                        }
                     } catch (SQLException duringCheck) {
                         outage = duringCheck;
                     }

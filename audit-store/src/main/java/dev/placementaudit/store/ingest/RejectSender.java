@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,18 +38,23 @@ final class RejectSender {
         this.clock = clock;
     }
 
-    /** Sent and acknowledged before the batch commits: a crash in between re-sends (at least once), never drops. */
-    /** Sends the rejects of {@code rebound} that were not rejects in {@code batch}, its earlier check (same order and size). */
-    void sendNew(List<Decoded> batch, List<Decoded> rebound) {
-        List<Decoded> fresh = new java.util.ArrayList<>();
+    /**
+     * Sends the rejects of {@code rebound} that were not rejects in {@code batch}, its earlier check (same order and size).
+     *
+     * @return how many it sent: none when the check found nothing new
+     */
+    int sendNew(List<Decoded> batch, List<Decoded> rebound) {
+        List<Decoded> fresh = new ArrayList<>();
         for (int i = 0; i < rebound.size(); i++) {
             if (rebound.get(i) instanceof Decoded.Reject && !(i < batch.size() && batch.get(i) instanceof Decoded.Reject)) {
                 fresh.add(rebound.get(i));
             }
         }
         send(fresh);
+        return fresh.size();
     }
 
+    /** Sent and acknowledged before the batch commits: a crash in between re-sends (at least once), never drops. */
     void send(List<Decoded> batch) {
         for (Decoded item : batch) {
             if (item instanceof Decoded.Reject reject) {

@@ -1,7 +1,9 @@
 package dev.placementaudit.store.ingest;
 
 import java.sql.SQLException;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * Tells a row the database refuses from a database that is not there. A refused row (SQLSTATE class 22, data
@@ -15,17 +17,10 @@ final class SqlFailures {
 
     /** The SQLSTATE that makes {@code e} a content error, looking through batch and cause chains; empty for an outage. */
     static Optional<String> contentState(SQLException e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SQLException sql) {
-                for (SQLException next = sql; next != null; next = next.getNextException()) {
-                    String state = next.getSQLState();
-                    if (state != null && (state.startsWith("22") || (state.startsWith("23") && !state.equals("23505")))) {
-                        return Optional.of(state);
-                    }
-                }
-            }
-        }
-        return Optional.empty();
+        return first(e, sql -> {
+            String state = sql.getSQLState();
+            return state != null && (state.startsWith("22") || (state.startsWith("23") && !state.equals("23505")));
+        }).map(SQLException::getSQLState);
     }
 
     /**
@@ -34,17 +29,22 @@ final class SqlFailures {
      * fail the same way forever).
      */
     static boolean loadIdTaken(SQLException e) {
+        return first(e, sql -> "23505".equals(sql.getSQLState()) && sql.getMessage() != null
+                && sql.getMessage().toLowerCase(Locale.ROOT).contains("load_ids")).isPresent();
+    }
+
+    /** The first exception in {@code e}'s cause and batch chains that {@code matches}. */
+    private static Optional<SQLException> first(SQLException e, Predicate<SQLException> matches) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SQLException sql) {
                 for (SQLException next = sql; next != null; next = next.getNextException()) {
-                    if ("23505".equals(next.getSQLState()) && next.getMessage() != null
-                            && next.getMessage().toLowerCase(java.util.Locale.ROOT).contains("load_ids")) {
-                        return true;
+                    if (matches.test(next)) {
+                        return Optional.of(next);
                     }
                 }
             }
         }
-        return false;
+        return Optional.empty();
     }
 
     /** The first useful line of the database's message, without what a column or a header could not hold either. */

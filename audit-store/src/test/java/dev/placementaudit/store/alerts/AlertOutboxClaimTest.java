@@ -2,13 +2,12 @@ package dev.placementaudit.store.alerts;
 
 import dev.placementaudit.events.PlacementAlert;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.store.Outboxes;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
-import dev.placementaudit.testkit.TopicReader;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.sql.Connection;
@@ -17,12 +16,9 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AlertOutboxClaimTest {
     private static final int ALERTS = 1_200;
     private static final EventSerde<PlacementAlert> ALERTS_SERDE = EventSerde.of(PlacementAlert.class);
+    private static final String UNPUBLISHED = "SELECT COUNT(*) FROM alerts WHERE published_at IS NULL";
 
     @DatabaseTest
     void twoInstancesDrainingOneOutboxPublishEachAlertOnce(KafkaBroker broker, TestDatabase db) throws Exception {
@@ -44,7 +41,8 @@ class AlertOutboxClaimTest {
             ExecutorService instances = Executors.newFixedThreadPool(2);
             try (AlertPublisher a = new AlertPublisher(database.dataSource(), broker.clientConfig(), topic, "claim-test");
                  AlertPublisher b = new AlertPublisher(database.dataSource(), broker.clientConfig(), topic, "claim-test")) {
-                List<Future<Integer>> drained = instances.invokeAll(List.of(drain(a, database), drain(b, database)));
+                List<Future<Integer>> drained = instances.invokeAll(List.of(Outboxes.drain(a::publishPending, database, UNPUBLISHED),
+                        Outboxes.drain(b::publishPending, database, UNPUBLISHED)));
 
                 assertThat(drained.get(0).get() + drained.get(1).get()).isEqualTo(ALERTS);
                 assertThat(drained).allSatisfy(f -> assertThat(f.get()).as("both took part").isPositive());
@@ -52,33 +50,7 @@ class AlertOutboxClaimTest {
                 instances.shutdownNow();
             }
         }
-        List<ConsumerRecord<byte[], byte[]>> published = TopicReader.readCommitted(broker, topic, ALERTS);
-        Map<String, Long> perAlert = published.stream().collect(Collectors.groupingBy(r -> ALERTS_SERDE.decode(r.value()).getAlertId(),
-                Collectors.counting()));
-        assertThat(published).hasSize(ALERTS);
-        assertThat(perAlert).hasSize(ALERTS).allSatisfy((id, times) -> assertThat(times).as(id).isOne());
-    }
-
-    /** Publishes, as a store's sweep does, until no alert is left unpublished; returns how many it published. */
-    private static Callable<Integer> drain(AlertPublisher publisher, AuditDatabase database) {
-        return () -> {
-            int total = 0;
-            while (true) {
-                int published = publisher.publishPending();
-                total += published;
-                if (published == 0 && unpublished(database) == 0) {
-                    return total;
-                }
-            }
-        };
-    }
-
-    private static long unpublished(AuditDatabase database) throws SQLException {
-        try (Connection c = database.dataSource().getConnection(); PreparedStatement s = c.prepareStatement(
-                "SELECT COUNT(*) FROM alerts WHERE published_at IS NULL"); java.sql.ResultSet rs = s.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        Outboxes.assertPublishedOnceEach(broker, topic, ALERTS, value -> ALERTS_SERDE.decode(value).getAlertId());
     }
 
     private static void pending(AuditDatabase database, int count) throws SQLException {

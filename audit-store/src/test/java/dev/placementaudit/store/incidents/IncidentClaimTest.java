@@ -2,13 +2,12 @@ package dev.placementaudit.store.incidents;
 
 import dev.placementaudit.events.PlacementIncident;
 import dev.placementaudit.schemas.EventSerde;
+import dev.placementaudit.store.Outboxes;
 import dev.placementaudit.store.db.AuditDatabase;
 import dev.placementaudit.testkit.DatabaseTest;
 import dev.placementaudit.testkit.KafkaBroker;
 import dev.placementaudit.testkit.KafkaBrokerExtension;
 import dev.placementaudit.testkit.TestDatabase;
-import dev.placementaudit.testkit.TopicReader;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.sql.Connection;
@@ -19,13 +18,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,6 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ExtendWith(KafkaBrokerExtension.class)
 class IncidentClaimTest {
     private static final EventSerde<PlacementIncident> INCIDENTS = EventSerde.of(PlacementIncident.class);
+    private static final String UNPUBLISHED = "SELECT COUNT(*) FROM incidents WHERE published_version IS NULL";
 
     @DatabaseTest
     void aClaimSkipsAnIncidentABatchHoldsAndTakesItAtTheNextSweep(KafkaBroker broker, TestDatabase db) throws Exception {
@@ -63,7 +60,7 @@ class IncidentClaimTest {
         } finally {
             sweeper.shutdownNow();
         }
-        assertPublishedOnceEach(broker, topic, 5);
+        Outboxes.assertPublishedOnceEach(broker, topic, 5, value -> INCIDENTS.decode(value).getIncidentId());
     }
 
     @DatabaseTest
@@ -78,42 +75,13 @@ class IncidentClaimTest {
              IncidentPublisher b = new IncidentPublisher(database.dataSource(), broker.clientConfig(), topic, "claim-test",
                      Duration.ofSeconds(1), Clock.systemUTC())) {
             incidents(database, count);
-            List<Future<Integer>> drained = instances.invokeAll(List.of(drain(a, database), drain(b, database)));
+            List<Future<Integer>> drained = instances.invokeAll(List.of(Outboxes.drain(a::publishPending, database, UNPUBLISHED),
+                    Outboxes.drain(b::publishPending, database, UNPUBLISHED)));
             assertThat(drained.get(0).get(60, TimeUnit.SECONDS) + drained.get(1).get(60, TimeUnit.SECONDS)).isEqualTo(count);
         } finally {
             instances.shutdownNow();
         }
-        assertPublishedOnceEach(broker, topic, count);
-    }
-
-    private static void assertPublishedOnceEach(KafkaBroker broker, String topic, int count) {
-        List<ConsumerRecord<byte[], byte[]>> published = TopicReader.readCommitted(broker, topic, count);
-        Map<String, Long> perIncident = published.stream().collect(Collectors.groupingBy(r -> INCIDENTS.decode(r.value()).getIncidentId(),
-                Collectors.counting()));
-        assertThat(published).hasSize(count);
-        assertThat(perIncident).hasSize(count).allSatisfy((id, times) -> assertThat(times).as(id).isOne());
-    }
-
-    /** Publishes, as a store's sweep does, until none is left to publish; how many it published. */
-    private static Callable<Integer> drain(IncidentPublisher publisher, AuditDatabase database) {
-        return () -> {
-            int total = 0;
-            while (true) {
-                int published = publisher.publishPending();
-                total += published;
-                if (published == 0 && unpublished(database) == 0) {
-                    return total;
-                }
-            }
-        };
-    }
-
-    private static long unpublished(AuditDatabase database) throws SQLException {
-        try (Connection c = database.dataSource().getConnection(); PreparedStatement s = c.prepareStatement(
-                "SELECT COUNT(*) FROM incidents WHERE published_version IS NULL"); java.sql.ResultSet rs = s.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        Outboxes.assertPublishedOnceEach(broker, topic, count, value -> INCIDENTS.decode(value).getIncidentId());
     }
 
     /** Incidents opened and never published: inc-0000, inc-0001, ... */

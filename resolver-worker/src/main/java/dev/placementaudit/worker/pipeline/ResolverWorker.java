@@ -64,15 +64,15 @@ public final class ResolverWorker extends ConsumerService {
         reading.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         reading.remove(ConsumerConfig.GROUP_ID_CONFIG);
         reading.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-        // The summaries in fetches of up to a megabyte or half a second, not one fetch per transaction: the reconciler reads
-        // every summary the loop writes, on the same brokers and cores, and is minutes behind by design.
+        // The refetch of an overdue load answers at once; the summaries come in fetches of up to a megabyte or half a second,
+        // not one fetch per transaction: the reconciler reads every summary the loop writes, on the same brokers and cores,
+        // and is minutes behind by design.
+        Map<String, Object> refetching = new HashMap<>(reading);
+        refetching.put(ConsumerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId() + "-reconciler-refetch");
         reading.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1 << 20);
         reading.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(reading, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        reading.remove(ConsumerConfig.FETCH_MIN_BYTES_CONFIG);
-        reading.remove(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG);
-        reading.put(ConsumerConfig.CLIENT_ID_CONFIG, "resolver-" + config.instanceId() + "-reconciler-refetch");
-        KafkaConsumer<byte[], byte[]> refetch = new KafkaConsumer<>(reading, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        KafkaConsumer<byte[], byte[]> refetch = new KafkaConsumer<>(refetching, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         Map<String, Object> publishing = producerConfig(config, config.reconcilerTransactionalId(), "-reconciler");
         Clock clock = Clock.systemUTC();
         RecordPreparation preparation = new RecordPreparation(config, resolution, clock);
