@@ -25,6 +25,13 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -60,6 +67,7 @@ class LlamaCppPipelineTest {
         Map<String, String> store = h.settings();
         store.put("store.loads.topic", input);
         store.put("store.alerts.per.load", "false");
+        store.put("store.http.port", "0");
         // The tiny model's matrices are a few MB: growth rules at that scale, as a fleet's are at gigabytes.
         store.put("store.rules.offheap.bytes", Long.toString(1L << 20));
 
@@ -137,6 +145,17 @@ class LlamaCppPipelineTest {
             assertThat(CliRun.run(cli, "where", "--load", b5000).out()).contains("runtime llama.cpp b5000");
             assertThat(h.string("SELECT reason FROM load_tensors WHERE load_id = '" + b5000 + "' AND tensor_name = 'output.weight'"))
                     .contains("llama.cpp b4916 rules (the load's build b5000 is not modelled; the newest that is)");
+            // The same two builds through the API the dashboard reads.
+            String api = "http://127.0.0.1:" + s.port() + "/api/diff?deployment=llama-a&model=tiny-llama&from=r2&to=r2";
+            JsonNode byBuild = get(api + "&fromRuntime=llama.cpp%20b4916&toRuntime=llama.cpp%20b5000", 200);
+            assertThat(byBuild.get("from").get("runtime").asText()).startsWith("llama.cpp b4916");
+            assertThat(byBuild.get("to").get("runtime").asText()).startsWith("llama.cpp b5000");
+            assertThat(byBuild.get("causes")).isEmpty();
+            assertThat(get(api + "&fromRuntime=llama.cpp%20b4916&toRuntime=llama.cpp%20b9999", 404).get("error").asText())
+                    .contains("no complete load");
+            // Taken as written: an underscore is no wildcard, and what no runtime can be named is refused before any SQL.
+            get(api + "&fromRuntime=llama.cpp_b4916", 404);
+            assertThat(get(api + "&toRuntime=b5000%27%3B", 400).get("error").asText()).contains("'toRuntime'");
             CliRun none = CliRun.run(cli, "diff", "--deployment", "llama-a", "--model", "tiny-llama", "--from", "r2", "--to", "r2",
                     "--from-runtime", "llama.cpp b4916", "--to-runtime", "llama.cpp b9999");
             assertThat(none.exit()).isNotZero();
@@ -171,6 +190,13 @@ class LlamaCppPipelineTest {
             assertThat(gate.out()).contains("BLOCKED by 2 incident(s)").containsPattern("tiny-llama r1 -> r2 +LOST_MAPPING +2 of 4 deployments")
                     .containsPattern("DIVERGED +1 of 4 deployments");
         }
+    }
+
+    private static JsonNode get(String url, int status) throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(url)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as("%s: %s", url, response.body()).isEqualTo(status);
+        return new ObjectMapper().readTree(response.body());
     }
 
     /** The load as a llama.cpp that did not repack {@code name} reports it: the weight in the file's pages. */

@@ -37,7 +37,8 @@ import java.util.stream.Collectors;
  * <pre>
  * GET /api/loads?deployment=&amp;model=&amp;release=&amp;limit=   loads, newest first
  * GET /api/loads/{loadId}                           where every tensor of the load landed, and why
- * GET /api/diff?deployment=&amp;model=&amp;from=&amp;to=           two releases compared tensor by tensor
+ * GET /api/diff?deployment=&amp;model=&amp;from=&amp;to=[&amp;fromRuntime=&amp;toRuntime=]
+ *                                                   two releases (or two runtime builds on one) compared tensor by tensor
  * GET /api/fleet?release=                           one release across the fleet
  * GET /api/alerts?deployment=&amp;limit=                alerts, newest first, each with its root causes and top tensors
  * GET /api/releases                                 releases with a complete load, oldest first
@@ -49,6 +50,8 @@ import java.util.stream.Collectors;
 public final class ApiRoutes {
     /** Deployment, model and release names: what ids look like in practice, and nothing that needs escaping. */
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}");
+    /** A runtime and its build as the store keeps them ({@code llama.cpp b4916 AVX2,FMA mmap}), or the start of that. */
+    private static final Pattern RUNTIME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:@/+, -]{0,199}");
     private static final int MAX_LIMIT = 1_000;
 
     private ApiRoutes() {
@@ -133,8 +136,8 @@ public final class ApiRoutes {
         config.routes.get("/api/loads/{loadId}", ctx -> ctx.json(queries.load(uuid(ctx.pathParam("loadId")))
                 .orElseThrow(() -> new ApiException(404, "no load " + ctx.pathParam("loadId")))));
         config.routes.get("/api/diff", ctx -> ctx.json(queries.diff(id(ctx, "deployment", true), id(ctx, "model", true),
-                        id(ctx, "from", true), id(ctx, "to", true))
-                .orElseThrow(() -> new ApiException(404, "no complete load for one of the two releases"))));
+                        id(ctx, "from", true), id(ctx, "to", true), runtime(ctx, "fromRuntime"), runtime(ctx, "toRuntime"))
+                .orElseThrow(() -> new ApiException(404, "no complete load for one of the two sides"))));
         config.routes.get("/api/fleet", ctx -> ctx.json(queries.fleet(id(ctx, "release", true))));
         config.routes.get("/api/releases", ctx -> ctx.json(queries.releases()));
         config.routes.get("/api/tensor-history", ctx -> ctx.json(queries.tensorHistory(id(ctx, "deployment", true), id(ctx, "model", true),
@@ -198,6 +201,21 @@ public final class ApiRoutes {
         }
         if (!ID.matcher(value).matches()) {
             throw new ApiException(400, "query parameter '" + name + "' must be 1-200 characters of letters, digits and ._:@/+-");
+        }
+        return value;
+    }
+
+    /**
+     * A runtime's prefix as {@code store diff --from-runtime} takes it ({@code llama.cpp b4916}): an id's characters and
+     * spaces, or null when not given.
+     */
+    static String runtime(Context ctx, String name) {
+        String value = ctx.queryParam(name);
+        if (value == null || value.isEmpty()) {
+            return null;
+        }
+        if (!RUNTIME.matcher(value).matches()) {
+            throw new ApiException(400, "query parameter '" + name + "' must be 1-200 characters of letters, digits, spaces and ._:@/+-");
         }
         return value;
     }

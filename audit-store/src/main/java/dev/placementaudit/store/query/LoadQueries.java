@@ -159,10 +159,11 @@ public final class LoadQueries {
     static Optional<LoadSummary> latestComplete(Connection c, String deployment, String model, String release, String runtime) throws SQLException {
         List<Object> args = new ArrayList<>(List.of(deployment, model, release));
         if (runtime != null) {
-            args.add(runtime + "%");
+            // The prefix is taken as written: an underscore or a percent sign in it is no wildcard.
+            args.add(runtime.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%");
         }
         return Sql.first(c, "SELECT " + LOAD_COLUMNS + " FROM loads WHERE deployment_id = ? AND model_id = ? AND release_name = ? AND "
-                + "complete = TRUE" + (runtime == null ? "" : " AND runtime LIKE ?") + " ORDER BY summary_partition DESC, summary_offset DESC, "
+                + "complete = TRUE" + (runtime == null ? "" : " AND runtime LIKE ? ESCAPE '!'") + " ORDER BY summary_partition DESC, summary_offset DESC, "
                 + "load_id DESC FETCH FIRST 1 ROWS ONLY", LoadQueries::summary, args.toArray());
     }
 
