@@ -20,22 +20,15 @@ import dev.placementaudit.store.query.AuditQueries;
 import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.replay.WhatIf;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 
 /** A running audit store: database migrated, ingest loop on its own thread, API and ops endpoint up. */
@@ -93,39 +86,21 @@ public final class AuditStore extends ConsumerService {
                 throw e;
             }
         }
+        // The parts, each made once: what reads, what meters, what judges a load, what writes it, what publishes, what ingests.
         AuditQueries queries = new AuditQueries(database.dataSource(), config.offHeapGrowth(), config.heapGrowth());
         StoreMetrics metrics = new StoreMetrics(registry, database.dataSource());
-        RegressionDetector detector = new RegressionDetector(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
-        AlertOutbox outbox = new AlertOutbox(database.dialect(), config.offHeapGrowth(), config.heapGrowth());
         ProjectionWriter writer = new ProjectionWriter(database, config.groupId(), config.decisionsTopic(), config.resolvedTopic(),
-                config.observationsTopic(), config.unplannedOffHeap(), detector, outbox, clock);
-
-        Map<String, Object> consumerConfig = new HashMap<>(config.kafka());
-        consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
-        // Static membership: a store restarted after a crash rejoins as itself and gets its partitions back at once,
-        // instead of waiting out the dead member's session (45 s by default) with nothing assigned.
-        consumerConfig.putIfAbsent(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.instanceId());
-        consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(config.maxPollRecords()));
-        // A poll's records are one transaction: fetch enough per partition (1 MiB by default, ~2,000 decisions) to fill one, within -Xmx256m.
-        consumerConfig.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(4 << 20));
-        consumerConfig.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        consumerConfig.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "audit-store-ingest");
-        Map<String, Object> producerConfig = new HashMap<>(config.kafka());
-        producerConfig.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
-        producerConfig.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "audit-store-dlq");
-        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        KafkaProducer<byte[], byte[]> deadLetters = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
+                config.observationsTopic(), config.unplannedOffHeap(),
+                new RegressionDetector(database.dialect(), config.offHeapGrowth(), config.heapGrowth()),
+                new AlertOutbox(database.dialect(), config.offHeapGrowth(), config.heapGrowth()), clock);
+        KafkaProducer<byte[], byte[]> deadLetters = StoreClients.deadLetters(config);
         AlertPublisher publisher = new AlertPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.groupId(),
                 config.perLoadAlerts(), new IncidentPublisher(database.dataSource(), config.kafka(), config.alertsTopic(), config.groupId(),
-                config.incidentUpdateInterval(),
-                        clock));
+                config.incidentUpdateInterval(), clock));
         ChainLog chainLog = new ChainLog(deadLetters, config.chainTopic(), config.groupId());
         // Health stays on the system clock: it measures how long the consumer has really been silent, which a clock moved
         // on by a test must not turn into an outage.
-        IngestLoop loop = new IngestLoop(consumer, deadLetters, config, writer, publisher, chainLog, metrics, clock,
+        IngestLoop loop = new IngestLoop(StoreClients.ingest(config), deadLetters, config, writer, publisher, chainLog, metrics, clock,
                 new ConsumerVitals(config.healthBound(), Clock.systemUTC()));
         loop.start("audit-store-ingest");
         AuditStore store = new AuditStore(database, loop, publisher, deadLetters, chainLog, queries,

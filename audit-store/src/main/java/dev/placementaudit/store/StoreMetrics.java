@@ -4,20 +4,20 @@ import dev.placementaudit.service.PhaseTimers;
 import dev.placementaudit.store.alerts.AlertOutbox;
 import dev.placementaudit.store.incidents.Incidents;
 import dev.placementaudit.store.incidents.RuntimeIncidents;
-import dev.placementaudit.store.regression.RegressionDetector;
 import dev.placementaudit.store.ingest.BatchOutcome;
 import dev.placementaudit.store.ingest.BatchPhase;
 import dev.placementaudit.store.ingest.IngestListener;
+import dev.placementaudit.store.query.MeterQueries;
 import dev.placementaudit.store.regression.Finding;
 import dev.placementaudit.store.regression.LoadRef;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -28,7 +28,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
@@ -45,6 +44,7 @@ import javax.sql.DataSource;
  * held that its plan does not account for (negative: planned but not seen, e.g. a mapping never made).
  */
 public final class StoreMetrics implements IngestListener {
+    private static final Logger LOG = LoggerFactory.getLogger(StoreMetrics.class);
     private final MeterRegistry registry;
     private final DataSource database;
     private final MultiGauge loadBytes;
@@ -56,8 +56,6 @@ public final class StoreMetrics implements IngestListener {
     private final Counter alertsPublished;
     /** Only the ingest thread writes it, but the gauge rows are read from the scrape thread. */
     private final Map<Tags, Latest> latest = new ConcurrentHashMap<>();
-    private static final int EAGER_ROWS = 300;
-    private static final long GAUGE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private final MultiGauge alertDelta;
     /** Per deployment and model: the unsuppressed alerts of its latest compared load, by kind. */
     private final Map<List<String>, Map<String, AlertOutbox.StoredAlert>> openAlerts = new ConcurrentHashMap<>();
@@ -215,8 +213,8 @@ public final class StoreMetrics implements IngestListener {
     }
 
     /**
-     * Registers the observed rows that changed: above {@link #EAGER_ROWS} rows at most once per
-     * {@link #GAUGE_INTERVAL_NANOS}, as for the load gauges (a fleet's rows re-registered after every batch would cost
+     * Registers the observed rows that changed: above {@link Republish#EAGER_ROWS} rows at most once per
+     * {@link Republish#INTERVAL_NANOS}, as for the load gauges (a fleet's rows re-registered after every batch would cost
      * the ingest thread more than the batch).
      */
     private void publishObserved() {
@@ -241,16 +239,10 @@ public final class StoreMetrics implements IngestListener {
 
     /** Every deployment and model's latest observed load: once, at start. */
     private void refreshObserved() {
-        String sql = "SELECT l." + LoadRef.COLUMNS.replace(", ", ", l.") + ", l.heap_bytes, l.offheap_bytes, l.mapped_bytes, "
-                + RuntimeIncidents.OBSERVED_COLUMNS + " FROM load_observations o JOIN loads l ON l.load_id = o.load_id AND l.deployment_id = o.deployment_id WHERE l.complete = TRUE";
-        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                // After the load's columns (LoadRef.COLUMNS, 9) and its planned totals (3): what was observed.
-                RuntimeIncidents.Observed seen = RuntimeIncidents.observed(rs, 13);
-                foldObserved(new RuntimeIncidents.ObservedLoad(RegressionDetector.ref(rs), rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"),
-                        rs.getLong("mapped_bytes"), seen.heap(), seen.offHeap(), seen.mapped()));
-            }
+        try {
+            MeterQueries.observedLoads(database, this::foldObserved);
         } catch (SQLException e) {
+            LOG.warn("pa_store_observed_unplanned_bytes starts empty: reading the observed loads failed ({}); batches fill it", e.toString());
             return;
         }
         observedGauges.changed();
@@ -279,11 +271,13 @@ public final class StoreMetrics implements IngestListener {
 
     /** Reads the latest complete load, in log order, of every deployment, model and release (its release head): once, at start. */
     public void refreshGauges() {
-        String sql = "SELECT deployment_id, model_id, release_name, summary_partition, summary_offset, heap_bytes, offheap_bytes, mapped_bytes "
-                + "FROM release_heads";
-        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
-            merge(rs);
+        try {
+            for (MeterQueries.HeadTotals head : MeterQueries.releaseHeads(database)) {
+                fold(Tags.of("deployment", head.deploymentId(), "model", head.modelId(), "release", head.release()), head.position(),
+                        head.heapBytes(), head.offHeapBytes(), head.mappedBytes());
+            }
         } catch (SQLException e) {
+            LOG.warn("pa_store_load_bytes starts empty: reading the release heads failed ({}); batches fill it", e.toString());
             return;
         }
         publishGauges();
@@ -315,16 +309,12 @@ public final class StoreMetrics implements IngestListener {
 
     /** The open alerts of the latest compared load of every deployment and model: once, at start. */
     private void refreshAlerts() {
-        String sql = "SELECT a.alert_id, a.kind, a.deployment_id, a.model_id, a.from_release, a.to_release, a.delta_bytes FROM alerts a "
-                + "JOIN loads l ON l.load_id = a.to_load_id WHERE a.suppressed_by IS NULL AND NOT EXISTS (SELECT 1 FROM loads x WHERE "
-                + "x.complete = TRUE AND x.deployment_id = l.deployment_id AND x.model_id = l.model_id AND " + LoadRef.LATER_IN_THE_LOG + ")";
-        try (Connection c = database.getConnection(); PreparedStatement s = c.prepareStatement(sql); ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                AlertOutbox.StoredAlert alert = new AlertOutbox.StoredAlert(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                        rs.getString(5), rs.getString(6), rs.getLong(7), null);
+        try {
+            for (AlertOutbox.StoredAlert alert : MeterQueries.openAlerts(database)) {
                 openAlerts.computeIfAbsent(List.of(alert.deploymentId(), alert.modelId()), k -> new ConcurrentHashMap<>()).put(alert.kind(), alert);
             }
         } catch (SQLException e) {
+            LOG.warn("pa_store_alert_delta_bytes starts empty: reading the open alerts failed ({}); batches fill it", e.toString());
             return;
         }
         publishAlerts();
@@ -342,19 +332,9 @@ public final class StoreMetrics implements IngestListener {
         alertDelta.register(rows, true);
     }
 
-    /** Keeps, per deployment, model and release, the totals of its head (a head kept from before V13 has no position: the oldest). */
-    private void merge(ResultSet rs) throws SQLException {
-        while (rs.next()) {
-            long offset = rs.getLong(5);
-            LoadRef.Position position = rs.wasNull() ? new LoadRef.Position(-1, -1) : new LoadRef.Position(rs.getInt(4), offset);
-            fold(Tags.of("deployment", rs.getString(1), "model", rs.getString(2), "release", rs.getString(3)), position,
-                    rs.getLong(6), rs.getLong(7), rs.getLong(8));
-        }
-    }
-
     /**
      * Re-registers every row of pa_store_load_bytes: a cost that grows with the fleet (three rows per deployment,
-     * model and release). Above {@link #EAGER_ROWS} rows it is paid at most once per {@link #GAUGE_INTERVAL_NANOS}:
+     * model and release). Above {@link Republish#EAGER_ROWS} rows it is paid at most once per {@link Republish#INTERVAL_NANOS}:
      * a scrape sees values at most that old, and the ingest thread does not spend its time re-registering a fleet.
      */
     private void publishGauges() {
@@ -389,35 +369,6 @@ public final class StoreMetrics implements IngestListener {
             this.heapBytes = heapBytes;
             this.offHeapBytes = offHeapBytes;
             this.mappedBytes = mappedBytes;
-        }
-    }
-
-    /**
-     * When a set of gauge rows is registered again: after it changed, and, once it holds more than {@link #EAGER_ROWS}
-     * rows, at most every {@link #GAUGE_INTERVAL_NANOS} (a scrape then sees values at most that old; a fleet's rows
-     * re-registered after every batch would cost the ingest thread more than the batch). Ingest thread only.
-     */
-    private static final class Republish {
-        private boolean changed;
-        private long doneAt = System.nanoTime() - GAUGE_INTERVAL_NANOS;
-
-        Republish(boolean changed) {
-            this.changed = changed;
-        }
-
-        void changed() {
-            changed = true;
-        }
-
-        /** Whether the rows are to be registered now, counted as done when so; {@code rows} is asked only after a change. */
-        boolean due(IntSupplier rows) {
-            long now = System.nanoTime();
-            if (!changed || (rows.getAsInt() > EAGER_ROWS && now - doneAt < GAUGE_INTERVAL_NANOS)) {
-                return false;
-            }
-            doneAt = now;
-            changed = false;
-            return true;
         }
     }
 }

@@ -1,6 +1,5 @@
 package dev.placementaudit.store.incidents;
 
-import dev.placementaudit.store.db.ById;
 import dev.placementaudit.store.db.Dialect;
 import dev.placementaudit.store.db.InList;
 import dev.placementaudit.store.db.Sql;
@@ -8,7 +7,6 @@ import dev.placementaudit.store.regression.FindingKind;
 import dev.placementaudit.store.regression.GrowthRule;
 import dev.placementaudit.store.regression.LoadRef;
 import dev.placementaudit.store.regression.RegressionDetector;
-import dev.placementaudit.store.regression.ReleaseDiff;
 import dev.placementaudit.store.regression.RootCauses;
 
 import java.sql.Connection;
@@ -35,8 +33,8 @@ import java.util.TreeSet;
  * map what the plan maps ({@code MAPPING_NOT_OBSERVED}).
  *
  * <p>A load's findings are drawn once it is complete <em>and</em> what its runtime said of it is in (its summary's
- * divergences, its observation), whichever came last, and are a function of those alone. A deployment's rows of these
- * incidents are then derived afresh from all its findings and its loads' order: showing while its latest load of the
+ * divergences, its observation), whichever came last, and are a function of those alone ({@link RuntimeFindings}). A
+ * deployment's rows of these incidents are then derived afresh from all its findings and its loads' order: showing while its latest load of the
  * model shows the cause, its loads, first and last seen, and when it left. So the rows are the same whatever order the
  * load, its summary and its observation arrived in, and a rebuild from the log writes them alike. Observations are
  * written under their deployment's lock, like loads, so the second of a load and its observation to commit sees the
@@ -46,8 +44,6 @@ import java.util.TreeSet;
 public final class RuntimeIncidents {
     /** What every id of these incidents starts with: a regression's id is hexadecimal after {@code inc-}, never an r. */
     public static final String ID_PREFIX = "inc-r";
-    /** The most bytes a mapping may miss and not be called missing: page rounding and the measure's own noise. */
-    static final long MAPPING_SLACK_BYTES = 1L << 20;
     private static final List<String> FINDING_COLUMNS = List.of("load_id", "incident_id", "kind", "deployment_id", "model_id", "bytes_moved",
             "offheap_delta", "heap_delta", "mapped_delta");
     private static final List<String> FINDING_TYPES = List.of("VARCHAR(36)", "VARCHAR(40)", "VARCHAR(30)", "VARCHAR(200)", "VARCHAR(200)",
@@ -56,7 +52,7 @@ public final class RuntimeIncidents {
     private final String insertIncident;
     private final String insertFinding;
     private final String upsertDeployment;
-    private final GrowthRule unplannedOffHeap;
+    private final RuntimeFindings findings;
 
     public RuntimeIncidents(Dialect dialect, GrowthRule unplannedOffHeap) {
         this.insertIncident = dialect.insertIgnoringDuplicates("incidents", IncidentLedger.INCIDENT_COLUMNS, IncidentLedger.INCIDENT_TYPES,
@@ -64,20 +60,7 @@ public final class RuntimeIncidents {
         this.insertFinding = dialect.insertIgnoringDuplicates("runtime_findings", FINDING_COLUMNS, FINDING_TYPES, List.of("load_id", "incident_id"));
         this.upsertDeployment = dialect.upsert("incident_deployments", IncidentLedger.DEPLOYMENT_COLUMNS, IncidentLedger.DEPLOYMENT_TYPES,
                 List.of("incident_id", "deployment_id"));
-        this.unplannedOffHeap = unplannedOffHeap;
-    }
-
-    /**
-     * A finding of one load, with the cause (and so the incident) it belongs to.
-     *
-     * @param tensorsDigest the SHA-256 of the cause's tensor names, as the incident row keeps it (Cause's)
-     */
-    public record Finding(String incidentId, FindingKind kind, RootCauses.CauseGroup group, String tensorsDigest, long offHeapDelta,
-                          long heapDelta, long mappedDelta) {
-    }
-
-    /** A complete load as the findings need it: where it is in the log and what its plan holds per domain. */
-    private record Load(LoadRef ref, long heapBytes, long offHeapBytes, long mappedBytes) {
+        this.findings = new RuntimeFindings(unplannedOffHeap);
     }
 
     /**
@@ -94,25 +77,25 @@ public final class RuntimeIncidents {
         if (loadIds.isEmpty()) {
             return Result.NONE;
         }
-        Map<String, Load> loads = completeLoads(c, loadIds);
+        Map<String, RuntimeFindings.Load> loads = RuntimeFindings.completeLoads(c, loadIds);
         if (loads.isEmpty()) {
             return Result.NONE;
         }
-        Map<String, Observed> observations = observations(c, loads.keySet());
+        Map<String, RuntimeFindings.Observed> observations = RuntimeFindings.observations(c, loads.keySet());
         List<ObservedLoad> seen = new ArrayList<>();
         observations.forEach((id, o) -> {
-            Load load = loads.get(id);
+            RuntimeFindings.Load load = loads.get(id);
             seen.add(new ObservedLoad(load.ref(), load.heapBytes(), load.offHeapBytes(), load.mappedBytes(), o.heap(), o.offHeap(), o.mapped()));
         });
-        Map<String, List<RootCauses.TensorChange>> diverged = divergences(c, loads.keySet());
-        Map<String, Finding> shown = new TreeMap<>();
+        Map<String, List<RootCauses.TensorChange>> diverged = RuntimeFindings.divergences(c, loads.keySet());
+        Map<String, RuntimeFindings.Finding> shown = new TreeMap<>();
         Map<String, Instant> firstSeen = new HashMap<>();
-        Map<String, Load> origin = new HashMap<>();
+        Map<String, RuntimeFindings.Load> origin = new HashMap<>();
         Set<List<String>> pairs = new TreeSet<>(PAIR_ORDER);
         try (PreparedStatement insert = c.prepareStatement(insertFinding)) {
             boolean any = false;
-            for (Load load : loads.values()) {
-                for (Finding f : findings(load, observations.get(load.ref().loadId()), diverged.getOrDefault(load.ref().loadId(), List.of()))) {
+            for (RuntimeFindings.Load load : loads.values()) {
+                for (RuntimeFindings.Finding f : findings.of(load, observations.get(load.ref().loadId()), diverged.getOrDefault(load.ref().loadId(), List.of()))) {
                     Sql.bind(insert, load.ref().loadId(), f.incidentId(), f.kind().name(), load.ref().deploymentId(), load.ref().modelId(),
                             f.group().bytesMoved(), f.offHeapDelta(), f.heapDelta(), f.mappedDelta());
                     insert.addBatch();
@@ -187,126 +170,6 @@ public final class RuntimeIncidents {
     public record ObservedLoad(LoadRef load, long plannedHeap, long plannedOffHeap, long plannedMapped, Long heap, Long offHeap, Long mapped) {
     }
 
-    /** The findings of one complete load: a function of its plan's totals, its observation and its divergences. */
-    List<Finding> findings(Load load, Observed o, List<RootCauses.TensorChange> diverged) {
-        List<Finding> out = new ArrayList<>();
-        String model = load.ref().modelId();
-        String release = load.ref().release();
-        Map<List<String>, List<RootCauses.TensorChange>> groups = new LinkedHashMap<>();
-        for (RootCauses.TensorChange t : diverged) {
-            groups.computeIfAbsent(List.of(t.beforeDomain(), t.afterDomain(), t.beforeReasonCode()), k -> new ArrayList<>()).add(t);
-        }
-        for (Map.Entry<List<String>, List<RootCauses.TensorChange>> group : groups.entrySet()) {
-            List<RootCauses.TensorChange> tensors = group.getValue();
-            String reference = group.getKey().get(0);
-            String runtime = group.getKey().get(1);
-            Map<String, Long> delta = new LinkedHashMap<>();
-            long moved = 0;
-            for (RootCauses.TensorChange t : tensors) {
-                delta.merge(runtime, t.afterBytes(), Long::sum);
-                delta.merge(reference, -t.beforeBytes(), Long::sum);
-                moved += t.afterBytes();
-            }
-            String cause = "the runtime put " + tensors.size() + (tensors.size() == 1 ? " tensor" : " tensors") + " in " + runtime
-                    + " where the reference decides " + reference + " (" + group.getKey().get(2) + ")";
-            RootCauses.CauseGroup g = new RootCauses.CauseGroup(cause, tensors.size(), delta, moved, reference, runtime, group.getKey().get(2),
-                    "as the runtime reported", null, null, tensors);
-            out.add(finding(model, release, FindingKind.DIVERGED, g, delta));
-        }
-        if (o != null && o.offHeap != null && unplannedOffHeap.fires(load.offHeapBytes(), o.offHeap)) {
-            long unplanned = o.offHeap - load.offHeapBytes();
-            Map<String, Long> delta = Map.of(ReleaseDiff.OFFHEAP, unplanned);
-            RootCauses.CauseGroup g = new RootCauses.CauseGroup("the runtime held more off-heap than its plan (observed minus planned: "
-                    + unplannedOffHeap.describe() + ")", 0, delta, unplanned, ReleaseDiff.OFFHEAP, ReleaseDiff.OFFHEAP, "planned",
-                    "observed", null, null, List.of());
-            out.add(finding(model, release, FindingKind.UNPLANNED_OFFHEAP, g, delta));
-        }
-        if (o != null && o.mapped != null && load.mappedBytes() > 0) {
-            long missing = load.mappedBytes() - o.mapped;
-            if (missing > Math.max(MAPPING_SLACK_BYTES, load.mappedBytes() / 100)) {
-                Map<String, Long> delta = Map.of(ReleaseDiff.MMAP, -missing);
-                RootCauses.CauseGroup g = new RootCauses.CauseGroup("bytes the plan maps were not found mapped: the platform refused the "
-                        + "mapping, or the runtime copied them", 0, delta, missing, ReleaseDiff.MMAP, null, "planned", "not observed mapped",
-                        null, null, List.of());
-                out.add(finding(model, release, FindingKind.MAPPING_NOT_OBSERVED, g, delta));
-            }
-        }
-        return out;
-    }
-
-    /** The finding of this cause: its fingerprint takes the tensor names' digest for DIVERGED alone (the others name no tensor). */
-    private static Finding finding(String model, String release, FindingKind kind, RootCauses.CauseGroup g, Map<String, Long> delta) {
-        String tensorsDigest = Cause.tensorsDigest(g);
-        String id = ID_PREFIX + Cause.sha256(String.join("\0", "placement-runtime-incident/1", model, release, kind.name(),
-                String.valueOf(g.beforeDomain()), String.valueOf(g.afterDomain()), String.valueOf(g.beforeReason()),
-                kind == FindingKind.DIVERGED ? tensorsDigest : "")).substring(0, 15);
-        return new Finding(id, kind, g, tensorsDigest, delta.getOrDefault(ReleaseDiff.OFFHEAP, 0L), delta.getOrDefault(ReleaseDiff.HEAP, 0L),
-                delta.getOrDefault(ReleaseDiff.MMAP, 0L));
-    }
-
-    private static Map<String, Load> completeLoads(Connection c, Collection<String> loadIds) throws SQLException {
-        Map<String, Load> loads = new LinkedHashMap<>();
-        for (List<String> chunk : InList.chunks(new TreeSet<>(loadIds))) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT " + LoadRef.COLUMNS + ", heap_bytes, offheap_bytes, mapped_bytes FROM loads "
-                    + "WHERE " + ById.in("") + " AND complete = TRUE", chunk); ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    LoadRef ref = RegressionDetector.ref(rs);
-                    loads.put(ref.loadId(), new Load(ref, rs.getLong("heap_bytes"), rs.getLong("offheap_bytes"), rs.getLong("mapped_bytes")));
-                }
-            }
-        }
-        return loads;
-    }
-
-    /**
-     * What an observation says the load added, per domain the findings look at; null where it was not measured. Mapped
-     * is the larger of the mapped pool's growth and the file's mapped size, whichever were measured.
-     */
-    public record Observed(Long heap, Long offHeap, Long mapped) {
-    }
-
-    /** {@link Observed} as SQL over {@code load_observations} aliased {@code o}: read back with {@link #observed}. */
-    public static final String OBSERVED_COLUMNS = "o.heap_after - o.heap_before, o.direct_after - o.direct_before, "
-            + "o.mapped_after - o.mapped_before, o.file_mapped";
-
-    /** The {@link #OBSERVED_COLUMNS} of a row, from column {@code first} on. */
-    public static Observed observed(ResultSet rs, int first) throws SQLException {
-        Long pool = Sql.longOrNull(rs, first + 2);
-        Long file = Sql.longOrNull(rs, first + 3);
-        Long mapped = pool == null ? file : file == null ? pool : Long.valueOf(Math.max(pool, file));
-        return new Observed(Sql.longOrNull(rs, first), Sql.longOrNull(rs, first + 1), mapped);
-    }
-
-    private static Map<String, Observed> observations(Connection c, Collection<String> loadIds) throws SQLException {
-        Map<String, Observed> out = new HashMap<>();
-        for (List<String> chunk : InList.chunks(List.copyOf(loadIds))) {
-            // Only an observation of the load's own deployment: one naming another draws no finding, whatever the order (V24).
-            try (PreparedStatement s = InList.prepare(c, "SELECT o.load_id, " + OBSERVED_COLUMNS + " FROM load_observations o "
-                    + ById.join("o", "load_id") + " AND l.deployment_id = o.deployment_id WHERE o.load_id IN (%s)", chunk);
-                 ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    out.put(rs.getString(1), observed(rs, 2));
-                }
-            }
-        }
-        return out;
-    }
-
-    private static Map<String, List<RootCauses.TensorChange>> divergences(Connection c, Collection<String> loadIds) throws SQLException {
-        Map<String, List<RootCauses.TensorChange>> out = new HashMap<>();
-        for (List<String> chunk : InList.chunks(List.copyOf(loadIds))) {
-            try (PreparedStatement s = InList.prepare(c, "SELECT load_id, tensor_name, runtime_domain, runtime_bytes, reference_domain, "
-                    + "reference_bytes, reference_reason_code, reference_reason FROM load_divergences WHERE load_id IN (%s) "
-                    + "ORDER BY load_id, tensor_index", chunk); ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    out.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(new RootCauses.TensorChange(rs.getString(2), rs.getString(5),
-                            rs.getString(3), rs.getLong(6), rs.getLong(4), null, null, rs.getString(7), null, rs.getString(8), null));
-                }
-            }
-        }
-        return out;
-    }
-
     /** A finding as stored, with where its load stands. */
     private record Row(String incidentId, FindingKind kind, LoadRef load, long bytesMoved, long offHeapDelta, long heapDelta, long mappedDelta) {
     }
@@ -370,16 +233,16 @@ public final class RuntimeIncidents {
     }
 
     /** The incidents these findings name, inserted unless another batch (or instance) already did. */
-    private void insertNew(Connection c, Map<String, Finding> shown, Map<String, Instant> firstSeen, Map<String, Load> origin, Instant now)
+    private void insertNew(Connection c, Map<String, RuntimeFindings.Finding> shown, Map<String, Instant> firstSeen, Map<String, RuntimeFindings.Load> origin, Instant now)
             throws SQLException {
         if (shown.isEmpty()) {
             return;
         }
         try (PreparedStatement insert = c.prepareStatement(insertIncident)) {
-            for (Finding f : shown.values()) {
+            for (RuntimeFindings.Finding f : shown.values()) {
                 RootCauses.CauseGroup g = f.group();
                 Timestamp first = Timestamp.from(firstSeen.getOrDefault(f.incidentId(), now));
-                Load load = origin.get(f.incidentId());
+                RuntimeFindings.Load load = origin.get(f.incidentId());
                 String model = load.ref().modelId();
                 String release = load.ref().release();
                 Sql.bind(insert, f.incidentId(), model, release, release, f.kind().name(), f.kind().name(),
