@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a benchmark runner: bench/run.sh worker [--loads N (180000)] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2] [--threads 1,2] [--reconcile 0s (off)]
+# Runs a benchmark runner: bench/run.sh worker [--loads N (180000)] [--runs R] [--warmup W] [--model ID] [--ahead 0,1,2] [--threads 1,2] [--overlap true,false] [--reconcile 0s,2m (0s: off)]
 #                          bench/run.sh store [--mix fleet|distinct] [--loads N] [--runs R] [--query-loads 1000000] [--keep-schema true] [--observe true] [--query-layout time|deployment]   (needs PostgreSQL: PG* env; --runs 0: queries only; --query-layout: the query fill's rows in the order loads happened (default) or deployment by deployment; --query-loads also times opening a store of that many loads written at schema V16; --observe: devices report what they held)
 #                          bench/run.sh store --store-heap 256m [--loads N]   (store run as its own process with that heap; its GC log read)
 #                          bench/run.sh store --grow 1000000,3000000,10000000   (one store filled by SQL to each size in turn, a fleet's year in time order; at each: every query's p50/p99, size per million, 20,000 loads ingested against a raw COPY, verify since the last, prune of the oldest month)

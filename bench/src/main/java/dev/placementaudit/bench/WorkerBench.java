@@ -77,7 +77,7 @@ import java.util.function.ToDoubleFunction;
  * 2-core machine they tell a mode that waited on round trips from one that ran out of cores.
  * {@code --ahead 0,1,2} runs the worker once per {@code worker.batches.ahead} value in each round, for an A/B of the
  * look-ahead under the same conditions; by default it runs once, with the worker's default. {@code --threads 1,2}
- * does the same for {@code worker.resolve.threads}, and {@code --overlap true,false} for {@code worker.commit.overlap}
+ * does the same for {@code worker.resolve.threads}, {@code --overlap true,false} for {@code worker.commit.overlap}, and {@code --reconcile 0s,2m} for {@code worker.reconcile.after}
  * (every combination of the lists is a variant). Beside the ratio of the
  * medians, the report gives each round's ratio (modes of a round run back to back) and their median, and where each
  * mode's loop thread spent its time: the raw modes' timed here, the worker's from its {@code pa.worker.batch.phase} timers.
@@ -98,8 +98,8 @@ public final class WorkerBench {
     /** Every topic's replicas: 3 against the three-node cluster ({@code BENCH_CLUSTER=3}), 1 on one broker. */
     private static final short REPLICATION = Short.parseShort(System.getenv().getOrDefault("PA_BENCH_REPLICATION", "1"));
 
-    private static final Variant PASSTHROUGH = new Variant(Mode.PASSTHROUGH, "", "", "");
-    private static final Variant FANOUT = new Variant(Mode.FANOUT, "", "", "");
+    private static final Variant PASSTHROUGH = new Variant(Mode.PASSTHROUGH, "", "", "", "");
+    private static final Variant FANOUT = new Variant(Mode.FANOUT, "", "", "", "");
 
     private final KafkaBroker broker;
     private final int loads;
@@ -112,8 +112,8 @@ public final class WorkerBench {
     private final List<String> threadValues;
     /** ... and each worker.commit.overlap value ("" for the worker's default). */
     private final List<String> overlapValues;
-    /** The worker's {@code worker.reconcile.after} ("" for its default; 0s turns the reconciler off), to measure its cost. */
-    private final String reconcileAfter;
+    /** ... and each {@code worker.reconcile.after} value ("" for its default; 0s turns the reconciler off), to measure its cost. */
+    private final List<String> reconcileValues;
     private final CpuClock cpu = CpuClock.fromEnvironment();
     private final String input = KafkaBroker.uniqueTopic("bench-loads");
     private int tensorsPerLoad;
@@ -130,15 +130,17 @@ public final class WorkerBench {
         this.aheadValues = options.list("ahead");
         this.threadValues = options.list("threads");
         this.overlapValues = options.list("overlap");
-        this.reconcileAfter = options.text("reconcile", "");
+        this.reconcileValues = options.list("reconcile");
     }
 
     /** Every mode of a round, in the order they run: the raw baselines, then each worker variant. */
     private List<Variant> variants() {
         List<Variant> variants = new ArrayList<>(List.of(PASSTHROUGH, FANOUT));
-        for (String overlap : overlapValues) {
-            for (String threads : threadValues) {
-                aheadValues.forEach(ahead -> variants.add(new Variant(Mode.WORKER, ahead, threads, overlap)));
+        for (String reconcile : reconcileValues) {
+            for (String overlap : overlapValues) {
+                for (String threads : threadValues) {
+                    aheadValues.forEach(ahead -> variants.add(new Variant(Mode.WORKER, ahead, threads, overlap, reconcile)));
+                }
             }
         }
         return variants;
@@ -336,9 +338,6 @@ public final class WorkerBench {
         settings.put("worker.instance.id", tag);
         settings.put("worker.max.poll.records", Integer.toString(MAX_POLL_RECORDS));
         settings.put("worker.poll.timeout", "200ms");
-        if (!reconcileAfter.isEmpty()) {
-            settings.put("worker.reconcile.after", reconcileAfter);
-        }
         settings.put("worker.http.port", "-1");
         // Its topics are created below, before the clock starts, as the raw modes' are: no admin round trips timed.
         settings.put("worker.topics.create", "false");
@@ -351,6 +350,9 @@ public final class WorkerBench {
         }
         if (!variant.overlap.isEmpty()) {
             settings.put("worker.commit.overlap", variant.overlap);
+        }
+        if (!variant.reconcile.isEmpty()) {
+            settings.put("worker.reconcile.after", variant.reconcile);
         }
         createOutputs(tag + ".decided", tag + ".resolved", tag + ".dlq");
         try {
@@ -396,7 +398,8 @@ public final class WorkerBench {
         for (Variant variant : workers) {
             md.append(row("resolver-worker" + (variant.ahead.isEmpty() ? "" : ", batches.ahead=" + variant.ahead)
                             + (variant.threads.isEmpty() ? "" : ", resolve.threads=" + variant.threads)
-                            + (variant.overlap.isEmpty() ? "" : ", commit.overlap=" + variant.overlap), median.get(variant),
+                            + (variant.overlap.isEmpty() ? "" : ", commit.overlap=" + variant.overlap)
+                            + (variant.reconcile.isEmpty() ? "" : ", reconcile.after=" + variant.reconcile), median.get(variant),
                     decisions + loads, fanout, passthrough));
         }
         md.append('\n');
@@ -559,13 +562,13 @@ public final class WorkerBench {
     }
 
     /**
-     * A mode, and for the worker the worker.batches.ahead, worker.resolve.threads and worker.commit.overlap it runs with
-     * ("" for its defaults).
+     * A mode, and for the worker the worker.batches.ahead, worker.resolve.threads, worker.commit.overlap and
+     * worker.reconcile.after it runs with ("" for its defaults).
      */
-    private record Variant(Mode mode, String ahead, String threads, String overlap) {
+    private record Variant(Mode mode, String ahead, String threads, String overlap, String reconcile) {
         String label() {
             return mode.label + (ahead.isEmpty() ? "" : "-ahead" + ahead) + (threads.isEmpty() ? "" : "-threads" + threads)
-                    + (overlap.isEmpty() ? "" : "-overlap-" + overlap);
+                    + (overlap.isEmpty() ? "" : "-overlap-" + overlap) + (reconcile.isEmpty() ? "" : "-reconcile-" + reconcile);
         }
     }
 }
