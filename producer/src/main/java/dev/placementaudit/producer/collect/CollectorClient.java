@@ -1,21 +1,13 @@
 package dev.placementaudit.producer.collect;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.placementaudit.events.LoadObserved;
 import dev.placementaudit.events.ModelLoaded;
-import dev.placementaudit.schemas.EventJson;
-import dev.placementaudit.schemas.EventSerde;
 import org.apache.avro.specific.SpecificRecord;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 
 import javax.net.ssl.SSLContext;
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -30,7 +22,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * What a runtime embeds to report its loads and observations to a collector over HTTPS, from Java or Kotlin, without
@@ -51,10 +42,6 @@ import java.util.zip.GZIPOutputStream;
  * {@code pa_collector_client_spool_full_total}.
  */
 public final class CollectorClient {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
-    private static final EventSerde<ModelLoaded> LOADS = EventSerde.of(ModelLoaded.class);
-    private static final EventSerde<LoadObserved> OBSERVATIONS = EventSerde.of(LoadObserved.class);
-
     private final URI endpoint;
     private final String token;
     private final HttpClient http;
@@ -160,7 +147,7 @@ public final class CollectorClient {
             for (int i = from; i < to; i++) {
                 events.add(i < loads.size() ? loads.get(i) : observations.get(i - loads.size()));
             }
-            delivery = delivery.plus(sendBatch(body(events), to - from));
+            delivery = delivery.plus(sendBatch(CollectorWire.body(events, format), to - from));
         }
         return delivery;
     }
@@ -248,7 +235,7 @@ public final class CollectorClient {
                 HttpResponse<String> response = http.send(request(body, as), HttpResponse.BodyHandlers.ofString());
                 int status = response.statusCode();
                 if (status == 202 || status == 422) {
-                    Delivery delivery = delivery(response.body());
+                    Delivery delivery = CollectorWire.delivery(response.body());
                     sent.increment(delivery.accepted());
                     return Optional.of(delivery);
                 }
@@ -256,7 +243,7 @@ public final class CollectorClient {
                     Duration asked = response.headers().firstValue("Retry-After").map(CollectorClient::seconds).orElse(Duration.ZERO);
                     wait = asked.compareTo(wait) > 0 ? asked : wait;
                 } else {
-                    throw new CollectorException("the collector at " + endpoint + " refused the batch (" + status + "): " + error(response.body()),
+                    throw new CollectorException("the collector at " + endpoint + " refused the batch (" + status + "): " + CollectorWire.error(response.body()),
                             status, false);
                 }
             } catch (IOException e) {
@@ -293,53 +280,6 @@ public final class CollectorClient {
         } catch (NumberFormatException e) {
             return Duration.ZERO;
         }
-    }
-
-    private static Delivery delivery(String body) throws IOException {
-        JsonNode answer = MAPPER.readTree(body);
-        List<Refusal> refused = new ArrayList<>();
-        for (JsonNode result : answer.path("results")) {
-            if ("refused".equals(result.path("status").asText())) {
-                refused.add(new Refusal(result.path("kind").asText(), result.path("index").asInt(), result.path("id").asText(null),
-                        result.path("code").asText(), result.path("field").asText(null), result.path("reason").asText()));
-            }
-        }
-        return new Delivery(answer.path("accepted").asInt(), refused, 0, 0);
-    }
-
-    private static String error(String body) {
-        try {
-            return MAPPER.readTree(body).path("error").asText(body);
-        } catch (IOException e) {
-            return body;
-        }
-    }
-
-    /** The batch, gzip: frames of a length and an Avro event, or a JSON object of two arrays. */
-    private byte[] body(List<SpecificRecord> events) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
-            if (format == Format.AVRO) {
-                DataOutputStream frames = new DataOutputStream(zip);
-                for (SpecificRecord event : events) {
-                    byte[] encoded = event instanceof ModelLoaded load ? LOADS.encode(load) : OBSERVATIONS.encode((LoadObserved) event);
-                    frames.writeInt(encoded.length);
-                    frames.write(encoded);
-                }
-                frames.flush();
-            } else {
-                ObjectNode batch = MAPPER.createObjectNode();
-                ArrayNode loads = batch.putArray("loads");
-                ArrayNode observed = batch.putArray("observations");
-                for (SpecificRecord event : events) {
-                    (event instanceof ModelLoaded ? loads : observed).add(EventJson.write(event));
-                }
-                MAPPER.writeValue(zip, batch);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
     }
 
     /** How a client is made; every setting but the endpoint and the token has a default. */
