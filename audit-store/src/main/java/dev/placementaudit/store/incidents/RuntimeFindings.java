@@ -50,7 +50,6 @@ public final class RuntimeFindings {
     record Load(LoadRef ref, long heapBytes, long offHeapBytes, long mappedBytes) {
     }
 
-
     /** The findings of one complete load: a function of its plan's totals, its observation and its divergences. */
     List<Finding> of(Load load, Observed o, List<RootCauses.TensorChange> diverged) {
         List<Finding> out = new ArrayList<>();

@@ -54,17 +54,21 @@ final class ReadPositions {
         consumer.partitionsFor(settings.inputTopic(), Duration.ofSeconds(30))
                 .forEach(p -> inputs.add(new TopicPartition(settings.inputTopic(), p.partition())));
         consumer.assign(outputs);
+        List<TopicPartition> all = new ArrayList<>(outputs);
+        all.addAll(inputs);
+        // The ends first: a record written while these two questions are asked is at or after them, so it is looked at. Asked
+        // the other way round, a partition with nothing since the lookback answered "nothing" to the first, then an end
+        // past the load written in between, which was never looked at (ReconcilerTest caught it on a busy machine).
+        Map<TopicPartition, Long> ends = consumer.endOffsets(all, Duration.ofSeconds(30));
         long since = clock.millis() - settings.lookback().toMillis();
         Map<TopicPartition, Long> times = new HashMap<>();
         outputs.forEach(p -> times.put(p, since - 60_000));
         inputs.forEach(p -> times.put(p, since));
         Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(times, Duration.ofSeconds(30));
-        List<TopicPartition> all = new ArrayList<>(outputs);
-        all.addAll(inputs);
-        Map<TopicPartition, Long> ends = consumer.endOffsets(all, Duration.ofSeconds(30));
         for (TopicPartition partition : all) {
             OffsetAndTimestamp at = found.get(partition);
-            long offset = at == null ? ends.get(partition) : at.offset();
+            long end = ends.get(partition);
+            long offset = at == null ? end : Math.min(at.offset(), end);
             if (partition.topic().equals(settings.inputTopic())) {
                 completeness.startAt(partition.partition(), offset);
             } else {
