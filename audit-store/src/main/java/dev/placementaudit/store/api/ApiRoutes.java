@@ -192,6 +192,19 @@ public final class ApiRoutes {
     }
 
     static String id(Context ctx, String name, boolean required) {
+        return matching(ctx, name, required, ID, "letters, digits and ._:@/+-");
+    }
+
+    /**
+     * A runtime's prefix as {@code store diff --from-runtime} takes it ({@code llama.cpp b4916}): an id's characters,
+     * spaces and commas, or null when not given.
+     */
+    static String runtime(Context ctx, String name) {
+        return matching(ctx, name, false, RUNTIME, "letters, digits, spaces and ._:@/+,-");
+    }
+
+    /** The query parameter when it matches {@code pattern}; null when it is not given and not required; else a 400 saying why. */
+    private static String matching(Context ctx, String name, boolean required, Pattern pattern, String allowed) {
         String value = ctx.queryParam(name);
         if (value == null || value.isEmpty()) {
             if (required) {
@@ -199,23 +212,8 @@ public final class ApiRoutes {
             }
             return null;
         }
-        if (!ID.matcher(value).matches()) {
-            throw new ApiException(400, "query parameter '" + name + "' must be 1-200 characters of letters, digits and ._:@/+-");
-        }
-        return value;
-    }
-
-    /**
-     * A runtime's prefix as {@code store diff --from-runtime} takes it ({@code llama.cpp b4916}): an id's characters and
-     * spaces, or null when not given.
-     */
-    static String runtime(Context ctx, String name) {
-        String value = ctx.queryParam(name);
-        if (value == null || value.isEmpty()) {
-            return null;
-        }
-        if (!RUNTIME.matcher(value).matches()) {
-            throw new ApiException(400, "query parameter '" + name + "' must be 1-200 characters of letters, digits, spaces and ._:@/+-");
+        if (!pattern.matcher(value).matches()) {
+            throw new ApiException(400, "query parameter '" + name + "' must be 1-200 characters of " + allowed);
         }
         return value;
     }

@@ -34,8 +34,8 @@ import java.util.TreeSet;
  *
  * <p>A load's findings are drawn once it is complete <em>and</em> what its runtime said of it is in (its summary's
  * divergences, its observation), whichever came last, and are a function of those alone ({@link RuntimeFindings}). A
- * deployment's rows of these incidents are then derived afresh from all its findings and its loads' order: showing while its latest load of the
- * model shows the cause, its loads, first and last seen, and when it left. So the rows are the same whatever order the
+ * deployment's rows of these incidents are then derived afresh from all its findings and its loads' order: showing while
+ * its latest load of the model shows the cause, its loads, first and last seen, and when it left. So the rows are the same whatever order the
  * load, its summary and its observation arrived in, and a rebuild from the log writes them alike. Observations are
  * written under their deployment's lock, like loads, so the second of a load and its observation to commit sees the
  * first. The incident rows themselves are kept as for every incident ({@link IncidentLedger}): inserted if new, locked
